@@ -1,0 +1,41 @@
+/**
+ * Number formatting exactly as Python's prometheus_client prints it (`floatToGoString`), so our
+ * output is byte-identical to vLLM's: `1.0`, `0.3`, `1e-05`, `1e+06`, `2.097152e+06`, `+Inf`, `NaN`.
+ */
+export function formatGoFloat(value: number): string {
+  if (value === Infinity) return '+Inf';
+  if (value === -Infinity) return '-Inf';
+  if (Number.isNaN(value)) return 'NaN';
+  const repr = pythonFloatRepr(value);
+  const dot = repr.indexOf('.');
+  // Go switches to exponent form sooner than Python for large positive values. The `e+0` and
+  // the unpadded exponent reproduce the client's own string building (e.g. `e+010`).
+  if (value > 0 && dot > 6) {
+    const mantissa = `${repr[0]}.${repr.slice(1, dot)}${repr.slice(dot + 1)}`.replace(/[0.]+$/, '');
+    return `${mantissa}e+0${dot - 1}`;
+  }
+  return repr;
+}
+
+/** Python's `repr(float)`: shortest round-trip digits, fixed notation for exponents in [-4, 16). */
+export function pythonFloatRepr(value: number): string {
+  if (Object.is(value, -0)) return '-0.0';
+  if (value === 0) return '0.0';
+  const [mantissa, exponentText] = value.toExponential().split('e') as [string, string];
+  const exponent = Number(exponentText);
+  if (exponent < -4 || exponent >= 16) {
+    const sign = exponent < 0 ? '-' : '+';
+    return `${mantissa}e${sign}${String(Math.abs(exponent)).padStart(2, '0')}`;
+  }
+  const negative = mantissa.startsWith('-');
+  const digits = mantissa.replace('-', '').replace('.', '');
+  let fixed: string;
+  if (exponent < 0) {
+    fixed = `0.${'0'.repeat(-exponent - 1)}${digits}`;
+  } else if (digits.length > exponent + 1) {
+    fixed = `${digits.slice(0, exponent + 1)}.${digits.slice(exponent + 1)}`;
+  } else {
+    fixed = `${digits}${'0'.repeat(exponent + 1 - digits.length)}.0`;
+  }
+  return negative ? `-${fixed}` : fixed;
+}

@@ -1,0 +1,201 @@
+import { diag, type Attributes, type AttributeValue } from '@opentelemetry/api';
+import {
+  DataPointType,
+  type DataPoint,
+  type Histogram,
+  type MetricData,
+  type ResourceMetrics,
+} from '@opentelemetry/sdk-metrics';
+import type { FamilyType } from '../views/family-definition';
+import { LABEL_NAME_PATTERN, METRIC_NAME_PATTERN } from '../views/names';
+import { formatGoFloat } from './go-float';
+
+/** A family the exposition must announce even before it has samples (HELP/TYPE with no series). */
+export interface DeclaredFamily {
+  readonly name: string;
+  readonly type: FamilyType;
+  readonly help: string;
+  readonly buckets?: readonly number[];
+  /** A label set printed with zero values while no sample carries it (eagerly bound series). */
+  readonly eagerAttributes?: Attributes;
+}
+
+export type ExpositionFormat = 'text' | 'openmetrics';
+
+export interface SerializeOptions {
+  readonly format?: ExpositionFormat;
+  /** Add the `target_info` family built from the resource (off: vLLM has none). */
+  readonly withTargetInfo?: boolean;
+  /** Add `otel_scope_name` / `otel_scope_version` labels (off: vLLM has none). */
+  readonly withScopeLabels?: boolean;
+}
+
+export const TEXT_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
+export const OPENMETRICS_CONTENT_TYPE = 'application/openmetrics-text; version=1.0.0; charset=utf-8';
+
+interface Series {
+  readonly labels: Attributes;
+  readonly point: DataPoint<number> | DataPoint<Histogram>;
+}
+
+interface Family {
+  readonly name: string;
+  readonly type: FamilyType;
+  help: string;
+  readonly series: Series[];
+  readonly declared?: DeclaredFamily;
+}
+
+/**
+ * Renders collected metrics in the byte shape of vLLM's `/metrics` (Python prometheus_client):
+ * HELP then TYPE once per family, counters under their `_total` name, labels sorted by name,
+ * Go-style numbers, cumulative buckets in increasing `le` ending at `+Inf`, no `_created`.
+ * Declared families come first, in declaration order; anything else collected follows.
+ * A pure function: the HTTP reader and the tests share it.
+ */
+export function serializePrometheus(
+  resourceMetrics: ResourceMetrics,
+  declared: readonly DeclaredFamily[],
+  options: SerializeOptions = {},
+): string {
+  const openMetrics = options.format === 'openmetrics';
+  const families = new Map<string, Family>();
+  for (const family of declared) {
+    families.set(family.name, { name: family.name, type: family.type, help: family.help, series: [], declared: family });
+  }
+  for (const scopeMetrics of resourceMetrics.scopeMetrics) {
+    const scopeLabels: Attributes = options.withScopeLabels
+      ? { otel_scope_name: scopeMetrics.scope.name, otel_scope_version: scopeMetrics.scope.version ?? '' }
+      : {};
+    for (const metric of scopeMetrics.metrics) addMetric(families, metric, scopeLabels);
+  }
+
+  const lines: string[] = [];
+  if (options.withTargetInfo) writeTargetInfo(lines, resourceMetrics, openMetrics);
+  for (const family of families.values()) writeFamily(lines, family, openMetrics);
+  if (openMetrics) lines.push('# EOF');
+  return lines.length === 0 ? '' : `${lines.join('\n')}\n`;
+}
+
+function addMetric(families: Map<string, Family>, metric: MetricData, scopeLabels: Attributes): void {
+  const type = prometheusType(metric);
+  if (type === undefined) {
+    diag.warn(`omni-otel-metrics: ${metric.descriptor.name} is an exponential histogram; the Prometheus text format cannot carry it`);
+    return;
+  }
+  const name = familyName(metric.descriptor.name, type);
+  let family = families.get(name);
+  if (family === undefined) {
+    family = { name, type, help: metric.descriptor.description, series: [] };
+    families.set(name, family);
+  } else if (family.type !== type) {
+    diag.warn(`omni-otel-metrics: ${name} was collected as ${type} but is a ${family.type}; dropped from the exposition`);
+    return;
+  }
+  if (family.help === '') family.help = metric.descriptor.description;
+  for (const point of metric.dataPoints as Array<DataPoint<number> | DataPoint<Histogram>>) {
+    family.series.push({ labels: { ...point.attributes, ...scopeLabels }, point });
+  }
+}
+
+function prometheusType(metric: MetricData): FamilyType | undefined {
+  switch (metric.dataPointType) {
+    case DataPointType.SUM:
+      return metric.isMonotonic ? 'counter' : 'gauge';
+    case DataPointType.GAUGE:
+      return 'gauge';
+    case DataPointType.HISTOGRAM:
+      return 'histogram';
+    default:
+      return undefined;
+  }
+}
+
+/** Names that are not valid Prometheus names are repaired the usual way; counters end in `_total`. */
+function familyName(streamName: string, type: FamilyType): string {
+  const name = METRIC_NAME_PATTERN.test(streamName) ? streamName : sanitize(streamName, /[^a-zA-Z0-9_:]/g);
+  return type === 'counter' && !name.endsWith('_total') ? `${name}_total` : name;
+}
+
+function writeFamily(lines: string[], family: Family, openMetrics: boolean): void {
+  // OpenMetrics names a counter family without `_total`; the 0.0.4 text format (and vLLM) with it.
+  const metadataName = openMetrics && family.type === 'counter' ? family.name.slice(0, -'_total'.length) : family.name;
+  lines.push(`# HELP ${metadataName} ${escapeHelp(family.help, openMetrics)}`);
+  lines.push(`# TYPE ${metadataName} ${family.type}`);
+  for (const series of family.series) writeSeries(lines, family, series.labels, series.point.value);
+  const eager = family.declared?.eagerAttributes;
+  if (eager !== undefined && !family.series.some((s) => sameLabels(s.labels, eager))) {
+    writeSeries(lines, family, eager, family.type === 'histogram' ? emptyHistogram(family.declared?.buckets ?? []) : 0);
+  }
+}
+
+function writeSeries(lines: string[], family: Family, labels: Attributes, value: number | Histogram): void {
+  if (typeof value === 'number') {
+    lines.push(`${family.name}${formatLabels(labels)} ${formatGoFloat(value)}`);
+    return;
+  }
+  const { boundaries, counts } = value.buckets;
+  let cumulative = 0;
+  for (let i = 0; i < boundaries.length; i++) {
+    cumulative += counts[i] ?? 0;
+    lines.push(`${family.name}_bucket${formatLabels(labels, formatGoFloat(boundaries[i] ?? NaN))} ${formatGoFloat(cumulative)}`);
+  }
+  lines.push(`${family.name}_bucket${formatLabels(labels, '+Inf')} ${formatGoFloat(value.count)}`);
+  lines.push(`${family.name}_count${formatLabels(labels)} ${formatGoFloat(value.count)}`);
+  lines.push(`${family.name}_sum${formatLabels(labels)} ${formatGoFloat(value.sum ?? 0)}`);
+}
+
+function emptyHistogram(buckets: readonly number[]): Histogram {
+  return {
+    buckets: { boundaries: [...buckets], counts: new Array<number>(buckets.length + 1).fill(0) },
+    count: 0,
+    sum: 0,
+  };
+}
+
+/** `{a="1",le="0.5",z="2"}`: names sorted, `le` sorted in with the rest, as prometheus_client prints. */
+function formatLabels(attributes: Attributes, le?: string): string {
+  const pairs: Array<[string, string]> = [];
+  for (const key of Object.keys(attributes)) {
+    const value = attributes[key];
+    if (value === undefined) continue;
+    const name = LABEL_NAME_PATTERN.test(key) ? key : sanitize(key, /[^a-zA-Z0-9_]/g);
+    pairs.push([name, attributeText(value)]);
+  }
+  if (le !== undefined) pairs.push(['le', le]);
+  if (pairs.length === 0) return '';
+  pairs.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+  return `{${pairs.map(([name, value]) => `${name}="${escapeLabelValue(value)}"`).join(',')}}`;
+}
+
+function attributeText(value: AttributeValue): string {
+  return Array.isArray(value) ? JSON.stringify(value) : String(value);
+}
+
+function sameLabels(a: Attributes, b: Attributes): boolean {
+  const keysA = Object.keys(a);
+  return keysA.length === Object.keys(b).length && keysA.every((key) => a[key] === b[key]);
+}
+
+function sanitize(name: string, invalid: RegExp): string {
+  const replaced = name.replace(invalid, '_');
+  return /^[0-9]/.test(replaced) ? `_${replaced}` : replaced;
+}
+
+function escapeHelp(help: string, openMetrics: boolean): string {
+  const escaped = help.replace(/\\/g, '\\\\').replace(/\n/g, '\\n');
+  return openMetrics ? escaped.replace(/"/g, '\\"') : escaped;
+}
+
+function escapeLabelValue(value: string): string {
+  return value.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
+}
+
+function writeTargetInfo(lines: string[], resourceMetrics: ResourceMetrics, openMetrics: boolean): void {
+  const attributes = resourceMetrics.resource.attributes;
+  // OpenMetrics names an info family without its `_info` sample suffix.
+  const family = openMetrics ? 'target' : 'target_info';
+  lines.push(`# HELP ${family} Target metadata`);
+  lines.push(`# TYPE ${family} ${openMetrics ? 'info' : 'gauge'}`);
+  lines.push(`target_info${formatLabels(attributes)} 1${openMetrics ? '' : '.0'}`);
+}

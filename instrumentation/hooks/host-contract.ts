@@ -1,0 +1,142 @@
+/**
+ * The contract a host implements so that `OmniInstrumentation` can observe it without any metric
+ * call in the host's code. Names follow the multi-stage design (vLLM-Omni's orchestrator, stage
+ * pools, engine-core outputs, `AsyncOmni.generate`), in camelCase. Every shape is duck-typed: the
+ * host's classes need the listed methods, not a base class.
+ *
+ * Clock domains: `*Ts` values named "wall" are `Date.now() / 1000`; engine timestamps are one
+ * engine's monotonic seconds (`performance.now() / 1000`) and are only ever compared with each other.
+ */
+import type { SchedulerStats } from '../stats/types';
+import type { FinishReason } from '../stats/types';
+
+/** One stage's replica pool, with the orchestrator's sticky request → replica binding. */
+export interface StagePoolLike {
+  readonly numReplicas: number;
+  /** The replica serving `requestId` on this stage, or undefined/null once released or never bound. */
+  getBoundReplicaId(requestId: string): number | null | undefined;
+}
+
+/** A request as the orchestrator admits it. */
+export interface OrchestratorRequest {
+  readonly requestId: string;
+}
+
+/** A request submitted to one replica of one stage (vLLM's EngineCoreRequest, reduced). */
+export interface StageRequest {
+  readonly requestId: string;
+  readonly stageId: number;
+  readonly replicaId: number;
+  /** Frontend wall-clock arrival, seconds (TTFT / e2e anchor for this stage). */
+  readonly arrivalTime: number;
+  readonly promptTokenCount: number;
+  readonly maxTokens?: number | null;
+  /** The `n` sampling parameter; default 1. */
+  readonly n?: number;
+}
+
+export type EngineCoreEventType = 'QUEUED' | 'SCHEDULED' | 'PREEMPTED';
+
+export interface EngineCoreEvent {
+  readonly type: EngineCoreEventType;
+  /** Engine monotonic seconds. */
+  readonly timestamp: number;
+}
+
+/** One request's part of an engine step (vLLM's EngineCoreOutput). */
+export interface EngineCoreOutput {
+  readonly requestId: string;
+  /** Tokens produced for this request in this step (may be 0 for a pure event). */
+  readonly numNewTokens: number;
+  /** Set when the request finished in this step. */
+  readonly finishReason?: FinishReason | null;
+  readonly events?: readonly EngineCoreEvent[];
+  /** Prompt tokens served from the prefix cache, reported with the first output. */
+  readonly numCachedTokens?: number;
+}
+
+/** What one poll of one replica returns (vLLM's EngineCoreOutputs). */
+export interface EngineCoreOutputs {
+  /** Engine monotonic seconds at which the step's outputs were produced. */
+  readonly timestamp: number;
+  readonly outputs: readonly EngineCoreOutput[];
+  /** Present when the replica's scheduler passed its stats gate this step (see `StatsThrottle`). */
+  readonly schedulerStats?: SchedulerStats | null;
+}
+
+/** Result of sending a request's payload from one stage to the next (sender side). */
+export interface TransferReceipt {
+  readonly requestId: string;
+  readonly fromStage: number;
+  readonly toStage: number;
+  readonly sizeBytes: number;
+  /** Serialize + submit, milliseconds. */
+  readonly txTimeMs: number;
+  readonly usedShm?: boolean;
+}
+
+/** Result of receiving a payload on a stage (receiver side). */
+export interface ReceiveReceipt {
+  readonly requestId: string;
+  readonly stageId: number;
+  readonly replicaId: number;
+  readonly sizeBytes?: number;
+  /** Receive + deserialize, milliseconds. */
+  readonly rxDecodeTimeMs: number;
+  /** TX done → RX start, milliseconds. */
+  readonly inFlightTimeMs: number;
+}
+
+/**
+ * The orchestrator: routes requests through stage pools. `OmniInstrumentation` wraps these
+ * methods (each is optional; a missing one just yields no metrics from its call site).
+ */
+export interface OrchestratorLike {
+  readonly stagePools: readonly StagePoolLike[];
+  /** Admission: the request becomes running. */
+  addRequest(request: OrchestratorRequest, ...rest: unknown[]): unknown;
+  /** Cleanup after finish, abort or error; called once per request (extra calls are ignored). */
+  cleanupRequest(requestId: string, ...rest: unknown[]): unknown;
+  /** A request enters one replica of one stage. */
+  submitToStage(request: StageRequest, ...rest: unknown[]): unknown;
+  /** One poll of one replica's engine; the hook reads the returned (or resolved) outputs. */
+  pollEngine(stageId: number, replicaId: number, ...rest: unknown[]): EngineCoreOutputs | undefined | Promise<EngineCoreOutputs | undefined>;
+  /** Sender side of a cross-stage hop; the hook reads the returned (or resolved) receipt. */
+  sendToNextStage(...args: unknown[]): TransferReceipt | undefined | Promise<TransferReceipt | undefined>;
+  /** Receiver side of a cross-stage hop; the hook reads the returned (or resolved) receipt. */
+  receiveFromPreviousStage(...args: unknown[]): ReceiveReceipt | undefined | Promise<ReceiveReceipt | undefined>;
+}
+
+/** Per-stage request statistics reported with a final output (vLLM-Omni `StageRequestStats`). */
+export interface StageOutputMetrics {
+  /** Stage submit to output, milliseconds. */
+  readonly stageGenTimeMs?: number;
+  readonly audioGeneratedFrames?: number;
+  readonly numTokensIn?: number;
+  readonly numTokensOut?: number;
+}
+
+/** One item a pipeline request yields to the serving layer (vLLM-Omni `OmniRequestOutput`). */
+export interface OmniRequestOutput {
+  readonly requestId: string;
+  readonly stageId: number;
+  readonly replicaId: number;
+  /** The stage whose outputs are the response (e.g. "text" from the thinker, "audio" from code2wav). */
+  readonly finalOutputType: 'text' | 'audio' | string;
+  /** True on the last output of the final stage. */
+  readonly finished: boolean;
+  readonly finishReason?: string | null;
+  /** `{ audio: Int16Array | Int16Array[], sample_rate: 24000 }` for audio outputs. */
+  readonly multimodalOutput?: { readonly audio?: unknown; readonly [key: string]: unknown } | null;
+  /** Cumulative statistics of every stage this request passed, on the finished output. */
+  readonly stageMetrics?: readonly (StageOutputMetrics & { readonly stageId: number })[];
+  readonly text?: string;
+}
+
+/**
+ * The serving entry point (vLLM-Omni `AsyncOmni`): `generate` yields a request's outputs as an
+ * async iterable; a consumer that stops early (client disconnect) calls the iterator's `return()`.
+ */
+export interface OmniServingLike {
+  generate(request: { readonly requestId: string; readonly [key: string]: unknown }, ...rest: unknown[]): AsyncIterable<OmniRequestOutput>;
+}

@@ -1,0 +1,159 @@
+import { computeContinuityStats } from '../audio/continuity';
+import { computeAudioRtf, resolveAudioSampleRate } from '../audio/sample-rate';
+import { countAudioFrames } from '../audio/frames';
+import type { FamilyInstruments } from '../family-instruments';
+import { SeriesTable, type LabelValue } from '../series-table';
+import type { RecorderOptions } from './pipeline-metrics';
+
+export const AUDIO_CONTINUITY_DEFAULT_THRESHOLD_S = 0.1;
+export const DEFAULT_AUDIO_SAMPLE_RATE = 24000;
+
+/** What the final stage reports about a finished request (vLLM-Omni `StageRequestStats`). */
+export interface StageMetrics {
+  /** Stage submit to output, milliseconds (includes queueing, as upstream). */
+  readonly stageGenTimeMs?: number | null;
+  /** Frames the stage generated; when absent they are counted from the audio chunks. */
+  readonly audioGeneratedFrames?: number | null;
+}
+
+export interface FinalizeInput {
+  /** The request's final output type; only `"audio"` produces audio metrics. */
+  readonly outputType: string | null | undefined;
+  readonly stageId: LabelValue;
+  readonly replicaId: LabelValue | null | undefined;
+  readonly stageMetrics: StageMetrics | null | undefined;
+  /** The multimodal output: `{ audio: chunk | chunk[], sample_rate?: … }`. */
+  readonly multimodalOutput?: unknown;
+}
+
+export interface FirstPacketInput {
+  readonly stageId: LabelValue;
+  readonly replicaId: LabelValue | null | undefined;
+  /** Request arrival, wall-clock seconds. */
+  readonly arrivalTs: number;
+  /** First audio packet, wall-clock seconds. */
+  readonly nowTs: number;
+}
+
+export interface StreamingFinalizeInput {
+  readonly stageId: LabelValue;
+  readonly replicaId: LabelValue | null | undefined;
+  /** Per non-empty chunk: seconds since the request arrived. */
+  readonly chunkArrivalTimesS: readonly number[];
+  /** Per non-empty chunk: PCM bytes. */
+  readonly chunkBytes: readonly number[];
+  readonly sampleRate: number;
+  readonly channels?: number;
+  readonly thresholdS?: number;
+}
+
+/**
+ * Audio SLO metrics (vLLM-Omni `OmniModalityMetrics`), per (stage, replica): time to first
+ * packet, duration, real-time factor, frames, player underrun / continuity, and silent loss.
+ * Series are bound on first observation, after the guards.
+ */
+export class OmniModalityMetrics {
+  private readonly logStats: boolean;
+  private readonly ttfp: SeriesTable;
+  private readonly duration: SeriesTable;
+  private readonly rtf: SeriesTable;
+  private readonly frames: SeriesTable;
+  private readonly underrun: SeriesTable;
+  private readonly continuityOk: SeriesTable;
+  private readonly skipped: SeriesTable;
+
+  constructor(instruments: FamilyInstruments, options: RecorderOptions) {
+    this.logStats = options.logStats;
+    const model = { model_name: options.modelName };
+    const stageReplica = ['stage', 'replica'];
+    this.ttfp = new SeriesTable(instruments, 'pipeline.audioTtfp', model, stageReplica);
+    this.duration = new SeriesTable(instruments, 'pipeline.audioDuration', model, stageReplica);
+    this.rtf = new SeriesTable(instruments, 'pipeline.audioRtf', model, stageReplica);
+    this.frames = new SeriesTable(instruments, 'pipeline.audioFrames', model, stageReplica);
+    this.underrun = new SeriesTable(instruments, 'pipeline.audioUnderrun', model, stageReplica);
+    this.continuityOk = new SeriesTable(instruments, 'pipeline.audioContinuityOk', model, [
+      'stage',
+      'replica',
+      'threshold_ms',
+    ]);
+    this.skipped = new SeriesTable(instruments, 'pipeline.audioSkippedRequests', model, ['stage', 'replica', 'reason']);
+  }
+
+  observeAudioTtfp(stage: LabelValue, replica: LabelValue, seconds: number): void {
+    if (this.logStats) this.ttfp.get(stage, replica).record(seconds);
+  }
+
+  observeAudioDuration(stage: LabelValue, replica: LabelValue, seconds: number): void {
+    if (this.logStats) this.duration.get(stage, replica).record(seconds);
+  }
+
+  observeAudioRtf(stage: LabelValue, replica: LabelValue, rtf: number): void {
+    if (this.logStats) this.rtf.get(stage, replica).record(rtf);
+  }
+
+  /** Zero or negative frame counts create no series. */
+  incAudioFrames(stage: LabelValue, replica: LabelValue, frames: number): void {
+    if (this.logStats && frames > 0) this.frames.get(stage, replica).record(frames);
+  }
+
+  /** Negative underruns clamp to 0. */
+  observeAudioUnderrun(stage: LabelValue, replica: LabelValue, seconds: number): void {
+    if (this.logStats) this.underrun.get(stage, replica).record(Math.max(seconds, 0));
+  }
+
+  /** `threshold_ms` is truncated to an integer, as upstream's `str(int(threshold_ms))`. */
+  incAudioContinuityOk(stage: LabelValue, replica: LabelValue, thresholdMs: number): void {
+    if (this.logStats) this.continuityOk.get(stage, replica, Math.trunc(thresholdMs)).record(1);
+  }
+
+  /** An empty reason is recorded as `unknown`. */
+  incAudioSkipped(stage: LabelValue, replica: LabelValue, reason: string | null | undefined): void {
+    if (this.logStats) this.skipped.get(stage, replica, reason || 'unknown').record(1);
+  }
+
+  /**
+   * Final-stage finalize of one request: frames, then duration and RTF, or a `no_audio_data`
+   * silent-loss count when the request produced no audio. Never TTFP or underrun.
+   */
+  observeModalityAtFinalize(input: FinalizeInput): void {
+    if (!this.logStats) return;
+    const { replicaId, stageMetrics } = input;
+    if (replicaId === null || replicaId === undefined || !stageMetrics || input.outputType !== 'audio') return;
+    const stage = input.stageId;
+    const generationSeconds = Number(stageMetrics.stageGenTimeMs ?? 0) / 1000;
+    const mmOut = input.multimodalOutput ?? {};
+    const sampleRate = resolveAudioSampleRate(mmOut);
+    const frames = Math.trunc(Number(stageMetrics.audioGeneratedFrames ?? 0)) || countAudioFrames(mmOut);
+    this.incAudioFrames(stage, replicaId, frames);
+    const durationSeconds = sampleRate > 0 ? frames / sampleRate : 0;
+    if (durationSeconds > 0) {
+      this.observeAudioDuration(stage, replicaId, durationSeconds);
+      this.observeAudioRtf(stage, replicaId, computeAudioRtf(generationSeconds, durationSeconds));
+    } else {
+      this.incAudioSkipped(stage, replicaId, 'no_audio_data');
+    }
+  }
+
+  /** First audio packet of a request; the once-per-request guard is the caller's. Skew clamps to 0. */
+  observeAudioFirstPacket(input: FirstPacketInput): void {
+    if (!this.logStats || input.replicaId === null || input.replicaId === undefined || !(input.arrivalTs > 0)) return;
+    this.observeAudioTtfp(input.stageId, input.replicaId, Math.max(input.nowTs - input.arrivalTs, 0));
+  }
+
+  /**
+   * End of an audio stream: the player simulation's worst underrun is always observed; the
+   * continuity counter moves when it stayed within the threshold (inclusive).
+   */
+  observeAudioStreamingFinalize(input: StreamingFinalizeInput): void {
+    if (!this.logStats || input.replicaId === null || input.replicaId === undefined) return;
+    if (input.chunkArrivalTimesS.length === 0) return;
+    const thresholdS = input.thresholdS ?? AUDIO_CONTINUITY_DEFAULT_THRESHOLD_S;
+    const stats = computeContinuityStats(input.chunkArrivalTimesS, input.chunkBytes, {
+      sampleRate: input.sampleRate,
+      channels: input.channels ?? 1,
+      thresholdS,
+    });
+    this.observeAudioUnderrun(input.stageId, input.replicaId, stats.maxUnderrunS);
+    if (stats.isContinuous) this.incAudioContinuityOk(input.stageId, input.replicaId, Math.trunc(thresholdS * 1000));
+  }
+}

@@ -1,0 +1,237 @@
+import { diag } from '@opentelemetry/api';
+import type { FeatureOptions } from '../../views/catalog';
+import type { StageReplicaMap } from '../../views/stage-replica-map';
+import type { FamilyInstruments } from '../family-instruments';
+import type { IterationStats } from '../stats/iteration-stats';
+import { LoggingStatLogger } from '../stats/logging-stat-logger';
+import { DEFAULT_LOG_STATS_INTERVAL_SECONDS, PeriodicLogger } from '../stats/periodic-logger';
+import { isFinishReason, type SchedulerStats } from '../stats/types';
+import { EngineSeries } from './engine-series';
+
+/** vLLM's `CacheConfig.metrics_info()`: field name → value, exposed as `vllm:cache_config_info` labels. */
+export type CacheConfigInfo = Readonly<Record<string, string | number | boolean | null>>;
+
+export interface OmniStatLoggerOptions {
+  readonly modelName: string;
+  readonly stageReplicaMap: StageReplicaMap;
+  readonly features?: FeatureOptions;
+  /** Published as `vllm:cache_config_info` for every engine at construction (vLLM: engine initialized). */
+  readonly cacheConfig?: CacheConfigInfo;
+  /** Seconds between periodic log lines; 0 disables them. Default 10 (vLLM's VLLM_LOG_STATS_INTERVAL). */
+  readonly logIntervalSeconds?: number;
+  readonly logSink?: { info(line: string): void; debug?(line: string): void };
+  /** Wall clock in seconds, for the LoRA info gauge; injectable for tests. */
+  readonly wallClock?: () => number;
+}
+
+const MAX_WARNED_ENGINES = 64;
+
+/**
+ * The upstream `vllm:*` families per (stage, replica): vLLM's `PrometheusStatLogger.record()`
+ * with the `engine` label reshaped, as vLLM-Omni's `OmniPrometheusStatLogger`. Each replica's
+ * series are independent and bound on its first record. Never throws into the caller.
+ */
+export class OmniStatLogger {
+  private readonly engines: Array<EngineSeries | undefined> = [];
+  private readonly loggingLoggers: Array<LoggingStatLogger | undefined> = [];
+  private readonly periodic?: PeriodicLogger;
+  private readonly warnedEngines = new Set<string>();
+  private readonly wallClock: () => number;
+
+  constructor(
+    private readonly instruments: FamilyInstruments,
+    private readonly options: OmniStatLoggerOptions,
+  ) {
+    this.wallClock = options.wallClock ?? (() => Date.now() / 1000);
+    const interval = options.logIntervalSeconds ?? DEFAULT_LOG_STATS_INTERVAL_SECONDS;
+    if (!(interval >= 0)) throw new RangeError(`logIntervalSeconds must be >= 0, got ${String(interval)}`);
+    if (interval > 0) {
+      this.periodic = new PeriodicLogger({
+        intervalSeconds: interval,
+        onError: (error) => diag.warn('omni-otel-metrics: periodic stats log failed', error),
+      });
+    }
+    if (options.cacheConfig) this.logEngineInitialized(options.cacheConfig);
+  }
+
+  get stageReplicaMap(): StageReplicaMap {
+    return this.options.stageReplicaMap;
+  }
+
+  /**
+   * One poll of one replica: scheduler stats (gauges, cache counters, feature families) and/or
+   * iteration stats (tokens, latencies, finished requests), for flat engine index `engineIdx`.
+   */
+  record(schedulerStats: SchedulerStats | null | undefined, iterationStats: IterationStats | null | undefined, engineIdx: number): void {
+    try {
+      const series = this.engine(engineIdx);
+      if (series === undefined) return;
+      if (schedulerStats) this.recordScheduler(series, schedulerStats);
+      if (iterationStats) this.recordIteration(series, iterationStats);
+      this.loggingLoggers[engineIdx]?.record(schedulerStats ?? undefined, iterationStats ?? undefined);
+    } catch (error) {
+      diag.warn('omni-otel-metrics: OmniStatLogger.record failed; the stats of this poll are dropped', error);
+    }
+  }
+
+  /** vLLM's `record_sleep_state(sleep, level)` for one engine (every engine when omitted). */
+  recordSleepState(sleeping: boolean, level: number, engineIdx?: number): void {
+    const targets = engineIdx === undefined ? this.options.stageReplicaMap.entries().map(([index]) => index) : [engineIdx];
+    for (const index of targets) {
+      const series = this.engine(index);
+      if (series !== undefined) this.recordSleepStateOn(series, sleeping, level);
+    }
+  }
+
+  /** `vllm:cache_config_info` = 1 for every engine, labelled with the config's fields. */
+  logEngineInitialized(cacheConfig: CacheConfigInfo): void {
+    const labels = Object.fromEntries(Object.entries(cacheConfig).map(([key, value]) => [key, pythonStr(value)]));
+    for (const [, { stage, replica }] of this.options.stageReplicaMap.entries()) {
+      this.instruments.bind('upstream.cacheConfigInfo', { ...labels, stage, replica }).record(1);
+    }
+  }
+
+  /** Stops the periodic log lines. */
+  stop(): void {
+    this.periodic?.stop();
+  }
+
+  private engine(engineIdx: number): EngineSeries | undefined {
+    const existing = this.engines[engineIdx];
+    if (existing !== undefined) return existing;
+    const target = this.options.stageReplicaMap.lookup(engineIdx);
+    if (target === undefined) {
+      const text = String(engineIdx);
+      if (!this.warnedEngines.has(text) && this.warnedEngines.size < MAX_WARNED_ENGINES) {
+        this.warnedEngines.add(text);
+        diag.warn(`omni-otel-metrics: engine index ${text} is not in the stage/replica map; its stats are dropped`);
+      }
+      return undefined;
+    }
+    const labels = { model_name: this.options.modelName, stage: target.stage, replica: target.replica };
+    const series = new EngineSeries(this.instruments, labels, this.options.features);
+    this.engines[engineIdx] = series;
+    if (this.periodic) {
+      const sink = this.options.logSink ?? { info: (line: string) => console.info(line) };
+      const logger = new LoggingStatLogger({
+        stage: target.stage,
+        replica: target.replica,
+        info: (line) => sink.info(line),
+        debug: (line) => sink.debug?.(line),
+      });
+      this.loggingLoggers[engineIdx] = logger;
+      this.periodic.add(logger);
+    }
+    return series;
+  }
+
+  private recordScheduler(series: EngineSeries, stats: SchedulerStats): void {
+    // vLLM publishes "awake" when the engine starts; ours is the replica's first record.
+    if (!series.sleepStateInitialised) this.recordSleepStateOn(series, false, 0);
+    series.running.record(stats.numRunningReqs);
+    series.waiting.record(stats.numWaitingReqs + stats.numSkippedWaitingReqs);
+    series.waitingCapacity.record(stats.numWaitingReqs);
+    series.waitingDeferred.record(stats.numSkippedWaitingReqs);
+    series.kvCacheUsage.record(stats.kvCacheUsage);
+    series.hiddenGpuCacheUsage.record(stats.kvCacheUsage);
+    series.prefixCacheQueries.record(stats.prefixCacheStats.queries);
+    series.prefixCacheHits.record(stats.prefixCacheStats.hits);
+    series.hiddenGpuPrefixCacheQueries.record(stats.prefixCacheStats.queries);
+    series.hiddenGpuPrefixCacheHits.record(stats.prefixCacheStats.hits);
+    if (stats.connectorPrefixCacheStats) {
+      series.externalPrefixCacheQueries.record(stats.connectorPrefixCacheStats.queries);
+      series.externalPrefixCacheHits.record(stats.connectorPrefixCacheStats.hits);
+    }
+    if (stats.mmCacheStats) {
+      series.mmCacheQueries.record(stats.mmCacheStats.queries);
+      series.mmCacheHits.record(stats.mmCacheStats.hits);
+    }
+    const spec = stats.specDecodingStats;
+    if (spec) {
+      series.specDecodeDrafts.record(spec.numDrafts);
+      series.specDecodeDraftTokens.record(spec.numDraftTokens);
+      series.specDecodeAcceptedTokens.record(spec.numAcceptedTokens);
+      series.specDecodeAcceptedPerPos.forEach((perPos, position) => perPos.record(spec.numAcceptedTokensPerPos[position] ?? 0));
+    }
+    const nixl = stats.kvConnectorStats;
+    if (nixl) {
+      for (const value of nixl.transferDuration) series.nixlXferTime.record(value);
+      for (const value of nixl.postDuration) series.nixlPostTime.record(value);
+      for (const value of nixl.bytesTransferred) series.nixlBytes.record(value);
+      for (const value of nixl.numDescriptors) series.nixlDescriptors.record(value);
+      for (const value of nixl.numFailedTransfers) series.nixlFailedTransfers.record(value);
+      for (const value of nixl.numFailedNotifications) series.nixlFailedNotifications.record(value);
+      for (const value of nixl.numKvExpiredReqs) series.nixlKvExpiredReqs.record(value);
+    }
+    for (const event of stats.kvCacheEvictionEvents) {
+      series.kvBlockLifetime.record(event.lifetimeSeconds);
+      series.kvBlockIdleBeforeEvict.record(event.idleSeconds);
+      for (const gap of event.reuseGapsSeconds) series.kvBlockReuseGap.record(gap);
+    }
+    const lora = this.options.features?.lora;
+    if (lora) {
+      // One series per distinct adapter set, valued with the current time, as vLLM does.
+      this.instruments
+        .bind('upstream.loraRequestsInfo', {
+          max_lora: String(lora.maxLoras),
+          running_lora_adapters: Object.keys(stats.runningLoraAdapters).join(','),
+          waiting_lora_adapters: Object.keys(stats.waitingLoraAdapters).join(','),
+        })
+        .record(this.wallClock());
+    }
+    const perf = stats.perfStats;
+    if (perf && (perf.numFlopsPerGpu !== 0 || perf.numReadBytesPerGpu !== 0 || perf.numWriteBytesPerGpu !== 0)) {
+      series.estimatedFlops.record(perf.numFlopsPerGpu);
+      series.estimatedReadBytes.record(perf.numReadBytesPerGpu);
+      series.estimatedWriteBytes.record(perf.numWriteBytesPerGpu);
+    }
+    if (stats.sleepState) this.recordSleepStateOn(series, stats.sleepState.sleeping, stats.sleepState.level);
+  }
+
+  private recordSleepStateOn(series: EngineSeries, sleeping: boolean, level: number): void {
+    series.sleepStateInitialised = true;
+    series.sleepState.awake.record(sleeping ? 0 : 1);
+    series.sleepState.weights_offloaded.record(sleeping && level === 1 ? 1 : 0);
+    series.sleepState.discard_all.record(sleeping && level === 2 ? 1 : 0);
+  }
+
+  private recordIteration(series: EngineSeries, stats: IterationStats): void {
+    series.numPreemptions.record(stats.numPreemptedReqs);
+    series.promptTokens.record(stats.numPromptTokens);
+    series.promptTokensBySource.local_compute.record(stats.promptTokenStats.computed);
+    series.promptTokensBySource.local_cache_hit.record(stats.promptTokenStats.localCacheHit);
+    series.promptTokensBySource.external_kv_transfer.record(stats.promptTokenStats.externalKvTransfer);
+    series.promptTokensCached.record(stats.promptTokenStats.cachedTokens);
+    series.generationTokens.record(stats.numGenerationTokens);
+    series.iterationTokens.record(stats.numPromptTokens + stats.numGenerationTokens);
+    series.corruptedRequests.record(stats.numCorruptedReqs);
+    for (const value of stats.maxNumGenerationTokensIter) series.maxNumGenerationTokens.record(value);
+    for (const value of stats.nParamsIter) series.paramsN.record(value);
+    for (const value of stats.timeToFirstTokensIter) series.timeToFirstToken.record(value);
+    for (const value of stats.interTokenLatenciesIter) {
+      series.interTokenLatency.record(value);
+      series.hiddenTimePerOutputToken.record(value);
+    }
+    for (const finished of stats.finishedRequests) {
+      if (isFinishReason(finished.finishReason)) series.requestSuccess[finished.finishReason].record(1);
+      series.e2eLatency.record(finished.e2eLatency);
+      series.queueTime.record(finished.queuedTime);
+      series.prefillTime.record(finished.prefillTime);
+      series.inferenceTime.record(finished.inferenceTime);
+      series.decodeTime.record(finished.decodeTime);
+      series.requestPromptTokens.record(finished.numPromptTokens);
+      series.requestGenerationTokens.record(finished.numGenerationTokens);
+      series.prefillKvComputedTokens.record(finished.numPromptTokens - Math.max(finished.numCachedTokens, 0));
+      series.requestNumPreemptions.record(finished.numPreemptions);
+      series.timePerOutputTokenPerRequest.record(finished.meanTimePerOutputToken);
+      if (finished.maxTokensParam) series.paramsMaxTokens.record(finished.maxTokensParam);
+    }
+  }
+}
+
+/** Python's `str()` of a config value, as vLLM's `metrics_info()` builds its labels. */
+function pythonStr(value: string | number | boolean | null): string {
+  if (value === null) return 'None';
+  if (typeof value === 'boolean') return value ? 'True' : 'False';
+  return String(value);
+}

@@ -1,0 +1,186 @@
+import type { MeterProvider as ApiMeterProvider } from '@opentelemetry/api';
+import { MeterProvider, type MetricReader } from '@opentelemetry/sdk-metrics';
+import type { Resource } from '@opentelemetry/resources';
+import { createMetricsHandler, startPrometheusServer, type MetricsMiddleware, type PrometheusServer, type PrometheusServerOptions } from '../exporters/prometheus-http';
+import { OmniPrometheusReader } from '../exporters/prometheus-reader';
+import type { DeclaredFamily, ExpositionFormat } from '../exporters/prometheus-serializer';
+import { resolveCatalog, type FeatureOptions, type ResolvedCatalog } from '../views/catalog';
+import { loadMetricsConfig } from '../views/metrics-config';
+import type { PipelinePrefix } from '../views/names';
+import { StageReplicaMap } from '../views/stage-replica-map';
+import { createOmniViews, OMNI_METER_NAME, type NamingScheme } from '../views/views';
+import { FamilyInstruments } from './family-instruments';
+import { OmniModalityMetrics } from './recorders/modality-metrics';
+import { OmniPrometheusMetrics } from './recorders/pipeline-metrics';
+import { OmniStageReplicaMetrics } from './recorders/stage-replica-metrics';
+import { OmniTransferMetrics } from './recorders/transfer-metrics';
+import { OmniStatLogger, type CacheConfigInfo } from './recorders/stat-logger';
+
+const PACKAGE_VERSION = '0.1.0';
+
+export interface PrometheusOptions extends PrometheusServerOptions {
+  /** Add `target_info` from the resource (vLLM has none). */
+  readonly withTargetInfo?: boolean;
+  /** Add `otel_scope_*` labels (vLLM has none). */
+  readonly withScopeLabels?: boolean;
+}
+
+export interface OmniMetricsOptions {
+  /** `model_name` label value (vLLM's served model name). */
+  readonly modelName: string;
+  /** Replicas per stage in stage order, e.g. [1, 2, 1]; defines the engine → (stage, replica) map. */
+  readonly stagePools: readonly number[];
+  /** Upstream `--log-stats`, default off: pipeline families declared but silent, upstream families absent. */
+  readonly logStats?: boolean;
+  /** Pipeline family prefix; default `vllm:omni_`. */
+  readonly prefix?: PipelinePrefix;
+  /** vLLM's `max_model_len`, for the 1-2-5 token buckets; default 4096. */
+  readonly maxModelLen?: number;
+  /** Optional vLLM features whose families are registered only when configured. */
+  readonly features?: FeatureOptions;
+  /** Expose deprecated upstream names (vLLM's `--show-hidden-metrics-for-version`). */
+  readonly showHiddenMetrics?: boolean;
+  /** YAML/JSON file with bucket overrides and extra families (see `loadMetricsConfig`). */
+  readonly configFile?: string;
+  /** `vllm:cache_config_info` labels: the engine's CacheConfig fields, as vLLM's `metrics_info()`. */
+  readonly cacheConfig?: CacheConfigInfo;
+  /**
+   * Serve `/metrics` on its own port (default: `OTEL_EXPORTER_PROMETHEUS_HOST/PORT`, else
+   * 0.0.0.0:9464), or `false` for no server (mount `handle.metricsHandler()` instead).
+   */
+  readonly prometheus?: false | PrometheusOptions;
+  /** Stream naming; default `vllm` (exact vLLM names). */
+  readonly naming?: NamingScheme;
+  readonly resource?: Resource;
+  /** Further readers of your own (e.g. OTLP), attached to the provider this call creates. */
+  readonly readers?: readonly MetricReader[];
+  /**
+   * Bring your own provider: it must have been built with `createOmniViews(...)` among its views
+   * (and an `OmniPrometheusReader` among its readers, passed here as `prometheusReader`, if you want
+   * `metricsText()` or the built-in server). This call then neither owns nor shuts it down.
+   */
+  readonly meterProvider?: ApiMeterProvider;
+  readonly prometheusReader?: OmniPrometheusReader;
+  /** Periodic log line per (stage, replica) while `logStats` is on; default 10 s, 0 disables. */
+  readonly logIntervalSeconds?: number;
+  /** Where log lines go; default `console.info` / nowhere for debug. */
+  readonly logSink?: { info(line: string): void; debug?(line: string): void };
+}
+
+export interface OmniMetricsHandle {
+  readonly catalog: ResolvedCatalog;
+  readonly stageReplicaMap: StageReplicaMap;
+  readonly meterProvider: ApiMeterProvider;
+  readonly pipeline: OmniPrometheusMetrics;
+  readonly audio: OmniModalityMetrics;
+  readonly transfer: OmniTransferMetrics;
+  readonly stageReplica: OmniStageReplicaMetrics;
+  /** Upstream `vllm:*` statistics; present only when `logStats` is on. */
+  readonly statLogger?: OmniStatLogger;
+  readonly prometheusReader?: OmniPrometheusReader;
+  /** The built-in server, when `prometheus` is not `false`. */
+  readonly prometheusServer?: PrometheusServer;
+  /** A handler to mount `/metrics` on the host's own HTTP server or framework. */
+  metricsHandler(path?: string): MetricsMiddleware;
+  /** The exact text the Prometheus endpoint would serve. */
+  metricsText(format?: ExpositionFormat): Promise<string>;
+  /** Stops the server and periodic logging, and shuts down the provider if this call created it. */
+  shutdown(): Promise<void>;
+}
+
+/**
+ * Registers every family for one pipeline at startup and returns the recorders. Validates all
+ * options first (a bad option throws before anything is started).
+ */
+export async function registerOmniMetrics(options: OmniMetricsOptions): Promise<OmniMetricsHandle> {
+  if (typeof options.modelName !== 'string' || options.modelName === '') {
+    throw new TypeError('modelName must be a non-empty string');
+  }
+  const stageReplicaMap = new StageReplicaMap(options.stagePools);
+  const logStats = options.logStats === true;
+  const config = options.configFile ? loadMetricsConfig(options.configFile, options.prefix) : undefined;
+  const catalog = resolveCatalog({
+    logStats,
+    prefix: options.prefix,
+    maxModelLen: options.maxModelLen,
+    features: options.features,
+    showHiddenMetrics: options.showHiddenMetrics,
+    buckets: config?.buckets,
+    customFamilies: config?.customFamilies,
+  });
+  const naming = options.naming ?? 'vllm';
+
+  const ownsProvider = options.meterProvider === undefined;
+  const reader =
+    options.prometheusReader ??
+    (ownsProvider
+      ? new OmniPrometheusReader({
+          withTargetInfo: options.prometheus ? options.prometheus.withTargetInfo : undefined,
+          withScopeLabels: options.prometheus ? options.prometheus.withScopeLabels : undefined,
+        })
+      : undefined);
+  reader?.declareFamilies(declaredFamilies(catalog, options.modelName));
+  const meterProvider =
+    options.meterProvider ??
+    new MeterProvider({
+      resource: options.resource,
+      views: createOmniViews(catalog, { naming, stageReplicaMap }),
+      readers: [...(reader ? [reader] : []), ...(options.readers ?? [])],
+    });
+
+  const instruments = new FamilyInstruments(meterProvider.getMeter(OMNI_METER_NAME, PACKAGE_VERSION), catalog, naming);
+  const recorderOptions = { modelName: options.modelName, logStats };
+  const statLogger = logStats
+    ? new OmniStatLogger(instruments, {
+        modelName: options.modelName,
+        stageReplicaMap,
+        features: options.features,
+        cacheConfig: options.cacheConfig,
+        logIntervalSeconds: options.logIntervalSeconds,
+        logSink: options.logSink,
+      })
+    : undefined;
+
+  let server: PrometheusServer | undefined;
+  if (options.prometheus !== false) {
+    if (reader === undefined) throw new Error('a Prometheus server needs prometheusReader when you bring your own meterProvider');
+    server = await startPrometheusServer(reader, options.prometheus ?? {});
+  }
+
+  return {
+    catalog,
+    stageReplicaMap,
+    meterProvider,
+    pipeline: new OmniPrometheusMetrics(instruments, recorderOptions),
+    audio: new OmniModalityMetrics(instruments, recorderOptions),
+    transfer: new OmniTransferMetrics(instruments, recorderOptions),
+    stageReplica: new OmniStageReplicaMetrics(instruments, options.modelName),
+    statLogger,
+    prometheusReader: reader,
+    prometheusServer: server,
+    metricsHandler: (path) => {
+      if (reader === undefined) throw new Error('metricsHandler() needs an OmniPrometheusReader (pass prometheusReader)');
+      return createMetricsHandler(reader, path);
+    },
+    metricsText: async (format) => {
+      if (reader === undefined) throw new Error('metricsText() needs an OmniPrometheusReader (pass prometheusReader)');
+      return reader.metricsText(format);
+    },
+    shutdown: async () => {
+      statLogger?.stop();
+      await server?.close();
+      if (ownsProvider) await (meterProvider as MeterProvider).shutdown();
+    },
+  };
+}
+
+/** HELP/TYPE for every registered family, and the zero series of the eagerly bound ones. */
+export function declaredFamilies(catalog: ResolvedCatalog, modelName: string): DeclaredFamily[] {
+  return catalog.families.map((family) => ({
+    name: family.name,
+    type: family.type,
+    help: family.help,
+    buckets: family.buckets,
+    eagerAttributes: family.eager ? { model_name: modelName } : undefined,
+  }));
+}

@@ -1,0 +1,160 @@
+import { wallClockSeconds } from './clock';
+import {
+  type EngineCoreEvent,
+  type FinishReason,
+  type FinishedRequestStats,
+  type PrefillStats,
+  PromptTokenStats,
+  type RequestStateStats,
+} from './types';
+
+/** One request's part of a batch of engine-core outputs (vLLM's `EngineCoreOutput` plus what the frontend knows). */
+export interface EngineCoreOutputUpdate {
+  /** `len(output.new_token_ids)`; with speculative decoding one output can carry several tokens. */
+  numNewTokens: number;
+  /** Engine-core monotonic seconds of the output batch. */
+  engineCoreTimestamp: number;
+  /** The frontend has not processed an output of this request yet: this output carries its first token. */
+  isPrefilling: boolean;
+  promptLen: number;
+  /** Where the prompt tokens came from. Without it, the whole prompt counts as computed (vLLM v0.11 behaviour). */
+  prefillStats?: PrefillStats | null;
+  /** Lifecycle events the engine attached to this output. */
+  events?: readonly EngineCoreEvent[] | null;
+  /** Only hosts that compute NaNs in logits (`VLLM_COMPUTE_NANS_IN_LOGITS`) report it. */
+  numNansInLogits?: number;
+}
+
+export interface FinishedRequestInput {
+  finishReason: FinishReason;
+  numPromptTokens: number;
+  maxTokensParam?: number | null;
+  numCachedTokens?: number;
+  requestId?: string | null;
+}
+
+export interface IterationStatsOptions {
+  /** Frontend wall clock seconds of this iteration; defaults to now. Tests inject it. */
+  iterationTimestamp?: number;
+}
+
+/**
+ * vLLM's `IterationStats`: what the frontend learned from one batch of engine-core outputs.
+ *
+ * Two clock domains, never mixed: TTFT and e2e latency are frontend wall clock (`iterationTimestamp` minus the
+ * request's `arrivalTime`); ITL and the queued / prefill / decode / inference intervals are differences of
+ * engine-core monotonic timestamps.
+ */
+export class IterationStats {
+  readonly iterationTimestamp: number;
+  numGenerationTokens = 0;
+  readonly promptTokenStats = new PromptTokenStats();
+  numPreemptedReqs = 0;
+  readonly finishedRequests: FinishedRequestStats[] = [];
+  /** One entry per finished parent request: its (largest child's) generation token count. */
+  readonly maxNumGenerationTokensIter: number[] = [];
+  /** One entry per finished parent request: its `n` sampling parameter. */
+  readonly nParamsIter: number[] = [];
+  readonly timeToFirstTokensIter: number[] = [];
+  /** One entry per non-first output (not per token). */
+  readonly interTokenLatenciesIter: number[] = [];
+  numCorruptedReqs = 0;
+
+  constructor({ iterationTimestamp = wallClockSeconds() }: IterationStatsOptions = {}) {
+    this.iterationTimestamp = iterationTimestamp;
+  }
+
+  /** All prompt tokens of the requests that started producing output in this iteration. */
+  get numPromptTokens(): number {
+    return this.promptTokenStats.total;
+  }
+
+  private timeSince(startWallSeconds: number): number {
+    return this.iterationTimestamp - startWallSeconds;
+  }
+
+  updateFromOutput(output: EngineCoreOutputUpdate, reqStats: RequestStateStats): void {
+    const numNewGenerationTokens = output.numNewTokens;
+
+    this.numGenerationTokens += numNewGenerationTokens;
+    if (output.isPrefilling) {
+      if (output.prefillStats) {
+        this.promptTokenStats.updateFromOutput(output.prefillStats);
+      } else {
+        // vLLM v0.11 counted the whole prompt; newer engines attach PrefillStats with the cached part split off.
+        this.promptTokenStats.computed += output.promptLen;
+        this.promptTokenStats.total += output.promptLen;
+      }
+      const firstTokenLatency = this.timeSince(reqStats.arrivalTime);
+      this.timeToFirstTokensIter.push(firstTokenLatency);
+      reqStats.firstTokenLatency = firstTokenLatency;
+    }
+
+    reqStats.numGenerationTokens += numNewGenerationTokens;
+
+    if (!reqStats.isCorrupted && (output.numNansInLogits ?? 0) > 0) {
+      reqStats.isCorrupted = true;
+    }
+
+    if (output.events) {
+      this.updateFromEvents(output.events, reqStats);
+    }
+
+    // The batch-level "new tokens" event: a re-prefill after a preemption is not a new first token, because
+    // isPrefilling is the frontend's per-request flag and is already false by then.
+    if (output.isPrefilling) {
+      reqStats.firstTokenTs = output.engineCoreTimestamp;
+    } else {
+      this.interTokenLatenciesIter.push(output.engineCoreTimestamp - reqStats.lastTokenTs);
+    }
+    reqStats.lastTokenTs = output.engineCoreTimestamp;
+  }
+
+  updateFromEvents(events: readonly EngineCoreEvent[], reqStats: RequestStateStats): void {
+    for (const event of events) {
+      switch (event.type) {
+        case 'QUEUED':
+          reqStats.queuedTs = event.timestamp;
+          break;
+        case 'SCHEDULED':
+          // Only the first scheduling counts: time spent re-queued after a preemption belongs to prefill/decode.
+          if (reqStats.scheduledTs === 0) reqStats.scheduledTs = event.timestamp;
+          break;
+        case 'PREEMPTED':
+          this.numPreemptedReqs += 1;
+          reqStats.numPreemptions += 1;
+          break;
+      }
+    }
+  }
+
+  updateFromFinishedRequest(finished: FinishedRequestInput, reqStats: RequestStateStats): void {
+    const e2eLatency = this.timeSince(reqStats.arrivalTime);
+    const queuedTime = reqStats.scheduledTs - reqStats.queuedTs;
+    const prefillTime = reqStats.firstTokenTs - reqStats.scheduledTs;
+    const decodeTime = reqStats.lastTokenTs - reqStats.firstTokenTs;
+    const inferenceTime = reqStats.lastTokenTs - reqStats.scheduledTs;
+    // The prefill's token is not an "output token" of the decode phase.
+    const meanTimePerOutputToken =
+      reqStats.numGenerationTokens - 1 > 0 ? decodeTime / (reqStats.numGenerationTokens - 1) : 0;
+
+    this.finishedRequests.push({
+      finishReason: finished.finishReason,
+      requestId: finished.requestId ?? null,
+      e2eLatency,
+      numPromptTokens: finished.numPromptTokens,
+      numPreemptions: reqStats.numPreemptions,
+      numGenerationTokens: reqStats.numGenerationTokens,
+      maxTokensParam: finished.maxTokensParam ?? null,
+      queuedTime,
+      prefillTime,
+      inferenceTime,
+      decodeTime,
+      meanTimePerOutputToken,
+      isCorrupted: reqStats.isCorrupted,
+      numCachedTokens: finished.numCachedTokens ?? 0,
+    });
+
+    if (reqStats.isCorrupted) this.numCorruptedReqs += 1;
+  }
+}

@@ -1,0 +1,171 @@
+import { build125Buckets } from './buckets';
+import type { FamilyDefinition, FamilyGroup, FamilyType } from './family-definition';
+import { DEFAULT_PIPELINE_PREFIX, exposedName, instrumentNameFor, PIPELINE_PREFIXES, type PipelinePrefix } from './names';
+import { PIPELINE_FAMILIES, type PipelineFamilyKey } from './pipeline-families';
+import { UPSTREAM_FAMILIES, type UpstreamFamilyKey } from './upstream-families';
+
+/** Optional vLLM features whose families vLLM registers only when the feature is configured. */
+export interface FeatureOptions {
+  /** Speculative decoding; per-position counters are created for positions 0..numSpeculativeTokens-1. */
+  readonly specDecode?: { readonly numSpeculativeTokens: number };
+  /** KV connector whose Prometheus families are registered (vLLM: `--kv-transfer-config` with NixlConnector). */
+  readonly kvConnector?: 'nixl';
+  /** LoRA serving (vLLM: `lora_config`); `maxLoras` is the `max_lora` label value. */
+  readonly lora?: { readonly maxLoras: number };
+  /** Sampled KV-block residency histograms (vLLM: `--kv-cache-metrics`). */
+  readonly kvCacheMetrics?: boolean;
+  /** Requests with NaNs in logits (vLLM: `VLLM_COMPUTE_NANS_IN_LOGITS`). */
+  readonly corruptedRequests?: boolean;
+}
+
+export interface CatalogOptions {
+  /** Upstream `--log-stats`: off declares only the pipeline families; on registers upstream families too. */
+  readonly logStats?: boolean;
+  readonly prefix?: PipelinePrefix;
+  /** Drives the 1-2-5 token buckets, as vLLM's `max_model_len` does. Default 4096. */
+  readonly maxModelLen?: number;
+  readonly features?: FeatureOptions;
+  /** Deprecated upstream names (vLLM's `--show-hidden-metrics-for-version`). */
+  readonly showHiddenMetrics?: boolean;
+  /** Bucket overrides by exposed family name (histograms only). */
+  readonly buckets?: Readonly<Record<string, readonly number[]>>;
+  /** Extra families, already validated (see `loadMetricsConfig`). */
+  readonly customFamilies?: readonly CustomFamily[];
+}
+
+/** A user family from the config file; `name` is the exposed name. */
+export interface CustomFamily {
+  readonly name: string;
+  readonly type: FamilyType;
+  readonly help: string;
+  readonly labels: readonly string[];
+  readonly buckets?: readonly number[];
+  readonly unit?: string;
+}
+
+export type FamilyKey = `pipeline.${PipelineFamilyKey}` | `upstream.${UpstreamFamilyKey}` | `custom.${string}`;
+
+/** A family with its name, labels and buckets settled for one configuration. */
+export interface ResolvedFamily {
+  readonly key: FamilyKey;
+  /** Exposed name (counters end in `_total`). */
+  readonly name: string;
+  /** OpenTelemetry instrument name (no colons). */
+  readonly instrumentName: string;
+  readonly type: FamilyType;
+  readonly help: string;
+  /** Exposed label names, `le` excluded; `engine` already replaced by `stage`, `replica`. */
+  readonly labels: readonly string[];
+  readonly buckets?: readonly number[];
+  readonly unit: string;
+  readonly group: FamilyGroup;
+  /** The upstream family carries vLLM's `engine` label, so the relabel processor applies. */
+  readonly engineLabel: boolean;
+  readonly info: boolean;
+  readonly eager: boolean;
+  readonly deprecatedFor?: string;
+}
+
+export interface ResolvedCatalog {
+  readonly prefix: PipelinePrefix;
+  readonly families: readonly ResolvedFamily[];
+  byKey(key: FamilyKey): ResolvedFamily | undefined;
+  byName(name: string): ResolvedFamily | undefined;
+}
+
+export const DEFAULT_MAX_MODEL_LEN = 4096;
+
+/** Settles the catalog for one configuration: which families are registered, and their exact shape. */
+export function resolveCatalog(options: CatalogOptions = {}): ResolvedCatalog {
+  const prefix = options.prefix ?? DEFAULT_PIPELINE_PREFIX;
+  if (!PIPELINE_PREFIXES.includes(prefix)) {
+    throw new RangeError(`prefix must be one of ${PIPELINE_PREFIXES.join(', ')}; got ${String(prefix)}`);
+  }
+  const requestTokenBuckets = build125Buckets(options.maxModelLen ?? DEFAULT_MAX_MODEL_LEN);
+  const enabled = enabledGroups(options);
+  const families: ResolvedFamily[] = [];
+
+  const add = (key: FamilyKey, namePrefix: string, def: FamilyDefinition): void => {
+    if (!enabled.has(def.group)) return;
+    const name = exposedName(namePrefix, def.baseName, def.type);
+    const defaultBuckets = def.buckets === 'request_tokens' ? requestTokenBuckets : def.buckets;
+    families.push({
+      key,
+      name,
+      instrumentName: instrumentNameFor(namePrefix, def.baseName),
+      type: def.type,
+      help: def.help,
+      labels: def.labels.flatMap((label) => (label === 'engine' ? ['stage', 'replica'] : [label])),
+      buckets: def.type === 'histogram' ? [...(options.buckets?.[name] ?? defaultBuckets ?? [])] : undefined,
+      unit: def.unit,
+      group: def.group,
+      engineLabel: def.labels.includes('engine'),
+      info: def.info === true,
+      eager: def.eager === true,
+      deprecatedFor: def.deprecatedFor,
+    });
+  };
+
+  for (const [key, def] of Object.entries(PIPELINE_FAMILIES)) add(`pipeline.${key as PipelineFamilyKey}`, prefix, def);
+  for (const [key, def] of Object.entries(UPSTREAM_FAMILIES)) add(`upstream.${key as UpstreamFamilyKey}`, 'vllm:', def);
+  for (const custom of options.customFamilies ?? []) {
+    const baseName = custom.type === 'counter' ? custom.name.replace(/_total$/, '') : custom.name;
+    add(`custom.${custom.name}`, '', {
+      baseName,
+      type: custom.type,
+      help: custom.help,
+      labels: custom.labels,
+      buckets: custom.buckets,
+      unit: custom.unit ?? '',
+      group: 'custom',
+    });
+  }
+
+  assertUniqueNames(families);
+  const keyIndex = new Map(families.map((f) => [f.key, f] as const));
+  const nameIndex = new Map(families.map((f) => [f.name, f] as const));
+  return {
+    prefix,
+    families,
+    byKey: (key) => keyIndex.get(key),
+    byName: (name) => nameIndex.get(name),
+  };
+}
+
+function enabledGroups(options: CatalogOptions): Set<FamilyGroup> {
+  const groups = new Set<FamilyGroup>(['pipeline', 'custom']);
+  if (!options.logStats) return groups;
+  const features = options.features ?? {};
+  groups.add('core');
+  if (features.specDecode) groups.add('specDecode');
+  if (features.kvConnector) groups.add('kvConnector');
+  if (features.lora) groups.add('lora');
+  if (features.kvCacheMetrics) groups.add('kvCacheResidency');
+  if (features.corruptedRequests) groups.add('corruptedRequests');
+  if (options.showHiddenMetrics) groups.add('hidden');
+  return groups;
+}
+
+function assertUniqueNames(families: readonly ResolvedFamily[]): void {
+  const seen = new Set<string>();
+  for (const family of families) {
+    if (seen.has(family.name)) throw new Error(`metric family ${family.name} is defined twice`);
+    seen.add(family.name);
+  }
+}
+
+/** Every family the package knows, whatever the configuration (docs and generated tests). */
+export function resolveFullCatalog(options: Pick<CatalogOptions, 'prefix' | 'maxModelLen'> = {}): ResolvedCatalog {
+  return resolveCatalog({
+    ...options,
+    logStats: true,
+    showHiddenMetrics: true,
+    features: {
+      specDecode: { numSpeculativeTokens: 1 },
+      kvConnector: 'nixl',
+      lora: { maxLoras: 1 },
+      kvCacheMetrics: true,
+      corruptedRequests: true,
+    },
+  });
+}

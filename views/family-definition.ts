@@ -1,0 +1,60 @@
+/**
+ * The shape of one entry in the metric catalog. Every family the package can expose is described
+ * exactly once with this type; instruments, views, exposition metadata, docs tables and the
+ * per-family tests are all derived from these entries.
+ */
+
+/** Prometheus family type. Info families are gauges whose value is always 1 (or a timestamp). */
+export type FamilyType = 'counter' | 'gauge' | 'histogram';
+
+/** Named bucket sets that are computed from configuration rather than listed. */
+export type DerivedBuckets = 'request_tokens';
+
+/**
+ * When a family is registered.
+ * - `pipeline`: the `vllm:omni_*` families; declared even with `logStats` off (their recorders no-op).
+ * - `core`: upstream families vLLM always registers; only with `logStats` on.
+ * - the rest: upstream families vLLM registers only when the feature is configured.
+ * - `hidden`: deprecated upstream names, only with `showHiddenMetrics`.
+ */
+export type FamilyGroup =
+  | 'pipeline'
+  | 'core'
+  | 'specDecode'
+  | 'kvConnector'
+  | 'lora'
+  | 'kvCacheResidency'
+  | 'corruptedRequests'
+  | 'hidden'
+  // families a user adds through the config file; always registered
+  | 'custom';
+
+export interface FamilyDefinition {
+  /**
+   * Name without the namespace prefix. Counters leave off `_total` (the exposition adds it, as
+   * prometheus_client does); a histogram whose name happens to end in `_total` keeps it.
+   */
+  readonly baseName: string;
+  readonly type: FamilyType;
+  /** HELP text, byte-for-byte as the upstream project prints it. */
+  readonly help: string;
+  /**
+   * Label names as the upstream project declares them. Upstream `engine` is rewritten to
+   * `stage` + `replica` when the catalog is resolved.
+   */
+  readonly labels: readonly string[];
+  /** Upper bounds (the implicit `+Inf` excluded), or the name of a derived set. Histograms only. */
+  readonly buckets?: readonly number[] | DerivedBuckets;
+  /** UCUM unit used only by the `otel` naming scheme; the `vllm` scheme never sets a unit. */
+  readonly unit: string;
+  readonly group: FamilyGroup;
+  /** Info family: a gauge set to 1 whose labels carry the information (labels beyond `labels` come from config). */
+  readonly info?: boolean;
+  /** The one label set bound at construction, exposed with zero values before any record (seed design). */
+  readonly eager?: boolean;
+  /** Deprecated upstream name: the family that replaces it. */
+  readonly deprecatedFor?: string;
+}
+
+/** Which namespace a family's name lives in. */
+export type FamilyNamespace = 'vllm' | 'omni';

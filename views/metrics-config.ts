@@ -1,0 +1,126 @@
+import { readFileSync } from 'node:fs';
+import { parse as parseYaml } from 'yaml';
+import { resolveFullCatalog, type CustomFamily } from './catalog';
+import type { FamilyType } from './family-definition';
+import { LABEL_NAME_PATTERN, METRIC_NAME_PATTERN, type PipelinePrefix } from './names';
+
+/**
+ * The one documented path for changing families, in the spirit of TorchServe's `metrics.yaml`:
+ *
+ * ```yaml
+ * buckets:                      # override a histogram's bounds, by exposed name
+ *   vllm:e2e_request_latency_seconds: [0.5, 1, 2, 5, 10, 30]
+ * families:                     # add families of your own
+ *   - name: myapp:tts_cache_hits_total
+ *     type: counter
+ *     help: TTS cache hits.
+ *     labels: [model_name, stage, replica]
+ * ```
+ */
+export interface MetricsConfig {
+  readonly buckets: Readonly<Record<string, readonly number[]>>;
+  readonly customFamilies: readonly CustomFamily[];
+}
+
+export class MetricsConfigError extends Error {
+  override readonly name = 'MetricsConfigError';
+}
+
+const FAMILY_TYPES: readonly FamilyType[] = ['counter', 'gauge', 'histogram'];
+
+/** Reads and validates a YAML or JSON config file; any problem throws naming the file and family. */
+export function loadMetricsConfig(file: string, prefix?: PipelinePrefix): MetricsConfig {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new MetricsConfigError(`${file}: cannot read metrics config (${(error as Error).message})`);
+  }
+  let document: unknown;
+  try {
+    document = file.endsWith('.json') ? JSON.parse(text) : parseYaml(text);
+  } catch (error) {
+    throw new MetricsConfigError(`${file}: not valid ${file.endsWith('.json') ? 'JSON' : 'YAML'} (${(error as Error).message})`);
+  }
+  return validateMetricsConfig(document ?? {}, file, prefix);
+}
+
+/** Validates an already-parsed config; `source` names it in error messages. */
+export function validateMetricsConfig(document: unknown, source: string, prefix?: PipelinePrefix): MetricsConfig {
+  const fail = (problem: string): never => {
+    throw new MetricsConfigError(`${source}: ${problem}`);
+  };
+  if (!isRecord(document)) fail('the top level must be a mapping with "buckets" and/or "families"');
+  const root = document as Record<string, unknown>;
+  for (const key of Object.keys(root)) {
+    if (key !== 'buckets' && key !== 'families') fail(`unknown top-level key "${key}" (expected "buckets" or "families")`);
+  }
+
+  const known = resolveFullCatalog({ prefix });
+  const customFamilies = parseFamilies(root.families, fail);
+  const buckets: Record<string, readonly number[]> = {};
+  if (root.buckets !== undefined) {
+    if (!isRecord(root.buckets)) fail('"buckets" must map family names to lists of bounds');
+    for (const [name, bounds] of Object.entries(root.buckets as Record<string, unknown>)) {
+      const family = known.byName(name) ?? customFamilies.find((f) => f.name === name);
+      if (family === undefined) fail(`family "${name}": unknown family (bucket overrides take exposed names such as vllm:e2e_request_latency_seconds)`);
+      if (family?.type !== 'histogram') fail(`family "${name}": is a ${family?.type ?? ''}, only histograms have buckets`);
+      buckets[name] = validateBounds(bounds, (problem) => fail(`family "${name}": ${problem}`));
+    }
+  }
+  return { buckets, customFamilies };
+}
+
+function parseFamilies(value: unknown, fail: (problem: string) => never): CustomFamily[] {
+  if (value === undefined) return [];
+  if (!Array.isArray(value)) fail('"families" must be a list');
+  return (value as unknown[]).map((entry, index) => {
+    if (!isRecord(entry)) fail(`families[${index}]: must be a mapping`);
+    const raw = entry as Record<string, unknown>;
+    const name = raw.name;
+    if (typeof name !== 'string' || !METRIC_NAME_PATTERN.test(name)) {
+      fail(`families[${index}]: invalid name ${JSON.stringify(name)} (must match ${METRIC_NAME_PATTERN.source})`);
+    }
+    const at = (problem: string): never => fail(`family "${String(name)}": ${problem}`);
+    if (name.startsWith('vllm:') || name.startsWith('vllm_omni:')) at('the vllm: and vllm_omni: namespaces belong to the catalog');
+    const type = raw.type as FamilyType;
+    if (!FAMILY_TYPES.includes(type)) at(`invalid type ${JSON.stringify(raw.type)} (expected ${FAMILY_TYPES.join(', ')})`);
+    if (typeof raw.help !== 'string' || raw.help.trim() === '') at('help must be a non-empty string');
+    const labels = raw.labels ?? [];
+    if (!Array.isArray(labels)) at('labels must be a list of label names');
+    for (const label of labels as unknown[]) {
+      if (typeof label !== 'string' || !LABEL_NAME_PATTERN.test(label) || label.startsWith('__') || label === 'le') {
+        at(`invalid label name ${JSON.stringify(label)}`);
+      }
+    }
+    if (new Set(labels as string[]).size !== (labels as string[]).length) at('labels must not repeat');
+    const family: CustomFamily = {
+      name,
+      type,
+      help: raw.help as string,
+      labels: labels as string[],
+      unit: typeof raw.unit === 'string' ? raw.unit : undefined,
+      buckets:
+        type === 'histogram'
+          ? validateBounds(raw.buckets, at)
+          : raw.buckets === undefined
+            ? undefined
+            : at('only histograms have buckets'),
+    };
+    return family;
+  });
+}
+
+function validateBounds(value: unknown, fail: (problem: string) => never): number[] {
+  if (!Array.isArray(value) || value.length === 0) fail('buckets must be a non-empty list of numbers');
+  const bounds = value as unknown[];
+  bounds.forEach((bound, i) => {
+    if (typeof bound !== 'number' || !Number.isFinite(bound)) fail(`bucket ${i} is ${JSON.stringify(bound)}, not a finite number`);
+    if (i > 0 && (bound as number) <= (bounds[i - 1] as number)) fail('buckets must be sorted in strictly increasing order');
+  });
+  return bounds as number[];
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

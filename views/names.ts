@@ -1,0 +1,22 @@
+/** Prometheus name rules, shared by the catalog, the config loader and the serializer. */
+
+export const METRIC_NAME_PATTERN = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/;
+export const LABEL_NAME_PATTERN = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
+
+/** The pipeline prefix: the seed design's spelling, or the one newer vLLM-Omni switched to. */
+export type PipelinePrefix = 'vllm:omni_' | 'vllm_omni:';
+export const PIPELINE_PREFIXES: readonly PipelinePrefix[] = ['vllm:omni_', 'vllm_omni:'];
+export const DEFAULT_PIPELINE_PREFIX: PipelinePrefix = 'vllm:omni_';
+
+/** Exposed family name: prometheus_client appends `_total` to every counter. */
+export function exposedName(prefix: string, baseName: string, type: string): string {
+  return `${prefix}${baseName}${type === 'counter' ? '_total' : ''}`;
+}
+
+/**
+ * A name the OpenTelemetry API accepts without a diag warning (`[a-zA-Z][a-zA-Z0-9_.\-/]*`):
+ * colons become dots. Views rename the stream to the exposed name when the `vllm` naming is used.
+ */
+export function instrumentNameFor(prefix: string, baseName: string): string {
+  return `${prefix}${baseName}`.replace(/:/g, '.');
+}
