@@ -8,15 +8,9 @@ import { resolveCatalog, type FeatureOptions, type ResolvedCatalog } from '../vi
 import { loadMetricsConfig } from '../views/metrics-config';
 import type { PipelinePrefix } from '../views/names';
 import { StageReplicaMap } from '../views/stage-replica-map';
-import { createOmniViews, OMNI_METER_NAME, type NamingScheme } from '../views/views';
-import { FamilyInstruments } from './family-instruments';
-import { OmniModalityMetrics } from './recorders/modality-metrics';
-import { OmniPrometheusMetrics } from './recorders/pipeline-metrics';
-import { OmniStageReplicaMetrics } from './recorders/stage-replica-metrics';
-import { OmniTransferMetrics } from './recorders/transfer-metrics';
-import { OmniStatLogger, type CacheConfigInfo } from './recorders/stat-logger';
-
-const PACKAGE_VERSION = '0.1.0';
+import { createOmniViews, type NamingScheme } from '../views/views';
+import { createRecorders, type OmniRecorders, type RecorderSettings } from './recorders/recorders';
+import type { CacheConfigInfo } from './recorders/stat-logger';
 
 export interface PrometheusOptions extends PrometheusServerOptions {
   /** Add `target_info` from the resource (vLLM has none). */
@@ -67,16 +61,12 @@ export interface OmniMetricsOptions {
   readonly logSink?: { info(line: string): void; debug?(line: string): void };
 }
 
-export interface OmniMetricsHandle {
+export interface OmniMetricsHandle extends OmniRecorders {
   readonly catalog: ResolvedCatalog;
   readonly stageReplicaMap: StageReplicaMap;
   readonly meterProvider: ApiMeterProvider;
-  readonly pipeline: OmniPrometheusMetrics;
-  readonly audio: OmniModalityMetrics;
-  readonly transfer: OmniTransferMetrics;
-  readonly stageReplica: OmniStageReplicaMetrics;
-  /** Upstream `vllm:*` statistics; present only when `logStats` is on. */
-  readonly statLogger?: OmniStatLogger;
+  /** What the recorders were built with; `createRecorders(provider, settings)` rebuilds them elsewhere. */
+  readonly settings: RecorderSettings;
   readonly prometheusReader?: OmniPrometheusReader;
   /** The built-in server, when `prometheus` is not `false`. */
   readonly prometheusServer?: PrometheusServer;
@@ -128,18 +118,18 @@ export async function registerOmniMetrics(options: OmniMetricsOptions): Promise<
       readers: [...(reader ? [reader] : []), ...(options.readers ?? [])],
     });
 
-  const instruments = new FamilyInstruments(meterProvider.getMeter(OMNI_METER_NAME, PACKAGE_VERSION), catalog, naming);
-  const recorderOptions = { modelName: options.modelName, logStats };
-  const statLogger = logStats
-    ? new OmniStatLogger(instruments, {
-        modelName: options.modelName,
-        stageReplicaMap,
-        features: options.features,
-        cacheConfig: options.cacheConfig,
-        logIntervalSeconds: options.logIntervalSeconds,
-        logSink: options.logSink,
-      })
-    : undefined;
+  const settings: RecorderSettings = {
+    catalog,
+    naming,
+    modelName: options.modelName,
+    logStats,
+    stageReplicaMap,
+    features: options.features,
+    cacheConfig: options.cacheConfig,
+    logIntervalSeconds: options.logIntervalSeconds,
+    logSink: options.logSink,
+  };
+  const recorders = createRecorders(meterProvider, settings);
 
   let server: PrometheusServer | undefined;
   if (options.prometheus !== false) {
@@ -151,11 +141,8 @@ export async function registerOmniMetrics(options: OmniMetricsOptions): Promise<
     catalog,
     stageReplicaMap,
     meterProvider,
-    pipeline: new OmniPrometheusMetrics(instruments, recorderOptions),
-    audio: new OmniModalityMetrics(instruments, recorderOptions),
-    transfer: new OmniTransferMetrics(instruments, recorderOptions),
-    stageReplica: new OmniStageReplicaMetrics(instruments, options.modelName),
-    statLogger,
+    settings,
+    ...recorders,
     prometheusReader: reader,
     prometheusServer: server,
     metricsHandler: (path) => {
@@ -167,7 +154,7 @@ export async function registerOmniMetrics(options: OmniMetricsOptions): Promise<
       return reader.metricsText(format);
     },
     shutdown: async () => {
-      statLogger?.stop();
+      recorders.statLogger?.stop();
       await server?.close();
       if (ownsProvider) await (meterProvider as MeterProvider).shutdown();
     },

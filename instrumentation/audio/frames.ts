@@ -36,3 +36,23 @@ function framesInChunk(chunk: unknown): number {
 function isSampleArray(value: unknown[]): boolean {
   return value.length > 0 && typeof value[0] === 'number';
 }
+
+/**
+ * PCM bytes of the newest chunk of a streamed audio output (vLLM-Omni `audio_chunk_pcm_bytes`):
+ * element count × 2, the s16le mono assumption upstream makes. 0 when there is no audio.
+ */
+export function audioChunkPcmBytes(multimodalOutput: unknown): number {
+  if (multimodalOutput === null || typeof multimodalOutput !== 'object') return 0;
+  const audio = (multimodalOutput as Record<string, unknown>).audio;
+  if (audio === undefined || audio === null) return 0;
+  const chunk = Array.isArray(audio) && !isSampleArray(audio) ? audio[audio.length - 1] : audio;
+  return elementCount(chunk) * 2;
+}
+
+function elementCount(chunk: unknown): number {
+  if (chunk === null || chunk === undefined) return 0;
+  if (ArrayBuffer.isView(chunk) || Array.isArray(chunk)) return (chunk as ArrayLike<unknown>).length;
+  const shape = (chunk as { shape?: unknown }).shape;
+  if (Array.isArray(shape)) return shape.reduce((product: number, dim) => product * (Number(dim) || 0), 1);
+  return 0;
+}

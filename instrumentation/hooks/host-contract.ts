@@ -51,7 +51,7 @@ export interface EngineCoreOutput {
   /** Set when the request finished in this step. */
   readonly finishReason?: FinishReason | null;
   readonly events?: readonly EngineCoreEvent[];
-  /** Prompt tokens served from the prefix cache, reported with the first output. */
+  /** Prompt tokens served from the prefix cache, on the output that carries the first SCHEDULED event. */
   readonly numCachedTokens?: number;
 }
 
@@ -73,6 +73,9 @@ export interface TransferReceipt {
   /** Serialize + submit, milliseconds. */
   readonly txTimeMs: number;
   readonly usedShm?: boolean;
+  /** Replicas of the hop when the host knows them; otherwise the stage pools' sticky bindings are asked. */
+  readonly fromReplica?: number;
+  readonly toReplica?: number;
 }
 
 /** Result of receiving a payload on a stage (receiver side). */

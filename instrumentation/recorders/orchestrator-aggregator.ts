@@ -35,8 +35,11 @@ export interface TransferRxInput {
 /** The orchestrator's sticky binding: which replica of `stageId` serves `requestId`, if known. */
 export type ReplicaResolver = (stageId: number, requestId: string) => number | null | undefined;
 
+/** Where per-hop observations go: `OmniTransferMetrics`, or anything with its four methods. */
+export type TransferEmitter = Pick<OmniTransferMetrics, 'observeSize' | 'observeTxTime' | 'observeRxTime' | 'observeInFlightTime'>;
+
 export interface OrchestratorAggregatorOptions {
-  readonly transferEmitter?: OmniTransferMetrics;
+  readonly transferEmitter?: TransferEmitter;
   readonly replicaResolver?: ReplicaResolver;
 }
 
@@ -134,7 +137,7 @@ export class OrchestratorAggregator {
     fromStage: number,
     toStage: number,
     requestId: string,
-    observe: (metrics: OmniTransferMetrics, fs: number, fr: number, ts: number, tr: number) => void,
+    observe: (metrics: TransferEmitter, fs: number, fr: number, ts: number, tr: number) => void,
   ): void {
     const metrics = this.options.transferEmitter;
     if (metrics === undefined) return;

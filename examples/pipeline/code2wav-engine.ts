@@ -1,0 +1,252 @@
+import type { EngineCoreEvent } from '../../instrumentation/hooks/host-contract';
+import { monotonicSeconds, type SecondsClock } from '../../instrumentation/stats/clock';
+import { StatsThrottle } from '../../instrumentation/stats/stats-throttle';
+import { createSchedulerStats, type SchedulerStats } from '../../instrumentation/stats/types';
+import { PcmSynthesizer } from './pcm-synthesizer';
+import { hashString, SeededRandom } from './seeded-random';
+import type { StageEngine, StageEngineOutput, StageEngineOutputs, StageInput } from './stage-engine';
+
+/** Output rate of the vocoder (vLLM-Omni's default for Qwen-Omni talkers). */
+export const AUDIO_SAMPLE_RATE = 24000;
+/** One codec frame is 80 ms of speech (a 12.5 Hz codec): 1920 samples at 24 kHz. */
+export const SAMPLES_PER_CODEC_FRAME = 1920;
+
+/** How fast one vocoder replica turns codec frames into audio. */
+export interface Code2WavTiming {
+  /** Processing seconds per second of audio; above 1 the replica cannot keep up with playback. */
+  readonly rtf: number;
+  /** Each step's speed varies uniformly by ± this fraction. */
+  readonly rtfJitter: number;
+  /** Chance that a step stalls (contention, a GC pause) ... */
+  readonly stallProbability: number;
+  /** ... and takes this many times longer. */
+  readonly stallFactor: number;
+  /** Fixed cost of any step, milliseconds. */
+  readonly stepOverheadMs: number;
+}
+
+export interface Code2WavEngineOptions {
+  readonly stageId: number;
+  readonly replicaId: number;
+  readonly seed: number;
+  readonly timing: Code2WavTiming;
+  /** Codec frames vocoded per request per step (the streaming chunk size). */
+  readonly framesPerStep: number;
+  /** Requests vocoded together in one step. */
+  readonly maxBatch: number;
+  /** Chance that a request's codec input is malformed: it "succeeds" with empty audio (silent loss). */
+  readonly malformedProbability: number;
+  readonly statsThrottle?: StatsThrottle;
+  readonly clock?: SecondsClock;
+}
+
+interface VocoderJob {
+  readonly requestId: string;
+  readonly pending: number[];
+  readonly malformed: boolean;
+  readonly synthesizer: PcmSynthesizer;
+  final: boolean;
+  scheduled: boolean;
+  pendingEvents: EngineCoreEvent[];
+}
+
+interface VocoderEntry {
+  readonly job: VocoderJob;
+  readonly codecIds: readonly number[];
+}
+
+/**
+ * The audio stage (code2wav): receives a request's codec frames chunk by chunk, vocodes up to
+ * `framesPerStep` of them per request per step, and buffers PCM16 chunks as step outputs. A step's
+ * duration is its audio duration times the replica's real-time factor, so a replica with RTF > 1
+ * makes streaming listeners wait (underruns). Like the LLM engine it reports QUEUED/SCHEDULED events,
+ * a `stop` finish once the final chunk is vocoded, and 1 Hz scheduler stats (no KV cache: usage 0).
+ */
+export class Code2WavEngine implements StageEngine {
+  readonly stageId: number;
+  readonly replicaId: number;
+  private readonly options: Code2WavEngineOptions;
+  private readonly random: SeededRandom;
+  private readonly throttle: StatsThrottle;
+  private readonly throttleKey: string;
+  private readonly clock: SecondsClock;
+  private readonly jobs = new Map<string, VocoderJob>();
+  private readonly buffered: StageEngineOutputs[] = [];
+  private stepCounter = 0;
+  private started = false;
+  private stepTimer: NodeJS.Timeout | undefined;
+  private idleStatsTimer: NodeJS.Timeout | undefined;
+  /** Stats changed since the last emission, so an idle replica still owes one snapshot. */
+  private statsDirty = false;
+
+  constructor(options: Code2WavEngineOptions) {
+    if (!(options.timing.rtf > 0)) throw new RangeError(`rtf must be positive, got ${options.timing.rtf}`);
+    if (!Number.isInteger(options.framesPerStep) || options.framesPerStep < 1) {
+      throw new RangeError(`framesPerStep must be a positive integer, got ${options.framesPerStep}`);
+    }
+    this.options = options;
+    this.stageId = options.stageId;
+    this.replicaId = options.replicaId;
+    this.random = new SeededRandom(options.seed);
+    this.throttle = options.statsThrottle ?? new StatsThrottle();
+    this.throttleKey = `${options.stageId}:${options.replicaId}`;
+    this.clock = options.clock ?? monotonicSeconds;
+  }
+
+  get bufferedSteps(): number {
+    return this.buffered.length;
+  }
+
+  start(): void {
+    this.started = true;
+    this.kick();
+  }
+
+  stop(): void {
+    this.started = false;
+    clearTimeout(this.stepTimer);
+    clearTimeout(this.idleStatsTimer);
+    this.stepTimer = undefined;
+    this.idleStatsTimer = undefined;
+    this.jobs.clear();
+    this.buffered.length = 0;
+  }
+
+  submit(input: StageInput): void {
+    let job = this.jobs.get(input.requestId);
+    if (job === undefined) {
+      job = {
+        requestId: input.requestId,
+        pending: [],
+        // Decided once per request, from the replica's seeded stream: a bad request stays bad.
+        malformed: this.random.chance(this.options.malformedProbability),
+        synthesizer: new PcmSynthesizer(AUDIO_SAMPLE_RATE, SAMPLES_PER_CODEC_FRAME, new SeededRandom(hashString(input.requestId))),
+        final: false,
+        scheduled: false,
+        pendingEvents: [{ type: 'QUEUED', timestamp: this.clock() }],
+      };
+      this.jobs.set(input.requestId, job);
+    } else if (job.final) {
+      throw new Error(`request ${input.requestId} already sent its final codec chunk`);
+    }
+    job.pending.push(...input.tokenIds);
+    job.final = input.final;
+    this.statsDirty = true;
+    this.kick();
+  }
+
+  abort(requestId: string): void {
+    if (this.jobs.delete(requestId)) this.statsDirty = true;
+    for (let i = 0; i < this.buffered.length; i++) {
+      const step = this.buffered[i];
+      if (step.outputs.some((output) => output.requestId === requestId)) {
+        this.buffered[i] = { ...step, outputs: step.outputs.filter((output) => output.requestId !== requestId) };
+      }
+    }
+  }
+
+  poll(): StageEngineOutputs | undefined {
+    return this.buffered.shift();
+  }
+
+  /** Runs one whole step now, without the timer (tests). False when nothing was ready. */
+  runStepSync(): boolean {
+    if (this.started) throw new Error('runStepSync() is for an engine that was not started');
+    const entries = this.schedule();
+    if (entries.length === 0) return false;
+    this.complete(entries);
+    return true;
+  }
+
+  private kick(): void {
+    if (!this.started || this.stepTimer !== undefined) return;
+    const entries = this.schedule();
+    if (entries.length === 0) {
+      this.armIdleStats();
+      return;
+    }
+    clearTimeout(this.idleStatsTimer);
+    this.idleStatsTimer = undefined;
+    this.stepTimer = setTimeout(() => {
+      this.stepTimer = undefined;
+      if (!this.started) return;
+      this.complete(entries);
+      this.kick();
+    }, this.durationMs(entries));
+    this.stepTimer.unref();
+  }
+
+  /** Jobs with frames to vocode, or a final chunk still to acknowledge, oldest first. */
+  private schedule(): VocoderEntry[] {
+    const now = this.clock();
+    const entries: VocoderEntry[] = [];
+    for (const job of this.jobs.values()) {
+      if (entries.length >= this.options.maxBatch) break;
+      if (job.pending.length === 0 && !job.final) continue;
+      if (!job.scheduled) {
+        job.scheduled = true;
+        job.pendingEvents.push({ type: 'SCHEDULED', timestamp: now });
+      }
+      entries.push({ job, codecIds: job.pending.splice(0, this.options.framesPerStep) });
+    }
+    return entries;
+  }
+
+  private durationMs(entries: readonly VocoderEntry[]): number {
+    const { rtf, rtfJitter, stallProbability, stallFactor, stepOverheadMs } = this.options.timing;
+    let frames = 0;
+    for (const entry of entries) frames += entry.codecIds.length;
+    const audioMs = (frames * SAMPLES_PER_CODEC_FRAME * 1000) / AUDIO_SAMPLE_RATE;
+    const jitter = 1 + rtfJitter * (this.random.next() * 2 - 1);
+    const stall = this.random.chance(stallProbability) ? stallFactor : 1;
+    return stepOverheadMs + audioMs * rtf * jitter * stall;
+  }
+
+  private complete(entries: readonly VocoderEntry[]): void {
+    this.stepCounter += 1;
+    const timestamp = this.clock();
+    const outputs: StageEngineOutput[] = [];
+    for (const { job, codecIds } of entries) {
+      if (this.jobs.get(job.requestId) !== job) continue;
+      const done = job.final && job.pending.length === 0;
+      outputs.push({
+        requestId: job.requestId,
+        numNewTokens: codecIds.length,
+        newTokenIds: [],
+        audio: job.malformed ? new Int16Array(0) : job.synthesizer.synthesize(codecIds),
+        finishReason: done ? 'stop' : undefined,
+        events: job.pendingEvents.length > 0 ? job.pendingEvents.splice(0) : undefined,
+      });
+      if (done) this.jobs.delete(job.requestId);
+    }
+    this.statsDirty = true;
+    const schedulerStats = this.takeStatsIfDue();
+    if (outputs.length > 0 || schedulerStats !== undefined) this.buffered.push({ timestamp, outputs, schedulerStats });
+  }
+
+  private takeStatsIfDue(): SchedulerStats | undefined {
+    if (!this.statsDirty || !this.throttle.shouldEmit(this.throttleKey)) return undefined;
+    this.statsDirty = false;
+    let running = 0;
+    for (const job of this.jobs.values()) if (job.scheduled) running += 1;
+    return createSchedulerStats({
+      numRunningReqs: running,
+      numWaitingReqs: this.jobs.size - running,
+      stepCounter: this.stepCounter,
+      kvCacheUsage: 0,
+    });
+  }
+
+  /** With nothing to vocode, one stats-only step once the gate reopens, so the gauges settle. */
+  private armIdleStats(): void {
+    if (!this.statsDirty || this.idleStatsTimer !== undefined) return;
+    this.idleStatsTimer = setTimeout(() => {
+      this.idleStatsTimer = undefined;
+      if (!this.started || this.stepTimer !== undefined) return;
+      const schedulerStats = this.takeStatsIfDue();
+      if (schedulerStats !== undefined) this.buffered.push({ timestamp: this.clock(), outputs: [], schedulerStats });
+      else this.armIdleStats();
+    }, this.throttle.intervalSeconds * 1000);
+    this.idleStatsTimer.unref();
+  }
+}

@@ -1,0 +1,58 @@
+import diagnosticsChannel from 'node:diagnostics_channel';
+import type { EngineCoreOutputs, OmniRequestOutput, ReceiveReceipt, StageRequest, TransferReceipt } from './host-contract';
+import type { GenerateOutcome, PipelineObserver } from './pipeline-observer';
+import type { TelemetryGuard } from './telemetry-guard';
+
+/**
+ * `node:diagnostics_channel` names for hosts that prefer publishing events to being patched.
+ * Each message has the same shape as the matching host-contract call, and reaches the same
+ * recorders: `diagnostics_channel.channel(OMNI_CHANNELS.addRequest).publish({ requestId })`.
+ */
+export const OMNI_CHANNELS = {
+  addRequest: 'omni-otel-metrics:orchestrator.add-request',
+  cleanupRequest: 'omni-otel-metrics:orchestrator.cleanup-request',
+  submitToStage: 'omni-otel-metrics:orchestrator.submit-to-stage',
+  enginePolled: 'omni-otel-metrics:orchestrator.engine-polled',
+  transferSent: 'omni-otel-metrics:orchestrator.transfer-sent',
+  transferReceived: 'omni-otel-metrics:orchestrator.transfer-received',
+  generateStart: 'omni-otel-metrics:serving.generate-start',
+  generateOutput: 'omni-otel-metrics:serving.generate-output',
+  generateEnd: 'omni-otel-metrics:serving.generate-end',
+} as const;
+
+/** Message shapes, by channel. */
+export interface OmniChannelMessages {
+  addRequest: { readonly requestId: string };
+  cleanupRequest: { readonly requestId: string };
+  submitToStage: StageRequest;
+  enginePolled: { readonly stageId: number; readonly replicaId: number; readonly outputs: EngineCoreOutputs };
+  transferSent: TransferReceipt;
+  transferReceived: ReceiveReceipt;
+  generateStart: { readonly requestId: string };
+  generateOutput: { readonly requestId: string; readonly output: OmniRequestOutput };
+  generateEnd: { readonly requestId: string; readonly outcome: GenerateOutcome };
+}
+
+type Handlers = { [K in keyof OmniChannelMessages]: (message: OmniChannelMessages[K]) => void };
+
+/** Subscribes the observer to every channel; returns the unsubscribe function. */
+export function subscribeChannels(observer: () => PipelineObserver, guard: TelemetryGuard): () => void {
+  const handlers: Handlers = {
+    addRequest: (m) => observer().requestAdded(m.requestId),
+    cleanupRequest: (m) => observer().requestCleanedUp(m.requestId),
+    submitToStage: (m) => observer().stageSubmitted(m),
+    enginePolled: (m) => observer().enginePolled(m.stageId, m.replicaId, m.outputs),
+    transferSent: (m) => observer().transferSent(m),
+    transferReceived: (m) => observer().transferReceived(m),
+    generateStart: (m) => observer().generateStarted(m.requestId),
+    generateOutput: (m) => observer().generateOutput(m.requestId, m.output),
+    generateEnd: (m) => observer().generateEnded(m.requestId, m.outcome),
+  };
+  const subscriptions = (Object.keys(OMNI_CHANNELS) as Array<keyof OmniChannelMessages>).map((key) => {
+    const name = OMNI_CHANNELS[key];
+    const listener = (message: unknown): void => guard.run(`channel ${name}`, () => (handlers[key] as (m: unknown) => void)(message));
+    diagnosticsChannel.subscribe(name, listener);
+    return () => diagnosticsChannel.unsubscribe(name, listener);
+  });
+  return () => subscriptions.forEach((unsubscribe) => unsubscribe());
+}

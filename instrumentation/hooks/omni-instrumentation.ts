@@ -1,0 +1,206 @@
+import type { MeterProvider } from '@opentelemetry/api';
+import {
+  InstrumentationBase,
+  InstrumentationNodeModuleDefinition,
+  type InstrumentationConfig,
+  type InstrumentationModuleDefinition,
+} from '@opentelemetry/instrumentation';
+import type { OmniMetricsHandle } from '../register';
+import { createRecorders, PACKAGE_VERSION, type OmniRecorders } from '../recorders/recorders';
+import { OMNI_METER_NAME } from '../../views/views';
+import { subscribeChannels } from './channels';
+import { methodOwner, type HostClass } from './class-patcher';
+import type { EngineCoreOutputs, OrchestratorRequest, ReceiveReceipt, StageRequest, TransferReceipt } from './host-contract';
+import { PipelineObserver, type BindingSource } from './pipeline-observer';
+import { observeStream } from './stream-observer';
+import { observeResult, TelemetryGuard } from './telemetry-guard';
+
+/** A host module to hook when it is loaded (`require` or `import`), and which exports are the classes. */
+export interface HostModuleHook {
+  /** Module name as required (`my-serving`), or an absolute file path. */
+  readonly moduleName: string;
+  /** Semver ranges of the module's package versions to patch; default every version. */
+  readonly versions?: readonly string[];
+  readonly orchestratorExport?: string;
+  readonly servingExport?: string;
+}
+
+export interface OmniInstrumentationConfig extends InstrumentationConfig {
+  /** The handle from `registerOmniMetrics`: the recorders the hooks feed. */
+  readonly metrics: OmniMetricsHandle;
+  /** The host's orchestrator class (see `OrchestratorLike`); its prototype is patched. */
+  readonly orchestratorClass?: HostClass;
+  /** The host's serving class (see `OmniServingLike`); its `generate` is patched. */
+  readonly servingClass?: HostClass;
+  /** Host modules to patch when loaded, for classes the host does not hand in. */
+  readonly modules?: readonly HostModuleHook[];
+  /** Also listen on `OMNI_CHANNELS` (default true). */
+  readonly diagnosticsChannels?: boolean;
+}
+
+const ORCHESTRATOR_METHODS = ['addRequest', 'cleanupRequest', 'submitToStage', 'pollEngine', 'sendToNextStage', 'receiveFromPreviousStage'] as const;
+type OrchestratorMethod = (typeof ORCHESTRATOR_METHODS)[number];
+type Method = (this: unknown, ...args: unknown[]) => unknown;
+
+/**
+ * Registers every metric of a pipeline by wrapping its orchestrator and serving classes: no
+ * metric call in the host's code. `enable()` patches, `disable()` restores the original
+ * methods exactly; enabling twice never stacks wrappers. A wrapped method returns what the
+ * original returns (the same value or promise object) and rethrows the host's errors untouched;
+ * telemetry failures are reported once through `diag` and never reach the host.
+ */
+export class OmniInstrumentation extends InstrumentationBase<OmniInstrumentationConfig> {
+  // Declared, not initialised: the base constructor calls init(), _updateMetricInstruments() and
+  // enable() before subclass field initialisers would run (and would then reset them).
+  declare private currentRecorders: OmniRecorders | undefined;
+  declare private explicitProvider: MeterProvider | undefined;
+  declare private currentObserver: PipelineObserver | undefined;
+  declare private currentGuard: TelemetryGuard | undefined;
+  declare private unsubscribe: (() => void) | undefined;
+  declare private patched: Array<{ owner: object; name: string }> | undefined;
+
+  constructor(config: OmniInstrumentationConfig) {
+    if (!config?.metrics) throw new TypeError('OmniInstrumentation needs { metrics } from registerOmniMetrics()');
+    super(OMNI_METER_NAME, PACKAGE_VERSION, config);
+  }
+
+  /** Recorders in use: the handle's own, or ones rebuilt on a provider set with `setMeterProvider`. */
+  get recorders(): OmniRecorders {
+    return this.currentRecorders ?? this._config.metrics;
+  }
+
+  /** The call-site logic the hooks and channels feed (exposed for tests and diagnostics). */
+  get observer(): PipelineObserver {
+    this.currentObserver ??= new PipelineObserver(() => this.recorders, this._config.metrics.stageReplicaMap);
+    return this.currentObserver;
+  }
+
+  override setMeterProvider(meterProvider: MeterProvider): void {
+    this.explicitProvider = meterProvider;
+    super.setMeterProvider(meterProvider);
+  }
+
+  /** Rebuilds every instrument on the provider given to `setMeterProvider`. */
+  protected override _updateMetricInstruments(): void {
+    if (this.explicitProvider === undefined) return; // the handle's provider and recorders are used as they are
+    this.currentRecorders?.statLogger?.stop();
+    this.currentRecorders = createRecorders(this.explicitProvider, this._config.metrics.settings);
+  }
+
+  protected override init(): InstrumentationModuleDefinition[] {
+    return (this._config.modules ?? []).map(
+      (hook) =>
+        new InstrumentationNodeModuleDefinition(
+          hook.moduleName,
+          [...(hook.versions ?? ['*'])],
+          (exports: Record<string, unknown>) => {
+            this.patchClass(exports[hook.orchestratorExport ?? ''] as HostClass | undefined, 'orchestrator');
+            this.patchClass(exports[hook.servingExport ?? ''] as HostClass | undefined, 'serving');
+            return exports;
+          },
+          (exports: Record<string, unknown> | undefined) => {
+            if (exports) this.unpatchAll();
+          },
+        ),
+    );
+  }
+
+  override enable(): void {
+    if (this.isEnabled()) return;
+    super.enable();
+    this.patchClass(this._config.orchestratorClass, 'orchestrator');
+    this.patchClass(this._config.servingClass, 'serving');
+    if (this._config.diagnosticsChannels !== false) this.unsubscribe = subscribeChannels(() => this.observer, this.guard());
+  }
+
+  override disable(): void {
+    if (!this.isEnabled()) return;
+    super.disable();
+    this.unpatchAll();
+    this.unsubscribe?.();
+    this.unsubscribe = undefined;
+    // Requests in flight when disabled are forgotten, so nothing is recorded until enabled again.
+    this.currentObserver = undefined;
+  }
+
+  private guard(): TelemetryGuard {
+    this.currentGuard ??= new TelemetryGuard();
+    return this.currentGuard;
+  }
+
+  private patchClass(hostClass: HostClass | undefined, kind: 'orchestrator' | 'serving'): void {
+    if (typeof hostClass !== 'function' && (typeof hostClass !== 'object' || hostClass === null)) return;
+    const prototype = (hostClass as HostClass).prototype;
+    if (typeof prototype !== 'object' || prototype === null) return;
+    const names: readonly string[] = kind === 'orchestrator' ? ORCHESTRATOR_METHODS : ['generate'];
+    for (const name of names) {
+      const owner = methodOwner(prototype, name);
+      if (owner === undefined) continue;
+      const wrapper = kind === 'orchestrator' ? this.orchestratorWrapper(name as OrchestratorMethod) : this.generateWrapper();
+      this._wrap(owner as Record<string, Method>, name, wrapper);
+      this.patched ??= [];
+      if (!this.patched.some((p) => p.owner === owner && p.name === name)) this.patched.push({ owner, name });
+    }
+  }
+
+  private unpatchAll(): void {
+    for (const { owner, name } of this.patched ?? []) this._unwrap(owner as Record<string, Method>, name);
+    this.patched = [];
+  }
+
+  /** Observes one orchestrator call site after the original ran (cleanup: even if it threw). */
+  private orchestratorWrapper(name: OrchestratorMethod): (original: Method) => Method {
+    const instrumentation = this;
+    const observe = (source: unknown, args: unknown[], result: unknown): void => {
+      const observer = instrumentation.observer;
+      const binding = source as BindingSource;
+      switch (name) {
+        case 'addRequest':
+          return observer.requestAdded((args[0] as OrchestratorRequest).requestId);
+        case 'cleanupRequest':
+          return observer.requestCleanedUp(args[0] as string, binding);
+        case 'submitToStage':
+          return observer.stageSubmitted(args[0] as StageRequest);
+        case 'pollEngine':
+          return observer.enginePolled(args[0] as number, args[1] as number, result as EngineCoreOutputs | undefined);
+        case 'sendToNextStage':
+          return observer.transferSent(result as TransferReceipt | undefined, binding);
+        case 'receiveFromPreviousStage':
+          return observer.transferReceived(result as ReceiveReceipt | undefined, binding);
+      }
+    };
+    return (original) =>
+      function (this: unknown, ...args: unknown[]) {
+        if (!instrumentation.isEnabled()) return original.apply(this, args);
+        const guard = instrumentation.guard();
+        if (name === 'cleanupRequest') {
+          try {
+            return original.apply(this, args);
+          } finally {
+            guard.run(name, () => observe(this, args, undefined));
+          }
+        }
+        return observeResult(original.apply(this, args), guard, name, (value) => observe(this, args, value));
+      };
+  }
+
+  /** Observes the stream `generate` returns; the stream object itself is returned unchanged. */
+  private generateWrapper(): (original: Method) => Method {
+    const instrumentation = this;
+    return (original) =>
+      function (this: unknown, ...args: unknown[]) {
+        const stream = original.apply(this, args);
+        if (!instrumentation.isEnabled()) return stream;
+        const guard = instrumentation.guard();
+        const requestId = (args[0] as { requestId?: unknown } | undefined)?.requestId;
+        if (typeof requestId !== 'string') return stream;
+        const observer = instrumentation.observer;
+        guard.run('generate start', () => observer.generateStarted(requestId));
+        return observeStream(stream, guard, {
+          output: (value) => observer.generateOutput(requestId, value),
+          ended: (outcome) => observer.generateEnded(requestId, outcome),
+          active: () => instrumentation.isEnabled() && instrumentation.currentObserver === observer,
+        });
+      };
+  }
+}

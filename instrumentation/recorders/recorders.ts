@@ -1,0 +1,57 @@
+import type { MeterProvider } from '@opentelemetry/api';
+import type { FeatureOptions, ResolvedCatalog } from '../../views/catalog';
+import type { StageReplicaMap } from '../../views/stage-replica-map';
+import { OMNI_METER_NAME, type NamingScheme } from '../../views/views';
+import { FamilyInstruments } from '../family-instruments';
+import { OmniModalityMetrics } from './modality-metrics';
+import { OmniPrometheusMetrics } from './pipeline-metrics';
+import { OmniStageReplicaMetrics } from './stage-replica-metrics';
+import { OmniStatLogger, type CacheConfigInfo } from './stat-logger';
+import { OmniTransferMetrics } from './transfer-metrics';
+
+export const PACKAGE_VERSION = '0.1.0';
+
+/** Everything recorders need besides a meter; settled once by `registerOmniMetrics`. */
+export interface RecorderSettings {
+  readonly catalog: ResolvedCatalog;
+  readonly naming: NamingScheme;
+  readonly modelName: string;
+  readonly logStats: boolean;
+  readonly stageReplicaMap: StageReplicaMap;
+  readonly features?: FeatureOptions;
+  readonly cacheConfig?: CacheConfigInfo;
+  readonly logIntervalSeconds?: number;
+  readonly logSink?: { info(line: string): void; debug?(line: string): void };
+}
+
+/** The recorders of one pipeline. */
+export interface OmniRecorders {
+  readonly pipeline: OmniPrometheusMetrics;
+  readonly audio: OmniModalityMetrics;
+  readonly transfer: OmniTransferMetrics;
+  readonly stageReplica: OmniStageReplicaMetrics;
+  /** Upstream `vllm:*` statistics; present only when `logStats` is on. */
+  readonly statLogger?: OmniStatLogger;
+}
+
+/** Creates the catalog's instruments on `meterProvider` and the recorders bound to them. */
+export function createRecorders(meterProvider: MeterProvider, settings: RecorderSettings): OmniRecorders {
+  const instruments = new FamilyInstruments(meterProvider.getMeter(OMNI_METER_NAME, PACKAGE_VERSION), settings.catalog, settings.naming);
+  const options = { modelName: settings.modelName, logStats: settings.logStats };
+  return {
+    pipeline: new OmniPrometheusMetrics(instruments, options),
+    audio: new OmniModalityMetrics(instruments, options),
+    transfer: new OmniTransferMetrics(instruments, options),
+    stageReplica: new OmniStageReplicaMetrics(instruments, settings.modelName),
+    statLogger: settings.logStats
+      ? new OmniStatLogger(instruments, {
+          modelName: settings.modelName,
+          stageReplicaMap: settings.stageReplicaMap,
+          features: settings.features,
+          cacheConfig: settings.cacheConfig,
+          logIntervalSeconds: settings.logIntervalSeconds,
+          logSink: settings.logSink,
+        })
+      : undefined,
+  };
+}

@@ -1,0 +1,41 @@
+import assert from 'node:assert/strict';
+import { registerOmniMetrics } from '../../instrumentation/register';
+import { populateEveryFamily } from '../support/populate';
+import { checkMetrics } from '../support/promtool';
+
+/**
+ * `promtool check metrics` on a full scrape (every family of every group populated) may report
+ * only the lints real vLLM / vLLM-Omni output also gets: colons in names, the histogram
+ * `vllm:iteration_tokens_total` ending in `_total`, and (promtool 2.x) the `_s` unit abbreviation
+ * of the seed design's pipeline names. Any other finding, or a parse error, fails.
+ */
+describe('promtool check metrics on a full scrape', () => {
+  it('reports exactly the known lints and no parse error', async () => {
+    const handle = await registerOmniMetrics({
+      modelName: 'm',
+      stagePools: [1, 2, 1],
+      logStats: true,
+      showHiddenMetrics: true,
+      features: { specDecode: { numSpeculativeTokens: 2 }, kvConnector: 'nixl', lora: { maxLoras: 1 }, kvCacheMetrics: true, corruptedRequests: true },
+      prometheus: false,
+      logIntervalSeconds: 0,
+    });
+    populateEveryFamily(handle);
+    const text = await handle.metricsText();
+    await handle.shutdown();
+
+    const result = await checkMetrics(text);
+    assert.equal(result.parseError, undefined, result.raw);
+    const expected = new Set<string>();
+    for (const family of handle.catalog.families) {
+      expected.add(`${family.name} metric names should not contain ':'`);
+      if (/_s$/.test(family.name)) expected.add(`${family.name} metric names should not contain abbreviated units`);
+    }
+    expected.add('vllm:iteration_tokens_total non-counter metrics should not have "_total" suffix');
+    const unexpected = result.findings.filter((finding) => !expected.has(finding));
+    assert.deepEqual(unexpected, [], 'findings beyond the known lints');
+    assert.ok(result.findings.includes('vllm:iteration_tokens_total non-counter metrics should not have "_total" suffix'));
+    assert.ok(result.findings.includes("vllm:num_requests_running metric names should not contain ':'"));
+    assert.equal(result.exitCode, 3, 'lint findings only (exit 3), not a parse failure (exit 1)');
+  });
+});

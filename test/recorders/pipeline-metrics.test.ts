@@ -1,0 +1,218 @@
+import assert from 'node:assert/strict';
+import type { OmniMetricsHandle } from '../../instrumentation/register';
+import { OmniRequestCounter, waitingRequests } from '../../instrumentation/recorders/pipeline-metrics';
+import { SECONDS_BUCKETS } from '../../views/buckets';
+import { PIPELINE_FAMILIES } from '../../views/pipeline-families';
+import { declaredFamilyNames, parseSamples, sampleValue, seriesOf } from '../support/exposition';
+import { assertHistogram, assertNoSeries, assertSample, register } from './harness';
+
+const M = { model_name: 'm' };
+const E2E = 'vllm:omni_e2e_request_latency_s';
+const SUCCESS = 'vllm:omni_requests_success_total';
+
+describe('recorders: OmniPrometheusMetrics (pipeline families)', () => {
+  describe('with logStats on', () => {
+    let handle: OmniMetricsHandle;
+    beforeEach(async () => {
+      handle = await register({ stagePools: [1] });
+    });
+    afterEach(() => handle.shutdown());
+
+    it('exposes the eager running / waiting / e2e series with zero values before any record', async () => {
+      const text = await handle.metricsText();
+      assertSample(text, 'vllm:omni_num_requests_running', M, 0);
+      assertSample(text, 'vllm:omni_num_requests_waiting', M, 0);
+      assertHistogram(text, E2E, M, SECONDS_BUCKETS, []);
+      // requests_success is not pre-bound: no series until the first completion.
+      assert.deepEqual(seriesOf(text, SUCCESS), []);
+    });
+
+    it('requestSucceeded counts by reason and observes e2e; requestFailed counts abort without an e2e sample', async () => {
+      const e2eValues = [0.04, 0.3, 7.5];
+      handle.pipeline.requestSucceeded(e2eValues[0] as number, 'stop');
+      handle.pipeline.requestSucceeded(e2eValues[1] as number, 'length');
+      handle.pipeline.requestSucceeded(e2eValues[2] as number); // default reason: stop
+      handle.pipeline.requestFailed();
+      const text = await handle.metricsText();
+
+      assertSample(text, SUCCESS, { ...M, finished_reason: 'stop' }, 2);
+      assertSample(text, SUCCESS, { ...M, finished_reason: 'length' }, 1);
+      assertSample(text, SUCCESS, { ...M, finished_reason: 'abort' }, 1);
+      assert.equal(seriesOf(text, SUCCESS).length, 3, 'exactly the three reasons used');
+
+      // 3 successes + 1 failure: e2e _count stays 3.
+      const e2e = assertHistogram(text, E2E, M, SECONDS_BUCKETS, e2eValues);
+      assert.equal(e2e.count, 3);
+      assert.deepEqual(
+        e2e.buckets.slice(0, 8),
+        [['0.05', 1], ['0.1', 1], ['0.25', 1], ['0.5', 2], ['1.0', 2], ['2.0', 2], ['5.0', 2], ['10.0', 3]],
+      );
+      assert.equal(e2e.sum, 0.04 + 0.3 + 7.5);
+    });
+
+    it('a failure alone creates the abort series and leaves e2e at its zero series', async () => {
+      handle.pipeline.requestFailed();
+      handle.pipeline.requestFailed();
+      const text = await handle.metricsText();
+      assertSample(text, SUCCESS, { ...M, finished_reason: 'abort' }, 2);
+      assertHistogram(text, E2E, M, SECONDS_BUCKETS, []);
+    });
+
+    it('an empty finished_reason falls back to stop', async () => {
+      handle.pipeline.requestSucceeded(1.0, '');
+      const text = await handle.metricsText();
+      assert.deepEqual(seriesOf(text, SUCCESS), [{ ...M, finished_reason: 'stop' }]);
+      assertSample(text, SUCCESS, { ...M, finished_reason: 'stop' }, 1);
+    });
+
+    it('running / waiting gauges keep the last value set', async () => {
+      handle.pipeline.setRunning(4);
+      handle.pipeline.setWaiting(9);
+      handle.pipeline.setRunning(2);
+      handle.pipeline.setWaiting(waitingRequests(5, 2));
+      const text = await handle.metricsText();
+      assertSample(text, 'vllm:omni_num_requests_running', M, 2);
+      assertSample(text, 'vllm:omni_num_requests_waiting', M, 3);
+      assert.equal(seriesOf(text, 'vllm:omni_num_requests_running').length, 1, 'the eager series is the written one');
+    });
+
+    it('observeTokens adds positive counts only', async () => {
+      handle.pipeline.observeTokens(10, 0);
+      handle.pipeline.observeTokens(0, 5);
+      handle.pipeline.observeTokens(-3, -1);
+      handle.pipeline.observeTokens(7, 3);
+      const text = await handle.metricsText();
+      assertSample(text, 'vllm:omni_prompt_tokens_total', M, 10 + 7);
+      assertSample(text, 'vllm:omni_generation_tokens_total', M, 5 + 3);
+    });
+
+    it('observeTokens with only non-positive counts creates no token series', async () => {
+      handle.pipeline.observeTokens(0, 0);
+      handle.pipeline.observeTokens(-1, -20);
+      const text = await handle.metricsText();
+      assertNoSeries(text, 'vllm:omni_prompt_tokens_total', 'vllm:omni_generation_tokens_total');
+      assert.ok(text.includes('# TYPE vllm:omni_prompt_tokens_total counter'), 'the family is still declared');
+    });
+  });
+
+  describe('helpers', () => {
+    it('waitingRequests is tracked minus running, clamped at 0', () => {
+      assert.equal(waitingRequests(5, 3), 2);
+      assert.equal(waitingRequests(4, 4), 0);
+      assert.equal(waitingRequests(3, 5), 0);
+      assert.equal(waitingRequests(0, 0), 0);
+    });
+
+    it('OmniRequestCounter counts up and never goes below 0', () => {
+      const counter = new OmniRequestCounter();
+      assert.equal(counter.value, 0);
+      counter.decrement();
+      assert.equal(counter.value, 0);
+      counter.increment();
+      counter.increment();
+      counter.increment();
+      assert.equal(counter.value, 3);
+      counter.decrement();
+      assert.equal(counter.value, 2);
+      counter.decrement();
+      counter.decrement();
+      counter.decrement();
+      counter.decrement();
+      assert.equal(counter.value, 0);
+      counter.increment();
+      assert.equal(counter.value, 1);
+    });
+  });
+
+  describe('with the vllm_omni: prefix', () => {
+    it('records under the newer names', async () => {
+      const handle = await register({ stagePools: [1], prefix: 'vllm_omni:' });
+      try {
+        handle.pipeline.requestSucceeded(0.5, 'stop');
+        handle.pipeline.observeTokens(3, 4);
+        const text = await handle.metricsText();
+        assertSample(text, 'vllm_omni:requests_success_total', { ...M, finished_reason: 'stop' }, 1);
+        assertSample(text, 'vllm_omni:prompt_tokens_total', M, 3);
+        assertSample(text, 'vllm_omni:generation_tokens_total', M, 4);
+        assertHistogram(text, 'vllm_omni:e2e_request_latency_s', M, SECONDS_BUCKETS, [0.5]);
+        assert.equal(parseSamples(text).filter((s) => s.name.startsWith('vllm:omni_')).length, 0);
+      } finally {
+        await handle.shutdown();
+      }
+    });
+  });
+
+  describe('with logStats off', () => {
+    let handle: OmniMetricsHandle;
+    before(async () => {
+      handle = await register({ stagePools: [1, 2], logStats: false });
+    });
+    after(() => handle.shutdown());
+
+    it('every recorder method is a no-op: only the eager zero series are exposed', async () => {
+      const { pipeline, audio, transfer } = handle;
+      pipeline.setRunning(3);
+      pipeline.setWaiting(2);
+      pipeline.requestSucceeded(1.5, 'stop');
+      pipeline.requestFailed();
+      pipeline.observeTokens(10, 20);
+      audio.observeAudioTtfp(1, 0, 0.2);
+      audio.observeAudioDuration(1, 0, 2);
+      audio.observeAudioRtf(1, 0, 0.5);
+      audio.incAudioFrames(1, 0, 480);
+      audio.observeAudioUnderrun(1, 0, 0.3);
+      audio.incAudioContinuityOk(1, 0, 100);
+      audio.incAudioSkipped(1, 0, 'no_audio_data');
+      audio.observeModalityAtFinalize({
+        outputType: 'audio',
+        stageId: 1,
+        replicaId: 0,
+        stageMetrics: { stageGenTimeMs: 100, audioGeneratedFrames: 24000 },
+      });
+      audio.observeAudioFirstPacket({ stageId: 1, replicaId: 0, arrivalTs: 10, nowTs: 10.5 });
+      audio.observeAudioStreamingFinalize({
+        stageId: 1,
+        replicaId: 0,
+        chunkArrivalTimesS: [0, 1],
+        chunkBytes: [100, 100],
+        sampleRate: 24000,
+      });
+      transfer.observeSize(0, 0, 1, 1, 4096);
+      transfer.observeTxTime(0, 0, 1, 1, 0.01);
+      transfer.observeRxTime(0, 0, 1, 1, 0.01);
+      transfer.observeInFlightTime(0, 0, 1, 1, 0.01);
+      assert.equal(handle.statLogger, undefined, 'no upstream stat logger without logStats');
+
+      const text = await handle.metricsText();
+      const samples = parseSamples(text);
+      const names = [...new Set(samples.map((s) => s.name))].sort();
+      assert.deepEqual(names, [
+        'vllm:omni_e2e_request_latency_s_bucket',
+        'vllm:omni_e2e_request_latency_s_count',
+        'vllm:omni_e2e_request_latency_s_sum',
+        'vllm:omni_num_requests_running',
+        'vllm:omni_num_requests_waiting',
+      ]);
+      assertSample(text, 'vllm:omni_num_requests_running', M, 0);
+      assertSample(text, 'vllm:omni_num_requests_waiting', M, 0);
+      assertHistogram(text, E2E, M, SECONDS_BUCKETS, []);
+      assert.ok(samples.every((s) => sameModelOnly(s.labels)), 'the zero series carry model_name only');
+    });
+
+    it('every pipeline family is still declared, and no upstream family is', async () => {
+      const text = await handle.metricsText();
+      const declared = declaredFamilyNames(text);
+      const expected = Object.values(PIPELINE_FAMILIES).map(
+        (def) => `vllm:omni_${def.baseName}${def.type === 'counter' ? '_total' : ''}`,
+      );
+      assert.equal(expected.length, 19);
+      assert.deepEqual(declared, expected);
+      assert.equal(sampleValue(text, 'vllm:num_requests_running', { model_name: 'm', stage: '0', replica: '0' }), undefined);
+    });
+  });
+});
+
+function sameModelOnly(labels: Record<string, string>): boolean {
+  const { le: _le, ...rest } = labels;
+  return Object.keys(rest).length === 1 && rest.model_name === 'm';
+}
