@@ -63,7 +63,7 @@ export {
   DEFAULT_PROMETHEUS_HOST,
   DEFAULT_METRICS_PATH,
 } from './exporters/prometheus-http';
-export type { MetricsMiddleware, PrometheusServer, PrometheusServerOptions } from './exporters/prometheus-http';
+export type { MetricsMiddleware, MetricsTextSource, PrometheusServer, PrometheusServerOptions } from './exporters/prometheus-http';
 export { formatGoFloat } from './exporters/go-float';
 
 // Recorders

@@ -1,12 +1,16 @@
 import { diag } from '@opentelemetry/api';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { OmniPrometheusReader } from './prometheus-reader';
 import { OPENMETRICS_CONTENT_TYPE, TEXT_CONTENT_TYPE, type ExpositionFormat } from './prometheus-serializer';
 
 export const DEFAULT_PROMETHEUS_PORT = 9464;
 export const DEFAULT_PROMETHEUS_HOST = '0.0.0.0';
 export const DEFAULT_METRICS_PATH = '/metrics';
+
+/** Anything that renders the exposition: an `OmniPrometheusReader`, or a cluster aggregate. */
+export interface MetricsTextSource {
+  metricsText(format: ExpositionFormat): Promise<string>;
+}
 
 /** Node's request listener shape, plus the optional `next` that express/connect/fastify-middie pass. */
 export type MetricsMiddleware = (request: IncomingMessage, response: ServerResponse, next?: (error?: unknown) => void) => void;
@@ -16,7 +20,7 @@ export type MetricsMiddleware = (request: IncomingMessage, response: ServerRespo
  * `Accept` asks for it). Other methods on the path get 405. Other paths go to `next` when the
  * host's framework provides one (mounted middleware), or 404 on a bare `node:http` server.
  */
-export function createMetricsHandler(reader: OmniPrometheusReader, path: string = DEFAULT_METRICS_PATH): MetricsMiddleware {
+export function createMetricsHandler(reader: MetricsTextSource, path: string = DEFAULT_METRICS_PATH): MetricsMiddleware {
   return (request, response, next) => {
     const pathname = (request.url ?? '/').split('?', 1)[0];
     if (pathname !== path) {
@@ -71,7 +75,7 @@ export interface PrometheusServer {
 
 /** Serves the reader on its own port. Resolves once listening; rejects on bind errors. */
 export async function startPrometheusServer(
-  reader: OmniPrometheusReader,
+  reader: MetricsTextSource,
   options: PrometheusServerOptions = {},
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<PrometheusServer> {

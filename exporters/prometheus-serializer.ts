@@ -18,6 +18,8 @@ export interface DeclaredFamily {
   readonly buckets?: readonly number[];
   /** A label set printed with zero values while no sample carries it (eagerly bound series). */
   readonly eagerAttributes?: Attributes;
+  /** The SDK stream name when it differs from `name` (the `otel` naming scheme): folded into this family. */
+  readonly streamName?: string;
 }
 
 export type ExpositionFormat = 'text' | 'openmetrics';
@@ -60,14 +62,16 @@ export function serializePrometheus(
 ): string {
   const openMetrics = options.format === 'openmetrics';
   const families = new Map<string, Family>();
+  const aliases = new Map<string, string>();
   for (const family of declared) {
     families.set(family.name, { name: family.name, type: family.type, help: family.help, series: [], declared: family });
+    if (family.streamName !== undefined && family.streamName !== family.name) aliases.set(family.streamName, family.name);
   }
   for (const scopeMetrics of resourceMetrics.scopeMetrics) {
     const scopeLabels: Attributes = options.withScopeLabels
       ? { otel_scope_name: scopeMetrics.scope.name, otel_scope_version: scopeMetrics.scope.version ?? '' }
       : {};
-    for (const metric of scopeMetrics.metrics) addMetric(families, metric, scopeLabels);
+    for (const metric of scopeMetrics.metrics) addMetric(families, aliases, metric, scopeLabels);
   }
 
   const lines: string[] = [];
@@ -77,13 +81,13 @@ export function serializePrometheus(
   return lines.length === 0 ? '' : `${lines.join('\n')}\n`;
 }
 
-function addMetric(families: Map<string, Family>, metric: MetricData, scopeLabels: Attributes): void {
+function addMetric(families: Map<string, Family>, aliases: ReadonlyMap<string, string>, metric: MetricData, scopeLabels: Attributes): void {
   const type = prometheusType(metric);
   if (type === undefined) {
     diag.warn(`omni-otel-metrics: ${metric.descriptor.name} is an exponential histogram; the Prometheus text format cannot carry it`);
     return;
   }
-  const name = familyName(metric.descriptor.name, type);
+  const name = aliases.get(metric.descriptor.name) ?? familyName(metric.descriptor.name, type);
   let family = families.get(name);
   if (family === undefined) {
     family = { name, type, help: metric.descriptor.description, series: [] };

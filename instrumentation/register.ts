@@ -109,7 +109,7 @@ export async function registerOmniMetrics(options: OmniMetricsOptions): Promise<
           withScopeLabels: options.prometheus ? options.prometheus.withScopeLabels : undefined,
         })
       : undefined);
-  reader?.declareFamilies(declaredFamilies(catalog, options.modelName));
+  reader?.declareFamilies(declaredFamilies(catalog, options.modelName, naming));
   const meterProvider =
     options.meterProvider ??
     new MeterProvider({
@@ -162,8 +162,9 @@ export async function registerOmniMetrics(options: OmniMetricsOptions): Promise<
 }
 
 /** HELP/TYPE for every registered family, and the zero series of the eagerly bound ones. */
-export function declaredFamilies(catalog: ResolvedCatalog, modelName: string): DeclaredFamily[] {
+export function declaredFamilies(catalog: ResolvedCatalog, modelName: string, naming: NamingScheme = 'vllm'): DeclaredFamily[] {
   return catalog.families.map((family) => ({
+    streamName: naming === 'otel' ? family.otelName : undefined,
     name: family.name,
     type: family.type,
     help: family.help,

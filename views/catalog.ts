@@ -1,6 +1,6 @@
 import { build125Buckets } from './buckets';
 import type { FamilyDefinition, FamilyGroup, FamilyType } from './family-definition';
-import { DEFAULT_PIPELINE_PREFIX, exposedName, instrumentNameFor, PIPELINE_PREFIXES, type PipelinePrefix } from './names';
+import { DEFAULT_PIPELINE_PREFIX, exposedName, instrumentNameFor, otelNameFor, PIPELINE_PREFIXES, type PipelinePrefix } from './names';
 import { PIPELINE_FAMILIES, type PipelineFamilyKey } from './pipeline-families';
 import { UPSTREAM_FAMILIES, type UpstreamFamilyKey } from './upstream-families';
 
@@ -52,6 +52,8 @@ export interface ResolvedFamily {
   readonly name: string;
   /** OpenTelemetry instrument name (no colons). */
   readonly instrumentName: string;
+  /** Stream name under the `otel` naming scheme (instrument name without its unit token). */
+  readonly otelName: string;
   readonly type: FamilyType;
   readonly help: string;
   /** Exposed label names, `le` excluded; `engine` already replaced by `stage`, `replica`. */
@@ -88,11 +90,13 @@ export function resolveCatalog(options: CatalogOptions = {}): ResolvedCatalog {
   const add = (key: FamilyKey, namePrefix: string, def: FamilyDefinition): void => {
     if (!enabled.has(def.group)) return;
     const name = exposedName(namePrefix, def.baseName, def.type);
+    const instrumentName = instrumentNameFor(namePrefix, def.baseName);
     const defaultBuckets = def.buckets === 'request_tokens' ? requestTokenBuckets : def.buckets;
     families.push({
       key,
       name,
-      instrumentName: instrumentNameFor(namePrefix, def.baseName),
+      instrumentName,
+      otelName: otelNameFor(instrumentName, def.unit),
       type: def.type,
       help: def.help,
       labels: def.labels.flatMap((label) => (label === 'engine' ? ['stage', 'replica'] : [label])),

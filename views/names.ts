@@ -20,3 +20,13 @@ export function exposedName(prefix: string, baseName: string, type: string): str
 export function instrumentNameFor(prefix: string, baseName: string): string {
   return `${prefix}${baseName}`.replace(/:/g, '.');
 }
+
+/**
+ * The `otel` naming scheme's stream name: the instrument name without a trailing unit token,
+ * since OpenTelemetry carries the unit separately (`vllm.e2e_request_latency_seconds` with unit
+ * `s` becomes `vllm.e2e_request_latency`; a collector's suffix strategy adds `_seconds` back).
+ */
+export function otelNameFor(instrumentName: string, unit: string): string {
+  const token = unit === 's' ? /_(seconds|s)$/ : unit === 'By' ? /_bytes$/ : undefined;
+  return token ? instrumentName.replace(token, '') : instrumentName;
+}

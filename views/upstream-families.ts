@@ -27,7 +27,7 @@ export const UPSTREAM_FAMILIES = {
     type: 'gauge',
     help: "Number of requests in model execution batches.",
     labels: ["model_name", "engine"],
-    unit: '',
+    unit: '{request}',
     group: 'core',
   },
   numRequestsWaiting: {
@@ -35,7 +35,7 @@ export const UPSTREAM_FAMILIES = {
     type: 'gauge',
     help: "Number of requests waiting to be processed.",
     labels: ["model_name", "engine"],
-    unit: '',
+    unit: '{request}',
     group: 'core',
   },
   numRequestsWaitingByReason: {
@@ -43,7 +43,7 @@ export const UPSTREAM_FAMILIES = {
     type: 'gauge',
     help: "Number of waiting requests by reason. Reason labels: 'capacity' = waiting for scheduling capacity; 'deferred' = deferred by transient constraints (LoRA budget, KV transfer, blocked status). Sum of all reasons equals vllm:num_requests_waiting.",
     labels: ["model_name", "engine", "reason"],
-    unit: '',
+    unit: '{request}',
     group: 'core',
   },
   engineSleepState: {
@@ -67,7 +67,7 @@ export const UPSTREAM_FAMILIES = {
     type: 'counter',
     help: "Prefix cache queries, in terms of number of queried tokens.",
     labels: ["model_name", "engine"],
-    unit: '',
+    unit: '{token}',
     group: 'core',
   },
   prefixCacheHits: {
@@ -75,7 +75,7 @@ export const UPSTREAM_FAMILIES = {
     type: 'counter',
     help: "Prefix cache hits, in terms of number of cached tokens.",
     labels: ["model_name", "engine"],
-    unit: '',
+    unit: '{token}',
     group: 'core',
   },
   externalPrefixCacheQueries: {
@@ -83,7 +83,7 @@ export const UPSTREAM_FAMILIES = {
     type: 'counter',
     help: "External prefix cache queries from KV connector cross-instance cache sharing, in terms of number of queried tokens.",
     labels: ["model_name", "engine"],
-    unit: '',
+    unit: '{token}',
     group: 'core',
   },
   externalPrefixCacheHits: {
@@ -91,7 +91,7 @@ export const UPSTREAM_FAMILIES = {
     type: 'counter',
     help: "External prefix cache hits from KV connector cross-instance cache sharing, in terms of number of cached tokens.",
     labels: ["model_name", "engine"],
-    unit: '',
+    unit: '{token}',
     group: 'core',
   },
   mmCacheQueries: {
@@ -99,7 +99,7 @@ export const UPSTREAM_FAMILIES = {
     type: 'counter',
     help: "Multi-modal cache queries, in terms of number of queried items.",
     labels: ["model_name", "engine"],
-    unit: '',
+    unit: '{item}',
     group: 'core',
   },
   mmCacheHits: {
@@ -107,7 +107,7 @@ export const UPSTREAM_FAMILIES = {
     type: 'counter',
     help: "Multi-modal cache hits, in terms of number of cached items.",
     labels: ["model_name", "engine"],
-    unit: '',
+    unit: '{item}',
     group: 'core',
   },
   corruptedRequests: {
@@ -115,7 +115,7 @@ export const UPSTREAM_FAMILIES = {
     type: 'counter',
     help: "Corrupted requests, in terms of total number of requests with NaNs in logits.",
     labels: ["model_name", "engine"],
-    unit: '',
+    unit: '{request}',
     group: 'corruptedRequests',
   },
   numPreemptions: {
@@ -123,7 +123,7 @@ export const UPSTREAM_FAMILIES = {
     type: 'counter',
     help: "Cumulative number of preemption from the engine.",
     labels: ["model_name", "engine"],
-    unit: '',
+    unit: '{preemption}',
     group: 'core',
   },
   promptTokens: {
@@ -163,7 +163,7 @@ export const UPSTREAM_FAMILIES = {
     type: 'counter',
     help: "Count of successfully processed requests.",
     labels: ["model_name", "engine", "finished_reason"],
-    unit: '',
+    unit: '{request}',
     group: 'core',
   },
   requestPromptTokens: {
@@ -383,7 +383,7 @@ export const UPSTREAM_FAMILIES = {
     type: 'counter',
     help: "Number of spec decoding drafts.",
     labels: ["model_name", "engine"],
-    unit: '',
+    unit: '{draft}',
     group: 'specDecode',
   },
   specDecodeNumDraftTokens: {
@@ -451,7 +451,7 @@ export const UPSTREAM_FAMILIES = {
     type: 'counter',
     help: "Number of failed NIXL KV Cache transfers.",
     labels: ["model_name", "engine"],
-    unit: '',
+    unit: '{transfer}',
     group: 'kvConnector',
   },
   nixlNumFailedNotifications: {
@@ -459,7 +459,7 @@ export const UPSTREAM_FAMILIES = {
     type: 'counter',
     help: "Number of failed NIXL KV Cache notifications.",
     labels: ["model_name", "engine"],
-    unit: '',
+    unit: '{notification}',
     group: 'kvConnector',
   },
   nixlNumKvExpiredReqs: {
@@ -467,7 +467,7 @@ export const UPSTREAM_FAMILIES = {
     type: 'counter',
     help: "Number of requests that had their KV expire. NOTE: This metric is tracked on the P instance.",
     labels: ["model_name", "engine"],
-    unit: '',
+    unit: '{request}',
     group: 'kvConnector',
   },
   gpuCacheUsagePerc: {
@@ -484,7 +484,7 @@ export const UPSTREAM_FAMILIES = {
     type: 'counter',
     help: "GPU prefix cache queries, in terms of number of queriedtokens. DEPRECATED: Use vllm:prefix_cache_queries instead.",
     labels: ["model_name", "engine"],
-    unit: '',
+    unit: '{token}',
     group: 'hidden',
     deprecatedFor: "vllm:prefix_cache_queries",
   },
@@ -493,7 +493,7 @@ export const UPSTREAM_FAMILIES = {
     type: 'counter',
     help: "GPU prefix cache hits, in terms of number of cached tokens. DEPRECATED: Use vllm:prefix_cache_hits instead.",
     labels: ["model_name", "engine"],
-    unit: '',
+    unit: '{token}',
     group: 'hidden',
     deprecatedFor: "vllm:prefix_cache_hits",
   },

@@ -39,7 +39,7 @@ export function createOmniViews(catalog: ResolvedCatalog, options: OmniViewsOpti
       instrumentName: family.instrumentName,
       description: family.help,
     };
-    if (naming === 'vllm') view.name = family.name;
+    view.name = naming === 'vllm' ? family.name : family.otelName;
     if (family.type === 'histogram') {
       view.aggregation = {
         type: AggregationType.EXPLICIT_BUCKET_HISTOGRAM,

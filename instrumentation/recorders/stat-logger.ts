@@ -68,7 +68,8 @@ export class OmniStatLogger {
       if (series === undefined) return;
       if (schedulerStats) this.recordScheduler(series, schedulerStats);
       if (iterationStats) this.recordIteration(series, iterationStats);
-      this.loggingLoggers[engineIdx]?.record(schedulerStats ?? undefined, iterationStats ?? undefined);
+      const stepStats = schedulerStats && !schedulerStats.sleepStateOnly ? schedulerStats : undefined;
+      this.loggingLoggers[engineIdx]?.record(stepStats, iterationStats ?? undefined);
     } catch (error) {
       diag.warn('omni-otel-metrics: OmniStatLogger.record failed; the stats of this poll are dropped', error);
     }
@@ -126,6 +127,11 @@ export class OmniStatLogger {
   }
 
   private recordScheduler(series: EngineSeries, stats: SchedulerStats): void {
+    // A sleep-state-only update is telemetry, not a scheduler step: its zero counts must not overwrite the gauges.
+    if (stats.sleepStateOnly) {
+      if (stats.sleepState) this.recordSleepStateOn(series, stats.sleepState.sleeping, stats.sleepState.level);
+      return;
+    }
     // vLLM publishes "awake" when the engine starts; ours is the replica's first record.
     if (!series.sleepStateInitialised) this.recordSleepStateOn(series, false, 0);
     series.running.record(stats.numRunningReqs);
