@@ -66,14 +66,36 @@ export {
 export type { MetricsMiddleware, MetricsTextSource, PrometheusServer, PrometheusServerOptions } from './exporters/prometheus-http';
 export { formatGoFloat } from './exporters/go-float';
 
+// OTLP, console and the standard OTEL_* configuration
+export { parseOtelEnv } from './exporters/otlp/otel-env';
+export type { FromVariable, OtelEnvConfig, OtelEnvironment } from './exporters/otlp/otel-env';
+export { resolveExportSettings } from './exporters/otlp/export-settings';
+export type { ExportOptions, ExportSettings, OtlpExporterSettings } from './exporters/otlp/export-settings';
+export { createOtlpMetricExporter, GRPC_EXPORTER_PACKAGE } from './exporters/otlp/otlp-metric-exporter';
+export { createPushReaders } from './exporters/otlp/push-readers';
+export { buildResource } from './exporters/otlp/otel-resource';
+export type { ResourceOptions } from './exporters/otlp/otel-resource';
+export {
+  collectorPrometheusName,
+  collectorNamingMarkdown,
+  COLLECTOR_TRANSLATION_STRATEGIES,
+} from './exporters/otlp/collector-naming';
+export type { CollectorTranslationStrategy } from './exporters/otlp/collector-naming';
+export {
+  METRICS_EXPORTER_NAMES,
+  OTLP_PROTOCOLS,
+  OTLP_COMPRESSIONS,
+  TEMPORALITY_PREFERENCES,
+  DEFAULT_OTLP_PROTOCOL,
+  DEFAULT_EXPORT_INTERVAL_MILLIS,
+  DEFAULT_EXPORT_TIMEOUT_MILLIS,
+} from './exporters/otlp/types';
+export type { MetricsExporterName, OtlpCompression, OtlpOptions, OtlpProtocol, TemporalityPreference } from './exporters/otlp/types';
+
 // Recorders
 export { OmniPrometheusMetrics, OmniRequestCounter, waitingRequests } from './instrumentation/recorders/pipeline-metrics';
 export type { RecorderOptions } from './instrumentation/recorders/pipeline-metrics';
-export {
-  OmniModalityMetrics,
-  AUDIO_CONTINUITY_DEFAULT_THRESHOLD_S,
-  DEFAULT_AUDIO_SAMPLE_RATE,
-} from './instrumentation/recorders/modality-metrics';
+export { OmniModalityMetrics } from './instrumentation/recorders/modality-metrics';
 export type {
   FinalizeInput,
   FirstPacketInput,
@@ -92,6 +114,103 @@ export type {
 export { OmniStageReplicaMetrics } from './instrumentation/recorders/stage-replica-metrics';
 export type { StageReplicaSample } from './instrumentation/recorders/stage-replica-metrics';
 export { OmniStatLogger } from './instrumentation/recorders/stat-logger';
-export type { CacheConfigInfo, OmniStatLoggerOptions } from './instrumentation/recorders/stat-logger';
+export type { CacheConfigInfo, IterationStatsSink, OmniStatLoggerOptions } from './instrumentation/recorders/stat-logger';
+export { OmniGenAiMetrics, GEN_AI_METER_NAME } from './instrumentation/recorders/gen-ai-metrics';
+export {
+  GEN_AI_METRICS,
+  GEN_AI_TIME_TO_FIRST_TOKEN_BUCKETS,
+  GEN_AI_TIME_PER_OUTPUT_TOKEN_BUCKETS,
+  GEN_AI_DURATION_BUCKETS,
+  GEN_AI_TOKEN_BUCKETS,
+} from './instrumentation/recorders/gen-ai-semconv';
+export type { GenAiMetricDefinition } from './instrumentation/recorders/gen-ai-semconv';
 export type { LabelValue } from './instrumentation/series-table';
-export { countAudioFrames } from './instrumentation/audio/frames';
+export { countAudioFrames, audioChunkPcmBytes } from './instrumentation/audio/frames';
+
+// Instrumentation: hooks on the host's classes, or diagnostics_channel messages
+export { OmniInstrumentation } from './instrumentation/hooks/omni-instrumentation';
+export type { HostModuleHook, OmniInstrumentationConfig } from './instrumentation/hooks/omni-instrumentation';
+export { OMNI_CHANNELS } from './instrumentation/hooks/channels';
+export type { OmniChannelMessages } from './instrumentation/hooks/channels';
+export type { GenerateOutcome } from './instrumentation/hooks/pipeline-observer';
+export type {
+  EngineCoreOutput,
+  EngineCoreOutputs,
+  OmniRequestOutput,
+  OmniServingLike,
+  OrchestratorLike,
+  OrchestratorRequest,
+  ReceiveReceipt,
+  StageOutputMetrics,
+  StagePoolLike,
+  StageRequest,
+  TransferReceipt,
+} from './instrumentation/hooks/host-contract';
+export { createRecorders } from './instrumentation/recorders/recorders';
+export type { OmniRecorders, RecorderSettings } from './instrumentation/recorders/recorders';
+
+// vLLM's stats records and math
+export {
+  FINISH_REASONS,
+  isFinishReason,
+  PrefixCacheStats,
+  MultiModalCacheStats,
+  SpecDecodingStats,
+  PromptTokenStats,
+  createSchedulerStats,
+  createPrefixCacheStats,
+  createMultiModalCacheStats,
+  createSpecDecodingStats,
+  createPrefillStats,
+  createPromptTokenStats,
+  createRequestStateStats,
+} from './instrumentation/stats/types';
+export type {
+  FinishReason,
+  BaseCacheStats,
+  PrefixCacheCounts,
+  KvCacheEvictionEvent,
+  NixlKvConnectorStats,
+  PerfStats,
+  EngineSleepState,
+  SpecDecodingCounts,
+  SchedulerStats,
+  PrefillStats,
+  PrefillStatsInput,
+  PromptTokenSource,
+  RequestStateStats,
+  FinishedRequestStats,
+  EngineCoreEvent,
+  EngineCoreEventType,
+} from './instrumentation/stats/types';
+export { IterationStats } from './instrumentation/stats/iteration-stats';
+export type { EngineCoreOutputUpdate, FinishedRequestInput, IterationStatsOptions } from './instrumentation/stats/iteration-stats';
+export { RequestStatsBuilder } from './instrumentation/stats/request-stats-builder';
+export type { ArrivedInfo, ScheduledInfo, RequestStatsBuilderOptions } from './instrumentation/stats/request-stats-builder';
+export { StatsThrottle, DEFAULT_STATS_INTERVAL_SECONDS } from './instrumentation/stats/stats-throttle';
+export type { StatsThrottleOptions } from './instrumentation/stats/stats-throttle';
+export { LoggingStatLogger } from './instrumentation/stats/logging-stat-logger';
+export type { LoggingStatLoggerOptions, LogLineSink } from './instrumentation/stats/logging-stat-logger';
+export { PeriodicLogger, DEFAULT_LOG_STATS_INTERVAL_SECONDS } from './instrumentation/stats/periodic-logger';
+export type { PeriodicLoggerOptions, PeriodicLoggable } from './instrumentation/stats/periodic-logger';
+export { CachingMetrics } from './instrumentation/stats/caching-metrics';
+export type { CachingMetricsOptions } from './instrumentation/stats/caching-metrics';
+
+// Audio helpers
+export { computeContinuityStats, AUDIO_CONTINUITY_DEFAULT_THRESHOLD_S } from './instrumentation/audio/continuity';
+export type { ContinuityOptions, ContinuityStats } from './instrumentation/audio/continuity';
+export { resolveAudioSampleRate, DEFAULT_AUDIO_SAMPLE_RATE, SAMPLE_RATE_KEYS } from './instrumentation/audio/sample-rate';
+export type { SampleRateSource } from './instrumentation/audio/sample-rate';
+export { computeAudioRtf } from './instrumentation/audio/audio-rtf';
+
+// Metrics as log lines
+export { LogMetricExporter } from './exporters/log-exporter/log-metric-exporter';
+export type { LogDestination, LogLineStream, LogMetricExporterOptions } from './exporters/log-exporter/log-metric-exporter';
+export type { LogMetricFormat } from './exporters/log-exporter/log-lines';
+
+// Scale-out across node:cluster workers
+export { startClusterPrimary } from './exporters/cluster/cluster-primary';
+export type { ClusterPrimary, ClusterPrimaryOptions } from './exporters/cluster/cluster-primary';
+export { serveClusterWorker } from './exporters/cluster/cluster-worker';
+export type { ClusterWorker, ClusterWorkerOptions, ClusterWorkerSource } from './exporters/cluster/cluster-worker';
+export type { GaugeMerge } from './exporters/cluster/merge';

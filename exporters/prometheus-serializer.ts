@@ -1,14 +1,8 @@
 import { diag, type Attributes, type AttributeValue } from '@opentelemetry/api';
-import {
-  DataPointType,
-  type DataPoint,
-  type Histogram,
-  type MetricData,
-  type ResourceMetrics,
-} from '@opentelemetry/sdk-metrics';
+import type { DataPoint, Histogram, MetricData, ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import type { FamilyType } from '../views/family-definition';
-import { LABEL_NAME_PATTERN, METRIC_NAME_PATTERN } from '../views/names';
 import { formatGoFloat } from './go-float';
+import { expandSamples, prometheusFamilyName, prometheusLabelName, prometheusType } from './samples';
 
 /** A family the exposition must announce even before it has samples (HELP/TYPE with no series). */
 export interface DeclaredFamily {
@@ -87,7 +81,7 @@ function addMetric(families: Map<string, Family>, aliases: ReadonlyMap<string, s
     diag.warn(`omni-otel-metrics: ${metric.descriptor.name} is an exponential histogram; the Prometheus text format cannot carry it`);
     return;
   }
-  const name = aliases.get(metric.descriptor.name) ?? familyName(metric.descriptor.name, type);
+  const name = aliases.get(metric.descriptor.name) ?? prometheusFamilyName(metric.descriptor.name, type);
   let family = families.get(name);
   if (family === undefined) {
     family = { name, type, help: metric.descriptor.description, series: [] };
@@ -102,24 +96,7 @@ function addMetric(families: Map<string, Family>, aliases: ReadonlyMap<string, s
   }
 }
 
-function prometheusType(metric: MetricData): FamilyType | undefined {
-  switch (metric.dataPointType) {
-    case DataPointType.SUM:
-      return metric.isMonotonic ? 'counter' : 'gauge';
-    case DataPointType.GAUGE:
-      return 'gauge';
-    case DataPointType.HISTOGRAM:
-      return 'histogram';
-    default:
-      return undefined;
-  }
-}
 
-/** Names that are not valid Prometheus names are repaired the usual way; counters end in `_total`. */
-function familyName(streamName: string, type: FamilyType): string {
-  const name = METRIC_NAME_PATTERN.test(streamName) ? streamName : sanitize(streamName, /[^a-zA-Z0-9_:]/g);
-  return type === 'counter' && !name.endsWith('_total') ? `${name}_total` : name;
-}
 
 function writeFamily(lines: string[], family: Family, openMetrics: boolean): void {
   // OpenMetrics names a counter family without `_total`; the 0.0.4 text format (and vLLM) with it.
@@ -134,19 +111,9 @@ function writeFamily(lines: string[], family: Family, openMetrics: boolean): voi
 }
 
 function writeSeries(lines: string[], family: Family, labels: Attributes, value: number | Histogram): void {
-  if (typeof value === 'number') {
-    lines.push(`${family.name}${formatLabels(labels)} ${formatGoFloat(value)}`);
-    return;
-  }
-  const { boundaries, counts } = value.buckets;
-  let cumulative = 0;
-  for (let i = 0; i < boundaries.length; i++) {
-    cumulative += counts[i] ?? 0;
-    lines.push(`${family.name}_bucket${formatLabels(labels, formatGoFloat(boundaries[i] ?? NaN))} ${formatGoFloat(cumulative)}`);
-  }
-  lines.push(`${family.name}_bucket${formatLabels(labels, '+Inf')} ${formatGoFloat(value.count)}`);
-  lines.push(`${family.name}_count${formatLabels(labels)} ${formatGoFloat(value.count)}`);
-  lines.push(`${family.name}_sum${formatLabels(labels)} ${formatGoFloat(value.sum ?? 0)}`);
+  expandSamples(family.name, value, (sampleName, sampleValue, le) => {
+    lines.push(`${sampleName}${formatLabels(labels, le)} ${formatGoFloat(sampleValue)}`);
+  });
 }
 
 function emptyHistogram(buckets: readonly number[]): Histogram {
@@ -163,8 +130,7 @@ function formatLabels(attributes: Attributes, le?: string): string {
   for (const key of Object.keys(attributes)) {
     const value = attributes[key];
     if (value === undefined) continue;
-    const name = LABEL_NAME_PATTERN.test(key) ? key : sanitize(key, /[^a-zA-Z0-9_]/g);
-    pairs.push([name, attributeText(value)]);
+    pairs.push([prometheusLabelName(key), attributeText(value)]);
   }
   if (le !== undefined) pairs.push(['le', le]);
   if (pairs.length === 0) return '';
@@ -181,10 +147,6 @@ function sameLabels(a: Attributes, b: Attributes): boolean {
   return keysA.length === Object.keys(b).length && keysA.every((key) => a[key] === b[key]);
 }
 
-function sanitize(name: string, invalid: RegExp): string {
-  const replaced = name.replace(invalid, '_');
-  return /^[0-9]/.test(replaced) ? `_${replaced}` : replaced;
-}
 
 function escapeHelp(help: string, openMetrics: boolean): string {
   const escaped = help.replace(/\\/g, '\\\\').replace(/\n/g, '\\n');

@@ -1,7 +1,12 @@
-import type { MeterProvider as ApiMeterProvider } from '@opentelemetry/api';
+import { diag, type MeterProvider as ApiMeterProvider } from '@opentelemetry/api';
 import { MeterProvider, type MetricReader } from '@opentelemetry/sdk-metrics';
 import type { Resource } from '@opentelemetry/resources';
 import { createMetricsHandler, startPrometheusServer, type MetricsMiddleware, type PrometheusServer, type PrometheusServerOptions } from '../exporters/prometheus-http';
+import { resolveExportSettings, type ExportSettings } from '../exporters/otlp/export-settings';
+import { parseOtelEnv } from '../exporters/otlp/otel-env';
+import { buildResource } from '../exporters/otlp/otel-resource';
+import { createPushReaders } from '../exporters/otlp/push-readers';
+import type { MetricsExporterName, OtlpOptions } from '../exporters/otlp/types';
 import { OmniPrometheusReader } from '../exporters/prometheus-reader';
 import type { DeclaredFamily, ExpositionFormat } from '../exporters/prometheus-serializer';
 import { resolveCatalog, type FeatureOptions, type ResolvedCatalog } from '../views/catalog';
@@ -40,13 +45,30 @@ export interface OmniMetricsOptions {
   readonly cacheConfig?: CacheConfigInfo;
   /**
    * Serve `/metrics` on its own port (default: `OTEL_EXPORTER_PROMETHEUS_HOST/PORT`, else
-   * 0.0.0.0:9464), or `false` for no server (mount `handle.metricsHandler()` instead).
+   * 0.0.0.0:9464), or `false` for no server (mount `handle.metricsHandler()` instead). No server
+   * either when `exporters` leaves out `prometheus`; `metricsText()` works in every case.
    */
   readonly prometheus?: false | PrometheusOptions;
+  /**
+   * Which exporters run; default `OTEL_METRICS_EXPORTER`, else `['prometheus']`. `otlp` and
+   * `console` push periodically; `['none']` (or `[]`) runs none.
+   */
+  readonly exporters?: readonly MetricsExporterName[];
+  /** OTLP protocol, endpoint, headers, timeouts, interval, temporality; each wins over its `OTEL_*` variable. */
+  readonly otlp?: OtlpOptions;
+  /** `service.name` of the resource; wins over `OTEL_SERVICE_NAME` and the `resource` option. */
+  readonly serviceName?: string;
+  /**
+   * Also record the GenAI semantic-convention histograms (`gen_ai.server.time_to_first_token`,
+   * `…time_per_output_token`, `…request.duration`, `gen_ai.client.token.usage`) from the upstream
+   * stats; needs `logStats`. Default off.
+   */
+  readonly genAiMetrics?: boolean;
   /** Stream naming; default `vllm` (exact vLLM names). */
   readonly naming?: NamingScheme;
+  /** Merged over the SDK default and `OTEL_RESOURCE_ATTRIBUTES` / `OTEL_SERVICE_NAME`. */
   readonly resource?: Resource;
-  /** Further readers of your own (e.g. OTLP), attached to the provider this call creates. */
+  /** Further readers of your own, attached to the provider this call creates. */
   readonly readers?: readonly MetricReader[];
   /**
    * Bring your own provider: it must have been built with `createOmniViews(...)` among its views
@@ -68,13 +90,20 @@ export interface OmniMetricsHandle extends OmniRecorders {
   /** What the recorders were built with; `createRecorders(provider, settings)` rebuilds them elsewhere. */
   readonly settings: RecorderSettings;
   readonly prometheusReader?: OmniPrometheusReader;
-  /** The built-in server, when `prometheus` is not `false`. */
+  /** The built-in server, when `prometheus` is not `false` and the exporters include it. */
   readonly prometheusServer?: PrometheusServer;
+  /** The settled exporter configuration (options over `OTEL_*` variables over defaults). */
+  readonly exportSettings: ExportSettings;
   /** A handler to mount `/metrics` on the host's own HTTP server or framework. */
   metricsHandler(path?: string): MetricsMiddleware;
   /** The exact text the Prometheus endpoint would serve. */
   metricsText(format?: ExpositionFormat): Promise<string>;
-  /** Stops the server and periodic logging, and shuts down the provider if this call created it. */
+  /** Collects and pushes now on every push exporter (OTLP, console), waiting for the exports. */
+  forceFlush(): Promise<void>;
+  /**
+   * Stops the server and periodic logging, and shuts down the provider if this call created it
+   * (which flushes the push exporters one last time).
+   */
   shutdown(): Promise<void>;
 }
 
@@ -101,6 +130,16 @@ export async function registerOmniMetrics(options: OmniMetricsOptions): Promise<
   const naming = options.naming ?? 'vllm';
 
   const ownsProvider = options.meterProvider === undefined;
+  const otelEnv = parseOtelEnv(process.env);
+  const exportSettings = resolveExportSettings(options, otelEnv);
+  const resource = ownsProvider ? buildResource(otelEnv, options) : undefined;
+  const pushReaders = ownsProvider ? createPushReaders(exportSettings) : [];
+  if (!ownsProvider && (exportSettings.exporters.has('otlp') || exportSettings.exporters.has('console'))) {
+    if (exportSettings.exportersSource === 'option') {
+      throw new Error('exporters otlp and console need the provider registerOmniMetrics creates; add createPushReaders() readers to your own meterProvider instead');
+    }
+    diag.info('omni-otel-metrics: OTEL_METRICS_EXPORTER push exporters are left to the owner of the meterProvider passed in');
+  }
   const reader =
     options.prometheusReader ??
     (ownsProvider
@@ -113,9 +152,9 @@ export async function registerOmniMetrics(options: OmniMetricsOptions): Promise<
   const meterProvider =
     options.meterProvider ??
     new MeterProvider({
-      resource: options.resource,
+      resource,
       views: createOmniViews(catalog, { naming, stageReplicaMap }),
-      readers: [...(reader ? [reader] : []), ...(options.readers ?? [])],
+      readers: [...(reader ? [reader] : []), ...pushReaders, ...(options.readers ?? [])],
     });
 
   const settings: RecorderSettings = {
@@ -128,13 +167,21 @@ export async function registerOmniMetrics(options: OmniMetricsOptions): Promise<
     cacheConfig: options.cacheConfig,
     logIntervalSeconds: options.logIntervalSeconds,
     logSink: options.logSink,
+    genAiMetrics: options.genAiMetrics,
   };
   const recorders = createRecorders(meterProvider, settings);
 
   let server: PrometheusServer | undefined;
-  if (options.prometheus !== false) {
-    if (reader === undefined) throw new Error('a Prometheus server needs prometheusReader when you bring your own meterProvider');
-    server = await startPrometheusServer(reader, options.prometheus ?? {});
+  if (options.prometheus !== false && exportSettings.exporters.has('prometheus')) {
+    try {
+      if (reader === undefined) throw new Error('a Prometheus server needs prometheusReader when you bring your own meterProvider');
+      server = await startPrometheusServer(reader, options.prometheus ?? {});
+    } catch (error) {
+      // Nothing half-started stays behind: no log timer, no provider of ours.
+      recorders.statLogger?.stop();
+      if (ownsProvider) await (meterProvider as MeterProvider).shutdown();
+      throw error;
+    }
   }
 
   return {
@@ -145,6 +192,7 @@ export async function registerOmniMetrics(options: OmniMetricsOptions): Promise<
     ...recorders,
     prometheusReader: reader,
     prometheusServer: server,
+    exportSettings,
     metricsHandler: (path) => {
       if (reader === undefined) throw new Error('metricsHandler() needs an OmniPrometheusReader (pass prometheusReader)');
       return createMetricsHandler(reader, path);
@@ -152,6 +200,9 @@ export async function registerOmniMetrics(options: OmniMetricsOptions): Promise<
     metricsText: async (format) => {
       if (reader === undefined) throw new Error('metricsText() needs an OmniPrometheusReader (pass prometheusReader)');
       return reader.metricsText(format);
+    },
+    forceFlush: async () => {
+      await (meterProvider as Partial<Pick<MeterProvider, 'forceFlush'>>).forceFlush?.();
     },
     shutdown: async () => {
       recorders.statLogger?.stop();

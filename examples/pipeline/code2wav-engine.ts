@@ -13,8 +13,13 @@ export const SAMPLES_PER_CODEC_FRAME = 1920;
 
 /** How fast one vocoder replica turns codec frames into audio. */
 export interface Code2WavTiming {
-  /** Processing seconds per second of audio; above 1 the replica cannot keep up with playback. */
+  /** Processing seconds per second of audio for one stream alone; above 1 the replica cannot keep up with playback. */
   readonly rtf: number;
+  /**
+   * A batch runs in parallel on the accelerator, but not for free: each request beyond the first
+   * makes the step this fraction longer (0 = perfect batching, 1 = no gain over running them in turn).
+   */
+  readonly batchSlowdown: number;
   /** Each step's speed varies uniformly by ± this fraction. */
   readonly rtfJitter: number;
   /** Chance that a step stalls (contention, a GC pause) ... */
@@ -58,8 +63,8 @@ interface VocoderEntry {
 /**
  * The audio stage (code2wav): receives a request's codec frames chunk by chunk, vocodes up to
  * `framesPerStep` of them per request per step, and buffers PCM16 chunks as step outputs. A step's
- * duration is its audio duration times the replica's real-time factor, so a replica with RTF > 1
- * makes streaming listeners wait (underruns). Like the LLM engine it reports QUEUED/SCHEDULED events,
+ * duration is its longest chunk's audio duration times the replica's real-time factor (stretched a
+ * little per batched request), so a replica with RTF > 1 makes streaming listeners wait (underruns). Like the LLM engine it reports QUEUED/SCHEDULED events,
  * a `stop` finish once the final chunk is vocoded, and 1 Hz scheduler stats (no KV cache: usage 0).
  */
 export class Code2WavEngine implements StageEngine {
@@ -192,14 +197,16 @@ export class Code2WavEngine implements StageEngine {
     return entries;
   }
 
+  /** The longest chunk of the batch at the replica's RTF, stretched by the batch size, jitter and stalls. */
   private durationMs(entries: readonly VocoderEntry[]): number {
-    const { rtf, rtfJitter, stallProbability, stallFactor, stepOverheadMs } = this.options.timing;
-    let frames = 0;
-    for (const entry of entries) frames += entry.codecIds.length;
-    const audioMs = (frames * SAMPLES_PER_CODEC_FRAME * 1000) / AUDIO_SAMPLE_RATE;
+    const { rtf, batchSlowdown, rtfJitter, stallProbability, stallFactor, stepOverheadMs } = this.options.timing;
+    let longest = 0;
+    for (const entry of entries) longest = Math.max(longest, entry.codecIds.length);
+    const audioMs = (longest * SAMPLES_PER_CODEC_FRAME * 1000) / AUDIO_SAMPLE_RATE;
+    const batch = 1 + batchSlowdown * (entries.length - 1);
     const jitter = 1 + rtfJitter * (this.random.next() * 2 - 1);
     const stall = this.random.chance(stallProbability) ? stallFactor : 1;
-    return stepOverheadMs + audioMs * rtf * jitter * stall;
+    return stepOverheadMs + audioMs * rtf * batch * jitter * stall;
   }
 
   private complete(entries: readonly VocoderEntry[]): void {

@@ -74,7 +74,7 @@ interface SentPayload {
  * - `cleanupRequest` — once per request, from `AsyncOmni.generate`'s `finally`; later calls are no-ops.
  *
  * Replica bindings are kept until `cleanupRequest`, so `getBoundReplicaId` answers for both ends of
- * any hop while the request lives.
+ * any hop while the request lives; transfer receipts also name both replicas (`fromReplica`, `toReplica`).
  */
 export class Orchestrator implements OrchestratorLike {
   readonly stagePools: readonly StagePool[];
@@ -85,6 +85,7 @@ export class Orchestrator implements OrchestratorLike {
   private readonly connector = new Map<string, SentPayload[]>();
   private readonly deliveryTimers = new Set<NodeJS.Timeout>();
   private pollTimer: NodeJS.Timeout | undefined;
+  private running = false;
   private admitted = 0;
 
   constructor({ stagePools, orchestration, seed }: OrchestratorOptions) {
@@ -105,7 +106,8 @@ export class Orchestrator implements OrchestratorLike {
   }
 
   start(): void {
-    if (this.pollTimer !== undefined) return;
+    if (this.running) return;
+    this.running = true;
     for (const pool of this.stagePools) pool.startAll();
     this.pollTimer = setInterval(() => this.pollAll(), this.orchestration.pollIntervalMs);
     this.pollTimer.unref();
@@ -113,6 +115,7 @@ export class Orchestrator implements OrchestratorLike {
 
   /** Stops polling and every engine; live requests fail so their consumers wake up and clean up. */
   stop(): void {
+    this.running = false;
     clearInterval(this.pollTimer);
     this.pollTimer = undefined;
     for (const timer of this.deliveryTimers) clearTimeout(timer);
@@ -127,6 +130,7 @@ export class Orchestrator implements OrchestratorLike {
 
   /** Admits a request (it is now running) and submits it to a thinker replica. */
   addRequest(request: PipelineRequest, sink: RequestStream<PipelineEvent>): void {
+    if (!this.running) throw new Error('the pipeline is not running (stopped or shutting down)');
     if (this.live.has(request.requestId)) throw new Error(`request ${request.requestId} is already running`);
     this.live.set(request.requestId, {
       request,
@@ -211,6 +215,8 @@ export class Orchestrator implements OrchestratorLike {
       sizeBytes: bytes.length,
       txTimeMs: sentAtMs - startMs,
       usedShm: false,
+      fromReplica: this.stagePools[payload.fromStage].getBoundReplicaId(payload.requestId),
+      toReplica: this.stagePools[payload.toStage].getBoundReplicaId(payload.requestId),
     };
   }
 
@@ -390,9 +396,12 @@ export class Orchestrator implements OrchestratorLike {
     }));
   }
 
+  /** The finished event also ends the stream; the consumer's cleanup comes after it has read it. */
   private emit(live: LiveRequest, event: PipelineEvent): void {
-    if (event.finished) live.done = true;
     live.sink.push(event);
+    if (!event.finished) return;
+    live.done = true;
+    live.sink.close();
   }
 
   private fail(live: LiveRequest, error: unknown): void {

@@ -40,8 +40,8 @@ export interface SimulatedEngineOptions {
   /** Prefill tokens admitted per step (vLLM's `max_num_batched_tokens`); a step's first prefill always fits. */
   readonly maxNumBatchedTokens: number;
   readonly stopPolicy: StopPolicy;
-  /** Maps a uniform draw and the output position to a token id (text words or codec ids). */
-  readonly sampleToken: (u: number, index: number) => number;
+  /** Maps a uniform draw and the ids generated so far to the next id (text words or codec ids). */
+  readonly sampleToken: (u: number, previousIds: readonly number[]) => number;
   /** One per replica by default; a shared one must be keyed per replica, as this engine does. */
   readonly statsThrottle?: StatsThrottle;
   /** Engine monotonic seconds for output and event timestamps. */
@@ -303,7 +303,7 @@ export class SimulatedEngine implements StageEngine {
       if (this.requests.get(request.requestId) !== request || !this.running.includes(request)) continue;
       request.numComputedTokens += numTokens;
       if (kind === 'prefill' && request.numPreemptions === 0) this.kvCache.cachePrompt(request.promptTokenIds);
-      const tokenId = this.options.sampleToken(this.random.next(), request.outputTokenIds.length);
+      const tokenId = this.options.sampleToken(this.random.next(), request.outputTokenIds);
       request.outputTokenIds.push(tokenId);
       const finishReason = this.finishReasonOf(request);
       outputs.push({

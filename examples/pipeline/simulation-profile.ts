@@ -68,11 +68,12 @@ export const REALISTIC_PROFILE: SimulationProfile = Object.freeze({
   },
   code2wav: {
     rtfByReplica: [0.35, 0.8, 1.3],
+    batchSlowdown: 0.12,
     rtfJitter: 0.3,
     stallProbability: 0.02,
     stallFactor: 4,
     stepOverheadMs: 4,
-    maxBatch: 8,
+    maxBatch: 16,
     malformedProbability: 0.03,
   },
   orchestration: {
@@ -103,6 +104,7 @@ export const FAST_PROFILE: SimulationProfile = Object.freeze({
   },
   code2wav: {
     rtfByReplica: [0.01, 0.02],
+    batchSlowdown: 0.1,
     rtfJitter: 0.2,
     stallProbability: 0,
     stallFactor: 1,

@@ -26,7 +26,7 @@ export function createStagePools({ replicas, profile, seed, tokenizer }: StagePo
   }
   // One throttle, keyed per (stage, replica) by each engine: replicas never silence each other.
   const statsThrottle = new StatsThrottle();
-  const llm = (stageId: number, stage: LlmStageProfile, sampleToken: (u: number, index: number) => number) =>
+  const llm = (stageId: number, stage: LlmStageProfile, sampleToken: (u: number, previousIds: readonly number[]) => number) =>
     replicaIds(replicas[stageId]).map(
       (replicaId): StageEngine =>
         new SimulatedEngine({ stageId, replicaId, seed: replicaSeed(seed, stageId, replicaId), ...stage, sampleToken, statsThrottle }),
@@ -45,7 +45,7 @@ export function createStagePools({ replicas, profile, seed, tokenizer }: StagePo
     });
   });
   return [
-    new StagePool(THINKER_STAGE, llm(THINKER_STAGE, profile.thinker, (u, index) => tokenizer.sampleOutputId(u, index))),
+    new StagePool(THINKER_STAGE, llm(THINKER_STAGE, profile.thinker, (u, previousIds) => tokenizer.sampleOutputId(u, previousIds))),
     new StagePool(TALKER_STAGE, llm(TALKER_STAGE, profile.talker, (u) => Math.floor(u * CODEC_VOCABULARY_SIZE))),
     new StagePool(CODE2WAV_STAGE, code2wav),
   ];

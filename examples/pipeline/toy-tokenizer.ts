@@ -21,9 +21,6 @@ const VOCABULARY: readonly string[] = Object.freeze(
 const PERIOD_ID = VOCABULARY.length;
 const COMMA_ID = VOCABULARY.length + 1;
 
-/** Size of the id space generated tokens are drawn from. */
-export const OUTPUT_VOCABULARY_SIZE = VOCABULARY.length + 2;
-
 const PROMPT_ID_BASE = 1000;
 const PROMPT_ID_SPACE = 30000;
 const PIECE = /[\p{L}\p{N}_]+|[^\s\p{L}\p{N}_]/gu;
@@ -53,12 +50,15 @@ export class ToyTokenizer {
     return text;
   }
 
-  /** Id a simulated thinker emits at position `index` given a uniform draw `u` in [0, 1). */
-  sampleOutputId(u: number, index: number): number {
-    // Roughly one sentence end every ~12 words and a comma every ~8, never at the very start.
-    if (index === 0) return Math.floor(u * VOCABULARY.length);
-    if (u < 0.08) return PERIOD_ID;
-    if (u < 0.2) return COMMA_ID;
-    return Math.floor(((u - 0.2) / 0.8) * VOCABULARY.length);
+  /**
+   * Id a simulated thinker emits next, given a uniform draw `u` in [0, 1) and what it emitted so far:
+   * a sentence end about every ~12 words and a comma about every ~8, never two marks in a row.
+   */
+  sampleOutputId(u: number, previousIds: readonly number[]): number {
+    const previous = previousIds[previousIds.length - 1];
+    const afterWord = previous !== undefined && previous !== PERIOD_ID && previous !== COMMA_ID;
+    if (afterWord && u < 0.08) return PERIOD_ID;
+    if (afterWord && u < 0.2) return COMMA_ID;
+    return Math.floor(u * VOCABULARY.length);
   }
 }

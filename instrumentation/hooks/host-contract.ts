@@ -15,6 +15,10 @@ export interface StagePoolLike {
   readonly numReplicas: number;
   /** The replica serving `requestId` on this stage, or undefined/null once released or never bound. */
   getBoundReplicaId(requestId: string): number | null | undefined;
+  /** Optional: requests currently routed to a replica (`stage_inflight_requests`), read after each poll. */
+  inflight?(replicaId: number): number;
+  /** Optional: completed outputs waiting in a replica's client queue (`stage_outputs_queue_size`). */
+  outputsQueueSize?(replicaId: number): number;
 }
 
 /** A request as the orchestrator admits it. */
@@ -139,6 +143,9 @@ export interface OmniRequestOutput {
 /**
  * The serving entry point (vLLM-Omni `AsyncOmni`): `generate` yields a request's outputs as an
  * async iterable; a consumer that stops early (client disconnect) calls the iterator's `return()`.
+ * Pipeline e2e and TTFP are measured from the `generate` call (the request's arrival at the
+ * serving layer). Each audio output carries the newest chunk; the finished output's
+ * `stageMetrics[].audioGeneratedFrames` carries the request's total frames.
  */
 export interface OmniServingLike {
   generate(request: { readonly requestId: string; readonly [key: string]: unknown }, ...rest: unknown[]): AsyncIterable<OmniRequestOutput>;

@@ -162,7 +162,7 @@ export class OmniInstrumentation extends InstrumentationBase<OmniInstrumentation
         case 'submitToStage':
           return observer.stageSubmitted(args[0] as StageRequest);
         case 'pollEngine':
-          return observer.enginePolled(args[0] as number, args[1] as number, result as EngineCoreOutputs | undefined);
+          return observer.enginePolled(args[0] as number, args[1] as number, result as EngineCoreOutputs | undefined, binding);
         case 'sendToNextStage':
           return observer.transferSent(result as TransferReceipt | undefined, binding);
         case 'receiveFromPreviousStage':

@@ -1,6 +1,5 @@
-import { resolveAudioSampleRate } from '../audio/sample-rate';
+import { DEFAULT_AUDIO_SAMPLE_RATE, resolveAudioSampleRate } from '../audio/sample-rate';
 import { audioChunkPcmBytes } from '../audio/frames';
-import { DEFAULT_AUDIO_SAMPLE_RATE } from '../recorders/modality-metrics';
 import { OrchestratorAggregator, type TransferEmitter } from '../recorders/orchestrator-aggregator';
 import { OmniRequestCounter, waitingRequests } from '../recorders/pipeline-metrics';
 import type { OmniRecorders } from '../recorders/recorders';
@@ -86,8 +85,14 @@ export class PipelineObserver {
     this.feed.submitted(request);
   }
 
-  enginePolled(stageId: number, replicaId: number, outputs: EngineCoreOutputs | undefined): void {
+  enginePolled(stageId: number, replicaId: number, outputs: EngineCoreOutputs | undefined, source?: BindingSource): void {
     if (outputs) this.feed.polled(stageId, replicaId, outputs, this.recorders().statLogger);
+    const pool = source?.stagePools?.[stageId];
+    if (pool?.inflight !== undefined && pool.outputsQueueSize !== undefined) {
+      this.recorders().stageReplica.observe([
+        { stage: stageId, replica: replicaId, inflight: pool.inflight(replicaId), outputsQueueSize: pool.outputsQueueSize(replicaId) },
+      ]);
+    }
   }
 
   transferSent(receipt: TransferReceipt | undefined, source?: BindingSource): void {

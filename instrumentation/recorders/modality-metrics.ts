@@ -1,12 +1,9 @@
-import { computeContinuityStats } from '../audio/continuity';
+import { AUDIO_CONTINUITY_DEFAULT_THRESHOLD_S, computeContinuityStats } from '../audio/continuity';
 import { computeAudioRtf, resolveAudioSampleRate } from '../audio/sample-rate';
 import { countAudioFrames } from '../audio/frames';
 import type { FamilyInstruments } from '../family-instruments';
 import { SeriesTable, type LabelValue } from '../series-table';
 import type { RecorderOptions } from './pipeline-metrics';
-
-export const AUDIO_CONTINUITY_DEFAULT_THRESHOLD_S = 0.1;
-export const DEFAULT_AUDIO_SAMPLE_RATE = 24000;
 
 /** What the final stage reports about a finished request (vLLM-Omni `StageRequestStats`). */
 export interface StageMetrics {

@@ -1,8 +1,9 @@
-import type { MeterProvider } from '@opentelemetry/api';
+import { diag, type MeterProvider } from '@opentelemetry/api';
 import type { FeatureOptions, ResolvedCatalog } from '../../views/catalog';
 import type { StageReplicaMap } from '../../views/stage-replica-map';
 import { OMNI_METER_NAME, type NamingScheme } from '../../views/views';
 import { FamilyInstruments } from '../family-instruments';
+import { GEN_AI_METER_NAME, OmniGenAiMetrics } from './gen-ai-metrics';
 import { OmniModalityMetrics } from './modality-metrics';
 import { OmniPrometheusMetrics } from './pipeline-metrics';
 import { OmniStageReplicaMetrics } from './stage-replica-metrics';
@@ -22,6 +23,8 @@ export interface RecorderSettings {
   readonly cacheConfig?: CacheConfigInfo;
   readonly logIntervalSeconds?: number;
   readonly logSink?: { info(line: string): void; debug?(line: string): void };
+  /** Also record the GenAI semconv histograms (needs `logStats`: they come from the stat logger's observations). */
+  readonly genAiMetrics?: boolean;
 }
 
 /** The recorders of one pipeline. */
@@ -32,12 +35,21 @@ export interface OmniRecorders {
   readonly stageReplica: OmniStageReplicaMetrics;
   /** Upstream `vllm:*` statistics; present only when `logStats` is on. */
   readonly statLogger?: OmniStatLogger;
+  /** GenAI semconv histograms; present only with `genAiMetrics` and `logStats` on. */
+  readonly genAi?: OmniGenAiMetrics;
 }
 
 /** Creates the catalog's instruments on `meterProvider` and the recorders bound to them. */
 export function createRecorders(meterProvider: MeterProvider, settings: RecorderSettings): OmniRecorders {
   const instruments = new FamilyInstruments(meterProvider.getMeter(OMNI_METER_NAME, PACKAGE_VERSION), settings.catalog, settings.naming);
   const options = { modelName: settings.modelName, logStats: settings.logStats };
+  if (settings.genAiMetrics && !settings.logStats) {
+    diag.info('omni-otel-metrics: genAiMetrics needs logStats (they derive from the upstream stats); no GenAI metrics are recorded');
+  }
+  const genAi =
+    settings.genAiMetrics && settings.logStats
+      ? new OmniGenAiMetrics(meterProvider.getMeter(GEN_AI_METER_NAME, PACKAGE_VERSION), settings.modelName)
+      : undefined;
   return {
     pipeline: new OmniPrometheusMetrics(instruments, options),
     audio: new OmniModalityMetrics(instruments, options),
@@ -51,7 +63,9 @@ export function createRecorders(meterProvider: MeterProvider, settings: Recorder
           cacheConfig: settings.cacheConfig,
           logIntervalSeconds: settings.logIntervalSeconds,
           logSink: settings.logSink,
+          genAi,
         })
       : undefined,
+    genAi,
   };
 }

@@ -1,6 +1,6 @@
 import { diag } from '@opentelemetry/api';
 import type { FeatureOptions } from '../../views/catalog';
-import type { StageReplicaMap } from '../../views/stage-replica-map';
+import type { StageReplica, StageReplicaMap } from '../../views/stage-replica-map';
 import type { FamilyInstruments } from '../family-instruments';
 import type { IterationStats } from '../stats/iteration-stats';
 import { LoggingStatLogger } from '../stats/logging-stat-logger';
@@ -22,6 +22,13 @@ export interface OmniStatLoggerOptions {
   readonly logSink?: { info(line: string): void; debug?(line: string): void };
   /** Wall clock in seconds, for the LoRA info gauge; injectable for tests. */
   readonly wallClock?: () => number;
+  /** Also handed every iteration's stats, after the vLLM families (the GenAI semconv recorder). */
+  readonly genAi?: IterationStatsSink;
+}
+
+/** Receives the per-request observations of each iteration, for metrics derived from the same values. */
+export interface IterationStatsSink {
+  recordIteration(engine: StageReplica, stats: IterationStats): void;
 }
 
 const MAX_WARNED_ENGINES = 64;
@@ -67,7 +74,11 @@ export class OmniStatLogger {
       const series = this.engine(engineIdx);
       if (series === undefined) return;
       if (schedulerStats) this.recordScheduler(series, schedulerStats);
-      if (iterationStats) this.recordIteration(series, iterationStats);
+      if (iterationStats) {
+        this.recordIteration(series, iterationStats);
+        const engine = this.options.genAi ? this.options.stageReplicaMap.lookup(engineIdx) : undefined;
+        if (engine) this.options.genAi?.recordIteration(engine, iterationStats);
+      }
       const stepStats = schedulerStats && !schedulerStats.sleepStateOnly ? schedulerStats : undefined;
       this.loggingLoggers[engineIdx]?.record(stepStats, iterationStats ?? undefined);
     } catch (error) {

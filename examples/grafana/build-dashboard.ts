@@ -1,0 +1,354 @@
+/**
+ * Generates `omni-pipeline-dashboard.json` (Grafana, Prometheus data source): vLLM's engine panels
+ * per stage and replica, plus the pipeline's audio and cross-stage transfer panels. The JSON is
+ * checked in; regenerate it after editing this file with `npx tsx examples/grafana/build-dashboard.ts`
+ * (a test fails while the two disagree).
+ */
+import { writeFileSync } from 'node:fs';
+import * as path from 'node:path';
+
+export const DASHBOARD_PATH = path.join(__dirname, 'omni-pipeline-dashboard.json');
+
+interface Target {
+  readonly expr: string;
+  readonly legend: string;
+}
+
+interface PanelSpec {
+  readonly title: string;
+  readonly description: string;
+  readonly unit: string;
+  readonly targets: readonly Target[];
+  /** A red threshold line (e.g. RTF = 1). */
+  readonly threshold?: number;
+}
+
+const DATASOURCE = { type: 'prometheus', uid: '${datasource}' } as const;
+/** Series of one engine family, narrowed by the dashboard's variables. */
+const ENGINE = 'model_name="$model_name", stage=~"$stage", replica=~"$replica"';
+const MODEL = 'model_name="$model_name"';
+const RATE = '[$__rate_interval]';
+const STAGE_REPLICA = 'stage {{stage}} / replica {{replica}}';
+const EDGE = '{{from_stage}}/{{from_replica}} → {{to_stage}}/{{to_replica}}';
+const EDGE_LABELS = 'from_stage, from_replica, to_stage, to_replica';
+
+function quantile(q: number, family: string, by: string, selector: string): string {
+  return `histogram_quantile(${q}, sum by (le, ${by}) (rate(${family}_bucket{${selector}}${RATE})))`;
+}
+
+/** p50 and p99 of an engine histogram, one series per stage/replica. */
+function engineQuantiles(family: string, label = ''): Target[] {
+  return [0.5, 0.99].map((q) => ({
+    expr: quantile(q, family, 'stage, replica', ENGINE),
+    legend: `${label}p${q * 100} ${STAGE_REPLICA}`,
+  }));
+}
+
+function edgeQuantile(q: number, family: string): Target {
+  return { expr: quantile(q, family, EDGE_LABELS, MODEL), legend: `p${q * 100} ${EDGE}` };
+}
+
+const ROWS: ReadonlyArray<{ readonly title: string; readonly panels: readonly PanelSpec[] }> = [
+  {
+    title: 'Pipeline (orchestrator scope)',
+    panels: [
+      {
+        title: 'Requests running / waiting',
+        description: 'Requests admitted by the orchestrator and not yet cleaned up, and requests served but not yet admitted.',
+        unit: 'short',
+        targets: [
+          { expr: `vllm:omni_num_requests_running{${MODEL}}`, legend: 'running' },
+          { expr: `vllm:omni_num_requests_waiting{${MODEL}}`, legend: 'waiting' },
+        ],
+      },
+      {
+        title: 'Completed requests by reason',
+        description: 'stop / length from the final stage; abort covers client disconnects and cancellations.',
+        unit: 'reqps',
+        targets: [{ expr: `sum by (finished_reason) (rate(vllm:omni_requests_success_total{${MODEL}}${RATE}))`, legend: '{{finished_reason}}' }],
+      },
+      {
+        title: 'End-to-end latency (whole pipeline)',
+        description: 'Arrival to final output across all stages.',
+        unit: 's',
+        targets: [0.5, 0.9, 0.99].map((q) => ({ expr: quantile(q, 'vllm:omni_e2e_request_latency_s', 'model_name', MODEL), legend: `p${q * 100}` })),
+      },
+      {
+        title: 'Token throughput (pipeline)',
+        description: 'Prompt tokens of the first stage and generated tokens of every stage, per second.',
+        unit: 'short',
+        targets: [
+          { expr: `rate(vllm:omni_prompt_tokens_total{${MODEL}}${RATE})`, legend: 'prompt tokens/s' },
+          { expr: `rate(vllm:omni_generation_tokens_total{${MODEL}}${RATE})`, legend: 'generated tokens/s' },
+        ],
+      },
+    ],
+  },
+  {
+    title: 'LLM stages (vLLM engine metrics per stage / replica)',
+    panels: [
+      { title: 'Time to first token', description: 'vLLM TTFT per engine.', unit: 's', targets: engineQuantiles('vllm:time_to_first_token_seconds') },
+      { title: 'Inter-token latency', description: 'Time between consecutive output tokens.', unit: 's', targets: engineQuantiles('vllm:inter_token_latency_seconds') },
+      { title: 'Engine end-to-end latency', description: 'Arrival at the stage to its last token.', unit: 's', targets: engineQuantiles('vllm:e2e_request_latency_seconds') },
+      {
+        title: 'Queue / prefill / decode time (p99)',
+        description: 'Where a request spends its time inside one engine.',
+        unit: 's',
+        targets: [
+          { expr: quantile(0.99, 'vllm:request_queue_time_seconds', 'stage, replica', ENGINE), legend: `queue ${STAGE_REPLICA}` },
+          { expr: quantile(0.99, 'vllm:request_prefill_time_seconds', 'stage, replica', ENGINE), legend: `prefill ${STAGE_REPLICA}` },
+          { expr: quantile(0.99, 'vllm:request_decode_time_seconds', 'stage, replica', ENGINE), legend: `decode ${STAGE_REPLICA}` },
+        ],
+      },
+      {
+        title: 'Scheduler: running / waiting',
+        description: 'vLLM scheduler state, refreshed at most once per second per replica.',
+        unit: 'short',
+        targets: [
+          { expr: `vllm:num_requests_running{${ENGINE}}`, legend: `running ${STAGE_REPLICA}` },
+          { expr: `vllm:num_requests_waiting{${ENGINE}}`, legend: `waiting ${STAGE_REPLICA}` },
+        ],
+      },
+      {
+        title: 'KV cache usage',
+        description: 'Fraction of KV blocks in use; near 1 means preemptions.',
+        unit: 'percentunit',
+        threshold: 0.9,
+        targets: [{ expr: `vllm:kv_cache_usage_perc{${ENGINE}}`, legend: STAGE_REPLICA }],
+      },
+      {
+        title: 'Token throughput per engine',
+        description: 'Prompt and generation tokens per second.',
+        unit: 'short',
+        targets: [
+          { expr: `sum by (stage, replica) (rate(vllm:prompt_tokens_total{${ENGINE}}${RATE}))`, legend: `prompt ${STAGE_REPLICA}` },
+          { expr: `sum by (stage, replica) (rate(vllm:generation_tokens_total{${ENGINE}}${RATE}))`, legend: `generation ${STAGE_REPLICA}` },
+        ],
+      },
+      {
+        title: 'Request success by reason',
+        description: 'Finished requests per engine and finish reason.',
+        unit: 'reqps',
+        targets: [
+          {
+            expr: `sum by (stage, replica, finished_reason) (rate(vllm:request_success_total{${ENGINE}}${RATE}))`,
+            legend: `{{finished_reason}} ${STAGE_REPLICA}`,
+          },
+        ],
+      },
+      {
+        title: 'Prefix cache hit rate',
+        description: 'Prompt tokens served from the prefix cache / tokens looked up.',
+        unit: 'percentunit',
+        targets: [
+          {
+            expr:
+              `sum by (stage, replica) (rate(vllm:prefix_cache_hits_total{${ENGINE}}${RATE}))` +
+              ` / sum by (stage, replica) (rate(vllm:prefix_cache_queries_total{${ENGINE}}${RATE}))`,
+            legend: STAGE_REPLICA,
+          },
+        ],
+      },
+      {
+        title: 'Preemptions',
+        description: 'Requests evicted from the running batch under KV-cache pressure.',
+        unit: 'short',
+        targets: [{ expr: `sum by (stage, replica) (rate(vllm:num_preemptions_total{${ENGINE}}${RATE}))`, legend: STAGE_REPLICA }],
+      },
+    ],
+  },
+  {
+    title: 'Audio (code2wav)',
+    panels: [
+      {
+        title: 'Time to first audio packet',
+        description: 'Request arrival to the first audio chunk.',
+        unit: 's',
+        targets: engineQuantiles('vllm:omni_audio_ttfp_s'),
+      },
+      {
+        title: 'Real-time factor',
+        description: 'Stage generation time / audio duration; at or above 1 the replica cannot keep up with playback.',
+        unit: 'none',
+        threshold: 1,
+        targets: engineQuantiles('vllm:omni_audio_rtf'),
+      },
+      {
+        title: 'Streaming underrun (p99) and continuity',
+        description: 'Worst player deficit per request, and the share of streams within the continuity threshold.',
+        unit: 's',
+        targets: [
+          { expr: quantile(0.99, 'vllm:omni_audio_underrun_s', 'stage, replica', ENGINE), legend: `underrun p99 ${STAGE_REPLICA}` },
+          {
+            expr:
+              `sum by (stage, replica) (rate(vllm:omni_audio_continuity_ok_total{${ENGINE}}${RATE}))` +
+              ` / sum by (stage, replica) (rate(vllm:omni_audio_underrun_s_count{${ENGINE}}${RATE}))`,
+            legend: `continuous share ${STAGE_REPLICA}`,
+          },
+        ],
+      },
+      {
+        title: 'Silent audio loss',
+        description: 'Requests that succeeded with no audio (malformed codec input), per reason.',
+        unit: 'short',
+        targets: [
+          {
+            expr: `sum by (stage, replica, reason) (increase(vllm:omni_audio_skipped_requests_total{${ENGINE}}${RATE}))`,
+            legend: `{{reason}} ${STAGE_REPLICA}`,
+          },
+        ],
+      },
+      {
+        title: 'Audio generated',
+        description: 'Seconds of audio produced per second (frames at 24 kHz), and the median clip duration.',
+        unit: 's',
+        targets: [
+          { expr: `sum by (stage, replica) (rate(vllm:omni_audio_frames_total{${ENGINE}}${RATE})) / 24000`, legend: `audio s/s ${STAGE_REPLICA}` },
+          { expr: quantile(0.5, 'vllm:omni_audio_duration_s', 'stage, replica', ENGINE), legend: `duration p50 ${STAGE_REPLICA}` },
+        ],
+      },
+      {
+        title: 'Replica routing',
+        description: 'Requests routed to each replica, and its polled-output backlog.',
+        unit: 'short',
+        targets: [
+          { expr: `vllm:omni_stage_inflight_requests{${ENGINE}}`, legend: `in flight ${STAGE_REPLICA}` },
+          { expr: `vllm:omni_stage_outputs_queue_size{${ENGINE}}`, legend: `output queue ${STAGE_REPLICA}` },
+        ],
+      },
+    ],
+  },
+  {
+    title: 'Cross-stage transfers (per edge)',
+    panels: [
+      {
+        title: 'Sender time (serialize + submit)',
+        description: 'Per hop, sender side.',
+        unit: 's',
+        targets: [edgeQuantile(0.5, 'vllm:omni_transfer_tx_s'), edgeQuantile(0.99, 'vllm:omni_transfer_tx_s')],
+      },
+      {
+        title: 'Receiver time (receive + deserialize)',
+        description: 'Per hop, receiver side.',
+        unit: 's',
+        targets: [edgeQuantile(0.5, 'vllm:omni_transfer_rx_s'), edgeQuantile(0.99, 'vllm:omni_transfer_rx_s')],
+      },
+      {
+        title: 'In-flight time',
+        description: 'Sender done to receiver start: connector and queueing between stages.',
+        unit: 's',
+        targets: [edgeQuantile(0.5, 'vllm:omni_transfer_in_flight_s'), edgeQuantile(0.99, 'vllm:omni_transfer_in_flight_s')],
+      },
+      {
+        title: 'Payload size and hop rate',
+        description: 'Median payload per hop, and hops per second.',
+        unit: 'bytes',
+        targets: [
+          edgeQuantile(0.5, 'vllm:omni_transfer_size_bytes'),
+          { expr: `sum by (${EDGE_LABELS}) (rate(vllm:omni_transfer_size_bytes_count{${MODEL}}${RATE}))`, legend: `hops/s ${EDGE}` },
+        ],
+      },
+    ],
+  },
+];
+
+function queryVariable(name: string, label: string, query: string, multi: boolean): object {
+  return {
+    name,
+    label,
+    type: 'query',
+    datasource: DATASOURCE,
+    query: { query, refId: `${name}-query` },
+    definition: query,
+    refresh: 2,
+    sort: 1,
+    multi,
+    includeAll: multi,
+    allValue: multi ? '.*' : undefined,
+    current: {},
+    options: [],
+    hide: 0,
+  };
+}
+
+export function buildDashboard(): object {
+  const panels: object[] = [];
+  let id = 1;
+  let y = 0;
+  for (const row of ROWS) {
+    panels.push({ id: id++, type: 'row', title: row.title, collapsed: false, gridPos: { h: 1, w: 24, x: 0, y }, panels: [] });
+    y += 1;
+    row.panels.forEach((spec, index) => {
+      panels.push({
+        id: id++,
+        type: 'timeseries',
+        title: spec.title,
+        description: spec.description,
+        datasource: DATASOURCE,
+        gridPos: { h: 8, w: 12, x: (index % 2) * 12, y: y + Math.floor(index / 2) * 8 },
+        fieldConfig: {
+          defaults: {
+            unit: spec.unit,
+            custom: {
+              drawStyle: 'line',
+              lineWidth: 1,
+              fillOpacity: 10,
+              showPoints: 'never',
+              spanNulls: true,
+              thresholdsStyle: { mode: spec.threshold === undefined ? 'off' : 'line' },
+            },
+            thresholds: {
+              mode: 'absolute',
+              steps: [{ color: 'green', value: null }, ...(spec.threshold === undefined ? [] : [{ color: 'red', value: spec.threshold }])],
+            },
+          },
+          overrides: [],
+        },
+        options: {
+          legend: { displayMode: 'table', placement: 'bottom', showLegend: true, calcs: ['mean', 'max'] },
+          tooltip: { mode: 'multi', sort: 'desc' },
+        },
+        targets: spec.targets.map((target, i) => ({
+          refId: String.fromCharCode(65 + i),
+          datasource: DATASOURCE,
+          expr: target.expr,
+          legendFormat: target.legend,
+          range: true,
+        })),
+      });
+    });
+    y += Math.ceil(row.panels.length / 2) * 8;
+  }
+
+  return {
+    uid: 'omni-pipeline',
+    title: 'Omni pipeline (thinker → talker → code2wav)',
+    description: 'vLLM engine metrics per stage and replica, plus audio SLOs and cross-stage transfers (omni-otel-metrics).',
+    tags: ['vllm', 'vllm-omni', 'omni-otel-metrics'],
+    editable: true,
+    graphTooltip: 1,
+    refresh: '10s',
+    schemaVersion: 39,
+    time: { from: 'now-30m', to: 'now' },
+    timezone: 'browser',
+    annotations: { list: [] },
+    templating: {
+      list: [
+        { name: 'datasource', label: 'Data source', type: 'datasource', query: 'prometheus', current: {}, hide: 0, options: [], refresh: 1 },
+        queryVariable('model_name', 'Model', 'label_values(vllm:omni_num_requests_running, model_name)', false),
+        queryVariable('stage', 'Stage', 'label_values(vllm:num_requests_running{model_name="$model_name"}, stage)', true),
+        queryVariable('replica', 'Replica', 'label_values(vllm:num_requests_running{model_name="$model_name", stage=~"$stage"}, replica)', true),
+      ],
+    },
+    panels,
+  };
+}
+
+export function dashboardJson(): string {
+  return `${JSON.stringify(buildDashboard(), null, 2)}\n`;
+}
+
+if (require.main === module) {
+  writeFileSync(DASHBOARD_PATH, dashboardJson());
+  console.log(`wrote ${DASHBOARD_PATH}`);
+}

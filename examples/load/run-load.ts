@@ -1,0 +1,168 @@
+import OpenAI from 'openai';
+import type { ChatCompletionChunk, ChatCompletionCreateParamsBase } from 'openai/resources/chat/completions';
+import { performance } from 'node:perf_hooks';
+import { summarizeLatencies, type LatencySummary } from './latency-summary';
+import { DEFAULT_LOAD_OPTIONS, type LoadOptions } from './load-options';
+import { planRequests, type PlannedRequest } from './load-plan';
+
+export type RequestOutcome = 'ok' | 'aborted' | 'error';
+
+export interface RequestResult {
+  readonly index: number;
+  readonly outcome: RequestOutcome;
+  readonly stream: boolean;
+  readonly audio: boolean;
+  /** First text or audio delta, seconds after sending (streaming requests). */
+  readonly ttftSeconds?: number;
+  /** Sending to the last byte, seconds (completed requests). */
+  readonly e2eSeconds?: number;
+  readonly finishReason?: string;
+  readonly text: string;
+  readonly audioBytes: number;
+  readonly error?: string;
+}
+
+export interface LoadSummary {
+  readonly model: string;
+  readonly requests: number;
+  readonly outcomes: Readonly<Record<RequestOutcome, number>>;
+  /** Error messages (first 160 characters) and how often each was seen. */
+  readonly errors: Readonly<Record<string, number>>;
+  /** Completed requests by finish reason. */
+  readonly finishReasons: Readonly<Record<string, number>>;
+  readonly ttft: LatencySummary;
+  readonly e2e: LatencySummary;
+  /** Seconds of PCM16 audio received (24 kHz mono). */
+  readonly audioSeconds: number;
+  readonly wallSeconds: number;
+  readonly results: readonly RequestResult[];
+}
+
+export interface LoadProgress {
+  readonly done: number;
+  readonly total: number;
+  readonly outcomes: Readonly<Record<RequestOutcome, number>>;
+}
+
+export interface RunLoadHooks {
+  /** After every finished request. */
+  readonly onProgress?: (progress: LoadProgress) => void;
+}
+
+/** Bytes per second of the server's audio: PCM16 mono at 24 kHz. */
+const PCM_BYTES_PER_SECOND = 24000 * 2;
+
+/** The audio part of a streamed delta; the OpenAI client's `Delta` type has no `audio` (yet). */
+type DeltaWithAudio = ChatCompletionChunk.Choice.Delta & { readonly audio?: { readonly data?: string } };
+
+/**
+ * Drives an OpenAI-compatible server with the official `openai` client: a seeded mix of streaming
+ * and non-streaming, text and audio requests, `concurrency` at a time, where some streaming clients
+ * disconnect mid-stream (AbortController). Never throws for a failed request: failures are counted.
+ */
+export async function runLoad(partial: Partial<LoadOptions> = {}, hooks: RunLoadHooks = {}): Promise<LoadSummary> {
+  const options: LoadOptions = { ...DEFAULT_LOAD_OPTIONS, ...partial };
+  const client = new OpenAI({ baseURL: options.baseUrl, apiKey: 'unused', maxRetries: 0, timeout: options.timeoutMs });
+  const model = options.model ?? (await firstModel(client));
+  const plan = planRequests(options);
+  const results: RequestResult[] = [];
+  const outcomes: Record<RequestOutcome, number> = { ok: 0, aborted: 0, error: 0 };
+  const started = performance.now();
+  let next = 0;
+
+  const worker = async (): Promise<void> => {
+    while (next < plan.length) {
+      const request = plan[next++];
+      const result = await runOne(client, model, request);
+      results.push(result);
+      outcomes[result.outcome] += 1;
+      hooks.onProgress?.({ done: results.length, total: plan.length, outcomes: { ...outcomes } });
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(options.concurrency, plan.length) }, worker));
+
+  results.sort((a, b) => a.index - b.index);
+  return {
+    model,
+    requests: plan.length,
+    outcomes,
+    errors: countBy(results.filter((r) => r.error !== undefined).map((r) => (r.error as string).slice(0, 160))),
+    finishReasons: countBy(results.filter((r) => r.outcome === 'ok').map((r) => r.finishReason ?? 'none')),
+    ttft: summarizeLatencies(results.flatMap((r) => (r.ttftSeconds === undefined ? [] : [r.ttftSeconds]))),
+    e2e: summarizeLatencies(results.flatMap((r) => (r.outcome === 'ok' && r.e2eSeconds !== undefined ? [r.e2eSeconds] : []))),
+    audioSeconds: results.reduce((sum, r) => sum + r.audioBytes, 0) / PCM_BYTES_PER_SECOND,
+    wallSeconds: (performance.now() - started) / 1000,
+    results,
+  };
+}
+
+async function firstModel(client: OpenAI): Promise<string> {
+  const page = await client.models.list();
+  const model = page.data[0]?.id;
+  if (model === undefined) throw new Error('the server lists no models; pass --model');
+  return model;
+}
+
+function paramsOf(model: string, request: PlannedRequest): ChatCompletionCreateParamsBase {
+  return {
+    model,
+    messages: [{ role: 'user', content: request.prompt }],
+    max_tokens: request.maxTokens,
+    ...(request.audio ? { modalities: ['text', 'audio'] as const, audio: { voice: 'alloy', format: 'pcm16' } as const } : {}),
+  };
+}
+
+async function runOne(client: OpenAI, model: string, request: PlannedRequest): Promise<RequestResult> {
+  const base = { index: request.index, stream: request.stream, audio: request.audio };
+  const sent = performance.now();
+  const elapsed = (): number => (performance.now() - sent) / 1000;
+  let text = '';
+  let audioBytes = 0;
+  let ttftSeconds: number | undefined;
+  const disconnect = new AbortController();
+  try {
+    if (!request.stream) {
+      const completion = await client.chat.completions.create({ ...paramsOf(model, request), stream: false });
+      const choice = completion.choices[0];
+      text = choice?.message.content ?? '';
+      audioBytes = base64Bytes(choice?.message.audio?.data);
+      if (!choice?.finish_reason) throw new Error('completion without finish_reason');
+      return { ...base, outcome: 'ok', e2eSeconds: elapsed(), finishReason: choice.finish_reason, text, audioBytes };
+    }
+    const stream = await client.chat.completions.create({ ...paramsOf(model, request), stream: true }, { signal: disconnect.signal });
+    let chunks = 0;
+    let finishReason: string | undefined;
+    for await (const chunk of stream) {
+      const choice = chunk.choices[0];
+      if (choice === undefined) continue;
+      const delta = choice.delta as DeltaWithAudio;
+      const bytes = base64Bytes(delta.audio?.data);
+      if (delta.content || bytes > 0) {
+        ttftSeconds ??= elapsed();
+        text += delta.content ?? '';
+        audioBytes += bytes;
+        chunks += 1;
+        if (request.disconnectAfterChunks !== undefined && chunks >= request.disconnectAfterChunks) {
+          disconnect.abort();
+          return { ...base, outcome: 'aborted', ttftSeconds, text, audioBytes };
+        }
+      }
+      if (choice.finish_reason) finishReason = choice.finish_reason;
+    }
+    if (finishReason === undefined) throw new Error('stream ended without finish_reason');
+    return { ...base, outcome: 'ok', ttftSeconds, e2eSeconds: elapsed(), finishReason, text, audioBytes };
+  } catch (error) {
+    if (disconnect.signal.aborted) return { ...base, outcome: 'aborted', ttftSeconds, text, audioBytes };
+    return { ...base, outcome: 'error', ttftSeconds, text, audioBytes, error: error instanceof Error ? error.message : String(error) };
+  }
+}
+
+function base64Bytes(data: string | undefined): number {
+  return data ? Buffer.byteLength(data, 'base64') : 0;
+}
+
+function countBy(values: readonly string[]): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const value of values) counts[value] = (counts[value] ?? 0) + 1;
+  return counts;
+}

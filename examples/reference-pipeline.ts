@@ -1,0 +1,168 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { OmniInstrumentation, registerOmniMetrics, type OmniMetricsHandle } from '../index';
+import { AsyncOmni } from './pipeline/async-omni';
+import { Orchestrator } from './pipeline/orchestrator';
+import { KV_BLOCK_SIZE } from './pipeline/simulated-engine';
+import { createSimulatedPipeline, type SimulatedPipeline } from './pipeline/simulated-pipeline';
+import { FAST_PROFILE, REALISTIC_PROFILE, type SimulationOverrides } from './pipeline/simulation-profile';
+import { DEFAULT_REPLICAS, validateReplicas } from './pipeline-options';
+import { ConnectionTracker } from './server/connection-tracker';
+import { createOpenAiHandler } from './server/openai-handler';
+
+export const DEFAULT_MODEL_NAME = 'Qwen/Qwen3-Omni-30B-A3B-Instruct';
+
+export interface ReferencePipelineOptions {
+  /** API listen address; default `0.0.0.0`. */
+  readonly host?: string;
+  /** API port; default 8000, 0 picks a free one. */
+  readonly port?: number;
+  /** Separate `/metrics` server address; default the API host. */
+  readonly metricsHost?: string;
+  /** Separate `/metrics` server port; default 9464, 0 picks a free one, `false` serves metrics on the API port only. */
+  readonly metricsPort?: number | false;
+  /** Replicas per stage: [thinker, talker, code2wav]; default [1, 2, 1]. */
+  readonly replicas?: readonly number[];
+  /** Served model name (`model_name` label); default Qwen3-Omni. */
+  readonly modelName?: string;
+  /** Seeds every replica's PRNG; default 0. */
+  readonly seed?: number;
+  /** `realistic` (default): ~15 ms decode steps, real-time-ish audio. `fast`: millisecond steps for tests. */
+  readonly profile?: 'realistic' | 'fast';
+  /** Adjusts the chosen profile per section (e.g. `{ code2wav: { malformedProbability: 0 } }`). */
+  readonly simulation?: SimulationOverrides;
+  /** Thinker context length; default 4096. */
+  readonly maxModelLen?: number;
+  /** `max_tokens` when a request sets none; default 256. */
+  readonly defaultMaxTokens?: number;
+  /** vLLM's `--log-stats`; default true. */
+  readonly logStats?: boolean;
+  /** Periodic per-replica stats log line (vLLM's LoggingStatLogger); default 10 s, 0 disables. */
+  readonly logIntervalSeconds?: number;
+  readonly logSink?: { info(line: string): void; debug?(line: string): void };
+}
+
+export interface ReferencePipeline {
+  /** API root, e.g. `http://localhost:8000` (the OpenAI base URL is `${apiUrl}/v1`). */
+  readonly apiUrl: string;
+  /** The dedicated metrics server's scrape URL, or the API's `/metrics` when there is none. */
+  readonly metricsUrl: string;
+  /** `/metrics` on the API port (as vLLM serves it). */
+  readonly apiMetricsUrl: string;
+  readonly modelName: string;
+  readonly omni: AsyncOmni;
+  readonly orchestrator: Orchestrator;
+  readonly metrics: OmniMetricsHandle;
+  /** Stops accepting, ends in-flight requests, stops every loop, shuts metrics down. Idempotent. */
+  stop(): Promise<void>;
+}
+
+/** In-flight responses get this long to finish after the pipeline stopped before sockets are cut. */
+const SHUTDOWN_GRACE_MS = 1000;
+
+/**
+ * The simulated thinker → talker → code2wav pipeline behind an OpenAI-compatible API, with the
+ * package's metrics registered and `/metrics` served both on the API port and on its own port.
+ * The pipeline's classes make no metric calls: metrics come from the instrumentation alone.
+ */
+export async function startReferencePipeline(options: ReferencePipelineOptions = {}): Promise<ReferencePipeline> {
+  const host = options.host ?? '0.0.0.0';
+  const port = checkPort('port', options.port ?? 8000);
+  const metricsPort = options.metricsPort === false ? false : checkPort('metricsPort', options.metricsPort ?? 9464);
+  const replicas = validateReplicas(options.replicas ?? DEFAULT_REPLICAS);
+  const modelName = options.modelName ?? DEFAULT_MODEL_NAME;
+  const maxModelLen = options.maxModelLen ?? 4096;
+  const profile = options.profile === 'fast' ? FAST_PROFILE : REALISTIC_PROFILE;
+
+  const metrics = await registerOmniMetrics({
+    modelName,
+    stagePools: replicas,
+    logStats: options.logStats ?? true,
+    prometheus: metricsPort === false ? false : { host: options.metricsHost ?? host, port: metricsPort },
+    maxModelLen,
+    cacheConfig: { block_size: KV_BLOCK_SIZE, cache_dtype: 'auto', enable_prefix_caching: true, num_gpu_blocks: profile.thinker.numKvBlocks },
+    logIntervalSeconds: options.logIntervalSeconds,
+    logSink: options.logSink,
+  });
+  // The only metrics wiring there is: the pipeline's classes are observed through their prototypes.
+  const instrumentation = new OmniInstrumentation({ metrics, orchestratorClass: Orchestrator, servingClass: AsyncOmni });
+
+  let pipeline: SimulatedPipeline | undefined;
+  let server: Server | undefined;
+  let connections: ConnectionTracker | undefined;
+  try {
+    pipeline = createSimulatedPipeline({ replicas, profile, overrides: options.simulation, seed: options.seed ?? 0, maxModelLen });
+    pipeline.start();
+    const handler = createOpenAiHandler({
+      omni: pipeline.omni,
+      modelName,
+      defaultMaxTokens: options.defaultMaxTokens,
+      // `/metrics` on the API port too, as vLLM serves it; every other path falls through to the API.
+      extraHandler: metrics.metricsHandler(),
+    });
+    server = createServer(handler);
+    connections = new ConnectionTracker(server);
+    await listen(server, host, port);
+  } catch (error) {
+    pipeline?.stop();
+    instrumentation.disable();
+    await metrics.shutdown();
+    throw error;
+  }
+
+  const boundPort = (server.address() as AddressInfo).port;
+  const apiUrl = `http://${urlHost(host)}:${boundPort}`;
+  const running = { server, pipeline, connections };
+  let stopping: Promise<void> | undefined;
+  return {
+    apiUrl,
+    metricsUrl: metrics.prometheusServer?.url ?? `${apiUrl}/metrics`,
+    apiMetricsUrl: `${apiUrl}/metrics`,
+    modelName,
+    omni: pipeline.omni,
+    orchestrator: pipeline.orchestrator,
+    metrics,
+    stop: () => (stopping ??= shutdown(running, metrics, instrumentation)),
+  };
+}
+
+interface Running {
+  readonly server: Server;
+  readonly pipeline: SimulatedPipeline;
+  readonly connections: ConnectionTracker;
+}
+
+async function shutdown({ server, pipeline, connections }: Running, metrics: OmniMetricsHandle, instrumentation: OmniInstrumentation): Promise<void> {
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  // Live requests fail now, so their responses end with an error event instead of hanging.
+  pipeline.stop();
+  // Connections turn idle as their last response ends; close them as they do.
+  const sweep = setInterval(() => connections.closeIdle(), 20);
+  const grace = setTimeout(() => connections.closeAll(), SHUTDOWN_GRACE_MS);
+  connections.closeIdle();
+  await closed;
+  clearInterval(sweep);
+  clearTimeout(grace);
+  instrumentation.disable();
+  await metrics.shutdown();
+}
+
+function listen(server: Server, host: string, port: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+}
+
+function checkPort(name: string, port: number): number {
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new RangeError(`${name} must be an integer from 0 to 65535, got ${String(port)}`);
+  return port;
+}
+
+function urlHost(host: string): string {
+  if (host === '0.0.0.0' || host === '::') return 'localhost';
+  return host.includes(':') ? `[${host}]` : host;
+}

@@ -1,0 +1,250 @@
+import { diag } from '@opentelemetry/api';
+import cluster, { type Worker } from 'node:cluster';
+import { declaredFamilies } from '../../instrumentation/register';
+import { resolveCatalog, type CatalogOptions, type ResolvedCatalog, type ResolvedFamily } from '../../views/catalog';
+import type { NamingScheme } from '../../views/views';
+import {
+  createMetricsHandler,
+  startPrometheusServer,
+  type MetricsMiddleware,
+  type MetricsTextSource,
+  type PrometheusServer,
+  type PrometheusServerOptions,
+} from '../prometheus-http';
+import { serializePrometheus, type DeclaredFamily, type ExpositionFormat } from '../prometheus-serializer';
+import { EMPTY_SNAPSHOT, mergeSnapshots, retireSnapshot, type GaugeMerge, type GaugeMergePolicy } from './merge';
+import { isProtocolMessage, type ProtocolMessage, type SnapshotMessage } from './protocol';
+import { snapshotToResourceMetrics, type ClusterSnapshot } from './snapshot';
+
+export interface ClusterPrimaryOptions {
+  /** The workers' `modelName` (the eager zero series carry it). */
+  readonly modelName: string;
+  /** The workers' catalog: `handle.catalog` of an equal configuration, or the options it is resolved from. */
+  readonly catalog: ResolvedCatalog | CatalogOptions;
+  /** The workers' naming scheme; default `vllm`. */
+  readonly naming?: NamingScheme;
+  /**
+   * Serve the aggregate on its own port (default: `OTEL_EXPORTER_PROMETHEUS_HOST/PORT`, else
+   * 0.0.0.0:9464), or `false` for no server (mount `handler()` instead).
+   */
+  readonly prometheus?: false | PrometheusServerOptions;
+  /** How long a scrape waits for each worker before using its last snapshot. Default 1000. */
+  readonly collectTimeoutMillis?: number;
+  /** Per exposed family name: how live workers' values of a gauge merge (see `startClusterPrimary`). */
+  readonly gaugeMerge?: Readonly<Record<string, GaugeMerge>>;
+}
+
+export interface ClusterPrimary extends MetricsTextSource {
+  /** The aggregate a scrape would receive: asks every live worker first. */
+  metricsText(format?: ExpositionFormat): Promise<string>;
+  /** A handler to mount the aggregate's `/metrics` on the host's own server. */
+  handler(path?: string): MetricsMiddleware;
+  /** The built-in server, unless `prometheus: false`. */
+  readonly server?: PrometheusServer;
+  /** Stops listening to workers and closes the server; workers are left running. */
+  stop(): Promise<void>;
+}
+
+const DEFAULT_COLLECT_TIMEOUT_MILLIS = 1000;
+const GAUGE_MERGES: readonly GaugeMerge[] = ['sum', 'max', 'min'];
+
+interface LiveWorker {
+  snapshot: ClusterSnapshot;
+  seq: number;
+}
+
+/**
+ * The `cluster` primary's side of scale-out: `/metrics` serves the aggregate of every worker that
+ * called `serveClusterWorker`, over the IPC channel (no shared files, no ports per worker).
+ *
+ * On each scrape every live worker is asked for its cumulative snapshot (a worker that does not
+ * answer within `collectTimeoutMillis` contributes its last one), then:
+ * - counters and histograms are summed per (name, label set) across live workers and every worker
+ *   that exited, so counts never go backwards; each worker's latest snapshot replaces its previous
+ *   one, and is added to the retired totals once, when it exits (a replacement worker has a new
+ *   id and contributes afresh);
+ * - gauges count only live workers: catalog gauges that count things (`{request}`, `{output}`
+ *   units: running / waiting requests) are summed; other catalog gauges (`kv_cache_usage_perc`,
+ *   `engine_sleep_state`) take the max; `_info` families are deduplicated (one series per label
+ *   set, max value); gauges outside the catalog are summed. `gaugeMerge` overrides per family.
+ *
+ * Limits: what a worker recorded after its last snapshot is lost if it dies without a graceful
+ * exit (SIGKILL, OOM, crash); the loss is bounded by its `syncIntervalMillis` (or the time since
+ * the last scrape). A graceful exit that awaits `flush()` loses nothing.
+ *
+ * Many hosts: this aggregates the processes of one host only. Across hosts, let each process push
+ * OTLP to an OpenTelemetry Collector (or let Prometheus scrape each instance) and aggregate there
+ * (`sum by (...)` in PromQL, or the Collector's processors).
+ */
+export async function startClusterPrimary(options: ClusterPrimaryOptions): Promise<ClusterPrimary> {
+  if (typeof options.modelName !== 'string' || options.modelName === '') throw new TypeError('modelName must be a non-empty string');
+  if (!cluster.isPrimary) throw new Error('startClusterPrimary must run in the cluster primary (cluster.isPrimary)');
+  const collectTimeoutMillis = options.collectTimeoutMillis ?? DEFAULT_COLLECT_TIMEOUT_MILLIS;
+  if (!(collectTimeoutMillis > 0) || !Number.isFinite(collectTimeoutMillis)) {
+    throw new RangeError(`collectTimeoutMillis must be a finite number > 0, got ${String(collectTimeoutMillis)}`);
+  }
+  for (const [name, merge] of Object.entries(options.gaugeMerge ?? {})) {
+    if (!GAUGE_MERGES.includes(merge)) throw new RangeError(`gaugeMerge[${name}] must be one of ${GAUGE_MERGES.join(', ')}, got ${String(merge)}`);
+  }
+  const catalog = isResolvedCatalog(options.catalog) ? options.catalog : resolveCatalog(options.catalog);
+  const naming = options.naming ?? 'vllm';
+  const aggregate = new ClusterAggregate(
+    declaredFamilies(catalog, options.modelName, naming),
+    gaugeMergePolicy(catalog, options.gaugeMerge),
+    collectTimeoutMillis,
+  );
+
+  let server: PrometheusServer | undefined;
+  if (options.prometheus !== false) {
+    try {
+      server = await startPrometheusServer(aggregate, options.prometheus ?? {});
+    } catch (error) {
+      aggregate.stop();
+      throw error;
+    }
+  }
+  return {
+    metricsText: (format = 'text') => aggregate.metricsText(format),
+    handler: (path) => createMetricsHandler(aggregate, path),
+    server,
+    stop: async () => {
+      aggregate.stop();
+      await server?.close();
+    },
+  };
+}
+
+/** Worker bookkeeping and the merge; listens on `cluster` from construction until `stop()`. */
+class ClusterAggregate implements MetricsTextSource {
+  private readonly live = new Map<number, LiveWorker>();
+  /** Ids of workers already folded into `retired`: a late message from one is not stored again. */
+  private readonly retiredIds = new Set<number>();
+  /** Connected workers that never answered: not asked again until they send a snapshot themselves. */
+  private readonly silentIds = new Set<number>();
+  private retired: ClusterSnapshot = EMPTY_SNAPSHOT;
+  private readonly pending = new Map<number, () => void>();
+  private nextRequestId = 1;
+
+  private readonly onMessage = (worker: Worker, message: unknown): void => {
+    if (!isProtocolMessage(message) || message.type !== 'snapshot') return;
+    this.store(worker, message);
+    if (message.requestId !== undefined) this.pending.get(message.requestId)?.();
+    if (message.ackId !== undefined) this.send(worker, { omniOtelMetrics: 1, type: 'ack', ackId: message.ackId });
+  };
+
+  private readonly onGone = (worker: Worker): void => {
+    if (this.retiredIds.has(worker.id)) return;
+    this.retiredIds.add(worker.id);
+    this.silentIds.delete(worker.id);
+    const entry = this.live.get(worker.id);
+    if (entry === undefined) return;
+    this.live.delete(worker.id);
+    this.retired = retireSnapshot(this.retired, entry.snapshot);
+  };
+
+  constructor(
+    private readonly declared: readonly DeclaredFamily[],
+    private readonly policy: GaugeMergePolicy,
+    private readonly collectTimeoutMillis: number,
+  ) {
+    cluster.on('message', this.onMessage);
+    cluster.on('disconnect', this.onGone);
+    cluster.on('exit', this.onGone);
+  }
+
+  async metricsText(format: ExpositionFormat = 'text'): Promise<string> {
+    await this.collectLive();
+    const merged = mergeSnapshots(
+      this.retired,
+      [...this.live.values()].map((entry) => entry.snapshot),
+      this.policy,
+    );
+    return serializePrometheus(snapshotToResourceMetrics(merged), this.declared, { format });
+  }
+
+  stop(): void {
+    cluster.off('message', this.onMessage);
+    cluster.off('disconnect', this.onGone);
+    cluster.off('exit', this.onGone);
+    for (const settle of [...this.pending.values()]) settle();
+  }
+
+  private store(worker: Worker, message: SnapshotMessage): void {
+    if (this.retiredIds.has(worker.id)) return;
+    this.silentIds.delete(worker.id);
+    const entry = this.live.get(worker.id);
+    if (entry === undefined) {
+      this.live.set(worker.id, { snapshot: message.snapshot, seq: message.seq });
+    } else if (message.seq > entry.seq) {
+      // Cumulative: the newer snapshot replaces the previous one, never adds to it.
+      entry.snapshot = message.snapshot;
+      entry.seq = message.seq;
+    }
+  }
+
+  /**
+   * Asks every connected worker at once (also those forked before this primary started listening,
+   * whose announcement it missed); each answer or timeout settles its own request.
+   */
+  private async collectLive(): Promise<void> {
+    const workers = Object.values(cluster.workers ?? {}).filter(
+      (worker): worker is Worker => worker !== undefined && worker.isConnected() && !this.silentIds.has(worker.id),
+    );
+    await Promise.all(workers.map((worker) => this.request(worker)));
+  }
+
+  private request(worker: Worker): Promise<void> {
+    return new Promise((resolve) => {
+      const requestId = this.nextRequestId++;
+      const timeout = setTimeout(() => {
+        if (this.live.has(worker.id)) {
+          diag.debug(`omni-otel-metrics: cluster worker ${worker.id} did not answer within ${this.collectTimeoutMillis} ms; using its last snapshot`);
+        } else {
+          // Not serving snapshots (yet): skip it until it announces itself.
+          this.silentIds.add(worker.id);
+        }
+        settle();
+      }, this.collectTimeoutMillis);
+      timeout.unref();
+      const settle = (): void => {
+        clearTimeout(timeout);
+        this.pending.delete(requestId);
+        resolve();
+      };
+      this.pending.set(requestId, settle);
+      this.send(worker, { omniOtelMetrics: 1, type: 'collect', requestId }, settle);
+    });
+  }
+
+  private send(worker: Worker, message: ProtocolMessage, onError?: () => void): void {
+    try {
+      worker.send(message, (error) => {
+        if (error) onError?.();
+      });
+    } catch {
+      onError?.();
+    }
+  }
+}
+
+function isResolvedCatalog(catalog: ResolvedCatalog | CatalogOptions): catalog is ResolvedCatalog {
+  return Array.isArray((catalog as ResolvedCatalog).families) && typeof (catalog as ResolvedCatalog).byKey === 'function';
+}
+
+/** The default gauge merges of `startClusterPrimary`, with per-family overrides. */
+function gaugeMergePolicy(catalog: ResolvedCatalog, overrides: Readonly<Record<string, GaugeMerge>> = {}): GaugeMergePolicy {
+  const byStream = new Map<string, ResolvedFamily>();
+  for (const family of catalog.families) {
+    byStream.set(family.name, family);
+    byStream.set(family.otelName, family);
+  }
+  return ({ name }) => {
+    const family = byStream.get(name);
+    const exposed = family?.name ?? name;
+    const override = overrides[exposed] ?? overrides[name];
+    if (override !== undefined) return override;
+    if (exposed.endsWith('_info')) return 'max';
+    if (family === undefined) return 'sum';
+    return /^\{[^{}]+\}$/.test(family.unit) ? 'sum' : 'max';
+  };
+}

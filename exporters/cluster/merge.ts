@@ -1,0 +1,164 @@
+import { diag, type AttributeValue } from '@opentelemetry/api';
+import { numberOrNaN, type ClusterSnapshot, type SnapshotHistogram, type SnapshotKind, type SnapshotMetric, type SnapshotPoint } from './snapshot';
+
+/** How the same gauge series of several live workers becomes one value. */
+export type GaugeMerge = 'sum' | 'max' | 'min';
+
+/** Picks the merge of a gauge (or up-down counter) stream by its name and unit. */
+export type GaugeMergePolicy = (metric: { readonly name: string; readonly unit: string; readonly kind: SnapshotKind }) => GaugeMerge;
+
+interface MutableHistogram {
+  boundaries: readonly number[];
+  counts: number[];
+  sum: number;
+  count: number;
+}
+
+interface Series {
+  readonly attributes: Readonly<Record<string, AttributeValue>>;
+  value: number | MutableHistogram;
+}
+
+interface Family {
+  readonly name: string;
+  readonly kind: SnapshotKind;
+  readonly description: string;
+  readonly unit: string;
+  readonly merge?: GaugeMerge;
+  readonly series: Map<string, Series>;
+}
+
+/**
+ * Merges worker snapshots into the cluster's view:
+ * - counters and histograms are summed per (name, label set) over the retired totals and every
+ *   live worker, so a count never goes backwards when a worker exits;
+ * - gauges and up-down counters are merged over live workers only (`policy`: summed where they
+ *   count things, max for ratios, states and info families): an exited worker's running requests
+ *   are not running any more.
+ * Each live worker contributes its latest cumulative snapshot once; nothing here is kept between
+ * calls, so a worker's values are never added twice.
+ */
+export function mergeSnapshots(retired: ClusterSnapshot, live: readonly ClusterSnapshot[], policy: GaugeMergePolicy): ClusterSnapshot {
+  const merged = new Merger(policy);
+  merged.add(retired, false);
+  for (const snapshot of live) merged.add(snapshot, true);
+  return merged.result();
+}
+
+/** The retired totals once `exited` has left: its counters and histograms added, its gauges dropped. */
+export function retireSnapshot(retired: ClusterSnapshot, exited: ClusterSnapshot): ClusterSnapshot {
+  const merged = new Merger(() => 'sum');
+  merged.add(retired, false);
+  merged.add(exited, false);
+  return merged.result();
+}
+
+export const EMPTY_SNAPSHOT: ClusterSnapshot = Object.freeze({ metrics: Object.freeze([]) });
+
+class Merger {
+  private readonly families = new Map<string, Family>();
+  private readonly warned = new Set<string>();
+
+  constructor(private readonly policy: GaugeMergePolicy) {}
+
+  add(snapshot: ClusterSnapshot, live: boolean): void {
+    for (const metric of snapshot.metrics) {
+      const cumulative = metric.kind === 'counter' || metric.kind === 'histogram';
+      if (!cumulative && !live) continue;
+      const family = this.family(metric);
+      if (family === undefined) continue;
+      for (const point of metric.points) this.addPoint(family, point);
+    }
+  }
+
+  result(): ClusterSnapshot {
+    const metrics: SnapshotMetric[] = [];
+    for (const family of this.families.values()) {
+      const points: SnapshotPoint[] = [];
+      for (const series of family.series.values()) {
+        const value = series.value;
+        points.push({
+          attributes: series.attributes,
+          value: typeof value === 'number' ? value : { boundaries: value.boundaries, counts: value.counts, sum: value.sum, count: value.count },
+        });
+      }
+      metrics.push({ name: family.name, kind: family.kind, description: family.description, unit: family.unit, points });
+    }
+    return { metrics };
+  }
+
+  private family(metric: SnapshotMetric): Family | undefined {
+    const existing = this.families.get(metric.name);
+    if (existing !== undefined) {
+      if (existing.kind === metric.kind) return existing;
+      this.warn(metric.name, `${metric.name} is a ${metric.kind} in one worker and a ${existing.kind} in another; the ${metric.kind} is dropped`);
+      return undefined;
+    }
+    const levels = metric.kind === 'gauge' || metric.kind === 'updowncounter';
+    const family: Family = {
+      name: metric.name,
+      kind: metric.kind,
+      description: metric.description,
+      unit: metric.unit,
+      merge: levels ? this.policy(metric) : undefined,
+      series: new Map(),
+    };
+    this.families.set(metric.name, family);
+    return family;
+  }
+
+  private addPoint(family: Family, point: SnapshotPoint): void {
+    const key = seriesKey(point.attributes);
+    const series = family.series.get(key);
+    if (family.kind === 'histogram') {
+      const incoming = point.value as SnapshotHistogram;
+      if (series === undefined) {
+        family.series.set(key, {
+          attributes: point.attributes,
+          value: { boundaries: [...incoming.boundaries], counts: [...incoming.counts], sum: numberOrNaN(incoming.sum), count: incoming.count },
+        });
+        return;
+      }
+      const total = series.value as MutableHistogram;
+      if (!sameBoundaries(total.boundaries, incoming.boundaries)) {
+        this.warn(family.name, `${family.name}: workers use different bucket bounds; the mismatching worker's series is dropped`);
+        return;
+      }
+      for (let i = 0; i < total.counts.length; i++) total.counts[i] = (total.counts[i] ?? 0) + (incoming.counts[i] ?? 0);
+      total.sum += numberOrNaN(incoming.sum);
+      total.count += incoming.count;
+      return;
+    }
+    const value = numberOrNaN(point.value as number | null);
+    if (series === undefined) {
+      family.series.set(key, { attributes: point.attributes, value });
+      return;
+    }
+    const current = series.value as number;
+    switch (family.merge) {
+      case 'max':
+        series.value = Math.max(current, value);
+        break;
+      case 'min':
+        series.value = Math.min(current, value);
+        break;
+      default:
+        series.value = current + value;
+    }
+  }
+
+  private warn(name: string, message: string): void {
+    if (this.warned.has(name)) return;
+    this.warned.add(name);
+    diag.warn(`omni-otel-metrics: ${message}`);
+  }
+}
+
+/** The label set as a key independent of attribute order. */
+function seriesKey(attributes: Readonly<Record<string, AttributeValue>>): string {
+  return JSON.stringify(Object.keys(attributes).sort().map((key) => [key, attributes[key]]));
+}
+
+function sameBoundaries(a: readonly number[], b: readonly number[]): boolean {
+  return a.length === b.length && a.every((bound, i) => bound === b[i]);
+}

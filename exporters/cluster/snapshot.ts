@@ -1,0 +1,135 @@
+import { diag, ValueType, type AttributeValue } from '@opentelemetry/api';
+import { emptyResource } from '@opentelemetry/resources';
+import {
+  AggregationTemporality,
+  DataPointType,
+  type DataPoint,
+  type Histogram,
+  type MetricData,
+  type ResourceMetrics,
+} from '@opentelemetry/sdk-metrics';
+import { OMNI_METER_NAME } from '../../views/views';
+
+/**
+ * A worker's cumulative metrics as plain JSON, small enough for the `cluster` IPC channel:
+ * per stream its name, kind, description and unit, and per series its attributes and value.
+ * Scopes are flattened (the Prometheus exposition merges them too).
+ */
+export interface ClusterSnapshot {
+  readonly metrics: readonly SnapshotMetric[];
+}
+
+/** `updowncounter` is a non-monotonic sum: a level, merged like a gauge. */
+export type SnapshotKind = 'counter' | 'updowncounter' | 'gauge' | 'histogram';
+
+export interface SnapshotMetric {
+  readonly name: string;
+  readonly kind: SnapshotKind;
+  readonly description: string;
+  readonly unit: string;
+  readonly points: readonly SnapshotPoint[];
+}
+
+export interface SnapshotHistogram {
+  readonly boundaries: readonly number[];
+  /** One count per bucket (not cumulative): `boundaries.length + 1` entries, the last for `+Inf`. */
+  readonly counts: readonly number[];
+  readonly sum: number;
+  readonly count: number;
+}
+
+export interface SnapshotPoint {
+  readonly attributes: Readonly<Record<string, AttributeValue>>;
+  /** A number, or `null` where JSON could not carry a `NaN` / infinity. */
+  readonly value: number | null | SnapshotHistogram;
+}
+
+/** The snapshot of one collection. Exponential histograms (never created by the catalog) are skipped. */
+export function takeSnapshot(resourceMetrics: ResourceMetrics): ClusterSnapshot {
+  const metrics: SnapshotMetric[] = [];
+  for (const scopeMetrics of resourceMetrics.scopeMetrics) {
+    for (const metric of scopeMetrics.metrics) {
+      const kind = snapshotKind(metric);
+      if (kind === undefined) {
+        diag.warn(`omni-otel-metrics: ${metric.descriptor.name} is an exponential histogram; the cluster aggregate skips it`);
+        continue;
+      }
+      const points = (metric.dataPoints as Array<DataPoint<number> | DataPoint<Histogram>>).map((point) => ({
+        attributes: { ...(point.attributes as Record<string, AttributeValue>) },
+        value:
+          typeof point.value === 'number'
+            ? point.value
+            : {
+                boundaries: [...point.value.buckets.boundaries],
+                counts: [...point.value.buckets.counts],
+                sum: point.value.sum ?? 0,
+                count: point.value.count,
+              },
+      }));
+      metrics.push({ name: metric.descriptor.name, kind, description: metric.descriptor.description, unit: metric.descriptor.unit, points });
+    }
+  }
+  return { metrics };
+}
+
+function snapshotKind(metric: MetricData): SnapshotKind | undefined {
+  switch (metric.dataPointType) {
+    case DataPointType.SUM:
+      return metric.isMonotonic ? 'counter' : 'updowncounter';
+    case DataPointType.GAUGE:
+      return 'gauge';
+    case DataPointType.HISTOGRAM:
+      return 'histogram';
+    default:
+      return undefined;
+  }
+}
+
+/** A snapshot as the `ResourceMetrics` the Prometheus serializer takes (one scope, empty resource). */
+export function snapshotToResourceMetrics(snapshot: ClusterSnapshot, now: number = Date.now()): ResourceMetrics {
+  const time: [number, number] = [Math.floor(now / 1000), (now % 1000) * 1_000_000];
+  const metrics = snapshot.metrics.map((metric): MetricData => {
+    const base = {
+      descriptor: { name: metric.name, description: metric.description, unit: metric.unit, valueType: ValueType.DOUBLE },
+      aggregationTemporality: AggregationTemporality.CUMULATIVE,
+    };
+    const point = <T>(attributes: SnapshotPoint['attributes'], value: T): DataPoint<T> => ({ startTime: time, endTime: time, attributes, value });
+    if (metric.kind === 'histogram') {
+      return {
+        ...base,
+        dataPointType: DataPointType.HISTOGRAM,
+        dataPoints: metric.points.map((p) => {
+          const h = p.value as SnapshotHistogram;
+          return point<Histogram>(p.attributes, {
+            buckets: { boundaries: [...h.boundaries], counts: [...h.counts] },
+            sum: numberOrNaN(h.sum),
+            count: h.count,
+          });
+        }),
+      };
+    }
+    const dataPoints = metric.points.map((p) => point(p.attributes, numberOrNaN(p.value as number | null)));
+    return metric.kind === 'gauge'
+      ? { ...base, dataPointType: DataPointType.GAUGE, dataPoints }
+      : { ...base, dataPointType: DataPointType.SUM, isMonotonic: metric.kind === 'counter', dataPoints };
+  });
+  return { resource: emptyResource(), scopeMetrics: [{ scope: { name: OMNI_METER_NAME }, metrics }] };
+}
+
+/** JSON turns `NaN` and infinities into `null`; they come back as `NaN`. */
+export function numberOrNaN(value: number | null | undefined): number {
+  return typeof value === 'number' ? value : NaN;
+}
+
+/** A light shape check of a snapshot that crossed a process boundary. */
+export function isClusterSnapshot(value: unknown): value is ClusterSnapshot {
+  if (typeof value !== 'object' || value === null || !Array.isArray((value as ClusterSnapshot).metrics)) return false;
+  return (value as ClusterSnapshot).metrics.every(
+    (metric) =>
+      typeof metric === 'object' &&
+      metric !== null &&
+      typeof metric.name === 'string' &&
+      (metric.kind === 'counter' || metric.kind === 'updowncounter' || metric.kind === 'gauge' || metric.kind === 'histogram') &&
+      Array.isArray(metric.points),
+  );
+}

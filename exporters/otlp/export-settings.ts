@@ -1,0 +1,147 @@
+import { diag } from '@opentelemetry/api';
+import { isHttpUrl, type FromVariable, type OtelEnvConfig } from './otel-env';
+import {
+  DEFAULT_EXPORT_INTERVAL_MILLIS,
+  DEFAULT_EXPORT_TIMEOUT_MILLIS,
+  DEFAULT_OTLP_PROTOCOL,
+  METRICS_EXPORTER_NAMES,
+  OTLP_COMPRESSIONS,
+  OTLP_PROTOCOLS,
+  TEMPORALITY_PREFERENCES,
+  type MetricsExporterName,
+  type OtlpCompression,
+  type OtlpOptions,
+  type OtlpProtocol,
+  type TemporalityPreference,
+} from './types';
+
+/** The exporter choices of `registerOmniMetrics`, before the environment is consulted. */
+export interface ExportOptions {
+  readonly exporters?: readonly MetricsExporterName[];
+  readonly otlp?: OtlpOptions;
+}
+
+/** What one OTLP exporter is built with: every value settled, `undefined` leaves the exporter's default. */
+export interface OtlpExporterSettings {
+  readonly protocol: OtlpProtocol;
+  readonly url?: string;
+  readonly headers?: Readonly<Record<string, string>>;
+  readonly timeoutMillis?: number;
+  readonly compression?: OtlpCompression;
+  readonly temporality: TemporalityPreference;
+}
+
+/** The settled exporter configuration of one registration. */
+export interface ExportSettings {
+  /** Exporters to run; `none` already removed. */
+  readonly exporters: ReadonlySet<Exclude<MetricsExporterName, 'none'>>;
+  /** Where the exporter list came from: `option`, `env` (`OTEL_METRICS_EXPORTER`) or `default` (Prometheus only). */
+  readonly exportersSource: 'option' | 'env' | 'default';
+  readonly otlp: OtlpExporterSettings;
+  readonly exportIntervalMillis: number;
+  readonly exportTimeoutMillis: number;
+}
+
+/**
+ * Settles exporters and OTLP settings: each option wins over its variable, a metrics-specific
+ * variable over the generic one, then the spec defaults. Invalid options throw (programmer error)
+ * naming the option; `env` was validated by `parseOtelEnv`.
+ */
+export function resolveExportSettings(options: ExportOptions, env: OtelEnvConfig): ExportSettings {
+  const otlp = options.otlp ?? {};
+  validateOptions(options);
+
+  const exportersList = options.exporters ?? env.exporters;
+  const exporters = new Set((exportersList ?? ['prometheus']).filter((name): name is Exclude<MetricsExporterName, 'none'> => name !== 'none'));
+
+  const protocol = otlp.protocol ?? env.protocol?.value ?? DEFAULT_OTLP_PROTOCOL;
+  const headers = env.headers || otlp.headers ? { ...env.headers, ...otlp.headers } : undefined;
+
+  const interval = setting(otlp.exportIntervalMillis, 'otlp.exportIntervalMillis', env.exportIntervalMillis);
+  const timeout = setting(otlp.exportTimeoutMillis, 'otlp.exportTimeoutMillis', env.exportTimeoutMillis);
+  const exportIntervalMillis = interval?.value ?? DEFAULT_EXPORT_INTERVAL_MILLIS;
+  let exportTimeoutMillis = timeout?.value ?? DEFAULT_EXPORT_TIMEOUT_MILLIS;
+  if (exportTimeoutMillis > exportIntervalMillis) {
+    if (timeout !== undefined) {
+      throw new RangeError(
+        `${timeout.variable} (${timeout.value}) must not exceed ${interval?.variable ?? 'the export interval'} (${exportIntervalMillis})`,
+      );
+    }
+    // Only the default is in the way: the SDK reader needs timeout <= interval.
+    diag.info(`omni-otel-metrics: export timeout lowered to the ${exportIntervalMillis} ms export interval`);
+    exportTimeoutMillis = exportIntervalMillis;
+  }
+
+  return {
+    exporters,
+    exportersSource: options.exporters ? 'option' : env.exporters ? 'env' : 'default',
+    otlp: {
+      protocol,
+      url: otlpUrl(protocol, otlp.endpoint, env),
+      headers,
+      timeoutMillis: otlp.timeoutMillis ?? env.timeoutMillis?.value,
+      compression: otlp.compression ?? env.compression?.value,
+      temporality: otlp.temporality ?? env.temporality?.value ?? 'cumulative',
+    },
+    exportIntervalMillis,
+    exportTimeoutMillis,
+  };
+}
+
+function setting<T>(option: T | undefined, optionName: string, fromEnv: FromVariable<T> | undefined): FromVariable<T> | undefined {
+  return option !== undefined ? { value: option, variable: optionName } : fromEnv;
+}
+
+/**
+ * The export URL: the option or `OTEL_EXPORTER_OTLP_METRICS_ENDPOINT` as given; the generic
+ * `OTEL_EXPORTER_OTLP_ENDPOINT` with `v1/metrics` appended for HTTP (the spec's rule), as given
+ * for gRPC. HTTP protocols need an http(s) URL.
+ */
+function otlpUrl(protocol: OtlpProtocol, option: string | undefined, env: OtelEnvConfig): string | undefined {
+  const chosen: FromVariable<string> | undefined =
+    option !== undefined ? { value: option, variable: 'otlp.endpoint' } : (env.metricsEndpoint ?? env.endpoint);
+  if (chosen === undefined) return undefined;
+  if (protocol !== 'grpc' && !isHttpUrl(chosen.value)) {
+    throw new RangeError(`${chosen.variable} must be an http:// or https:// URL for protocol ${protocol}; got ${JSON.stringify(chosen.value)}`);
+  }
+  if (chosen !== env.endpoint || protocol === 'grpc') return chosen.value;
+  return `${chosen.value.endsWith('/') ? chosen.value : `${chosen.value}/`}v1/metrics`;
+}
+
+function validateOptions(options: ExportOptions): void {
+  if (options.exporters !== undefined) {
+    if (!Array.isArray(options.exporters) || options.exporters.some((name) => !METRICS_EXPORTER_NAMES.includes(name))) {
+      throw new RangeError(`exporters must list only ${METRICS_EXPORTER_NAMES.join(', ')}; got ${JSON.stringify(options.exporters)}`);
+    }
+    if (options.exporters.includes('none') && options.exporters.length > 1) {
+      throw new RangeError(`exporters: "none" cannot be combined with other exporters; got ${JSON.stringify(options.exporters)}`);
+    }
+  }
+  const otlp = options.otlp;
+  if (otlp === undefined) return;
+  enumOption('otlp.protocol', otlp.protocol, OTLP_PROTOCOLS);
+  enumOption('otlp.compression', otlp.compression, OTLP_COMPRESSIONS);
+  enumOption('otlp.temporality', otlp.temporality, TEMPORALITY_PREFERENCES);
+  positiveOption('otlp.timeoutMillis', otlp.timeoutMillis);
+  positiveOption('otlp.exportIntervalMillis', otlp.exportIntervalMillis);
+  positiveOption('otlp.exportTimeoutMillis', otlp.exportTimeoutMillis);
+  if (otlp.endpoint !== undefined && (typeof otlp.endpoint !== 'string' || otlp.endpoint.trim() === '')) {
+    throw new RangeError(`otlp.endpoint must be a non-empty URL string; got ${JSON.stringify(otlp.endpoint)}`);
+  }
+  if (otlp.headers !== undefined) {
+    const bad = typeof otlp.headers !== 'object' || otlp.headers === null || Object.values(otlp.headers).some((v) => typeof v !== 'string');
+    if (bad) throw new RangeError(`otlp.headers must map header names to strings; got ${JSON.stringify(otlp.headers)}`);
+  }
+}
+
+function enumOption<T extends string>(name: string, value: T | undefined, accepted: readonly T[]): void {
+  if (value !== undefined && !accepted.includes(value)) {
+    throw new RangeError(`${name} must be one of ${accepted.join(', ')}; got ${JSON.stringify(value)}`);
+  }
+}
+
+function positiveOption(name: string, value: number | undefined): void {
+  if (value !== undefined && !(typeof value === 'number' && Number.isFinite(value) && value > 0)) {
+    throw new RangeError(`${name} must be a positive number of milliseconds; got ${String(value)}`);
+  }
+}

@@ -1,0 +1,94 @@
+import { createRequire } from 'node:module';
+import {
+  AggregationTemporalityPreference,
+  CumulativeTemporalitySelector,
+  DeltaTemporalitySelector,
+  LowMemoryTemporalitySelector,
+  OTLPMetricExporter as JsonMetricExporter,
+} from '@opentelemetry/exporter-metrics-otlp-http';
+import { OTLPMetricExporter as ProtobufMetricExporter } from '@opentelemetry/exporter-metrics-otlp-proto';
+import type { AggregationTemporalitySelector, PushMetricExporter } from '@opentelemetry/sdk-metrics';
+import type { OtlpExporterSettings } from './export-settings';
+import type { TemporalityPreference } from './types';
+
+/** The optional dependency behind `grpc`; loaded only when that protocol is asked for. */
+export const GRPC_EXPORTER_PACKAGE = '@opentelemetry/exporter-metrics-otlp-grpc';
+
+type GrpcExporterModule = typeof import('@opentelemetry/exporter-metrics-otlp-grpc');
+type GrpcConfig = NonNullable<ConstructorParameters<GrpcExporterModule['OTLPMetricExporter']>[0]>;
+/** The one function used from the gRPC exporter's base package (a dependency of that package, not ours). */
+interface GrpcBaseModule {
+  createEmptyMetadata(): NonNullable<GrpcConfig['metadata']>;
+}
+type HttpConfig = NonNullable<ConstructorParameters<typeof JsonMetricExporter>[0]>;
+
+/** How modules are loaded; tests swap it to simulate a missing optional dependency. */
+export type ModuleLoader = (id: string) => unknown;
+
+const TEMPORALITY: Record<TemporalityPreference, AggregationTemporalityPreference> = {
+  cumulative: AggregationTemporalityPreference.CUMULATIVE,
+  delta: AggregationTemporalityPreference.DELTA,
+  lowmemory: AggregationTemporalityPreference.LOWMEMORY,
+};
+
+/** The exporters' own temporality selectors, for exporters that take a selector (console). */
+export function temporalitySelector(preference: TemporalityPreference): AggregationTemporalitySelector {
+  return preference === 'delta' ? DeltaTemporalitySelector : preference === 'lowmemory' ? LowMemoryTemporalitySelector : CumulativeTemporalitySelector;
+}
+
+/**
+ * The OpenTelemetry JS OTLP metric exporter for the protocol, configured with the settled values
+ * (anything left `undefined` falls back to the exporter's own environment reading and defaults).
+ */
+export function createOtlpMetricExporter(settings: OtlpExporterSettings, load: ModuleLoader = defaultLoader): PushMetricExporter {
+  const shared = {
+    url: settings.url,
+    timeoutMillis: settings.timeoutMillis,
+    compression: settings.compression as HttpConfig['compression'],
+    temporalityPreference: TEMPORALITY[settings.temporality],
+  };
+  switch (settings.protocol) {
+    case 'http/protobuf':
+      return new ProtobufMetricExporter({ ...shared, headers: settings.headers ? { ...settings.headers } : undefined });
+    case 'http/json':
+      return new JsonMetricExporter({ ...shared, headers: settings.headers ? { ...settings.headers } : undefined });
+    case 'grpc': {
+      const { OTLPMetricExporter } = loadGrpc<GrpcExporterModule>(load, GRPC_EXPORTER_PACKAGE);
+      const config: GrpcConfig = { ...shared, compression: settings.compression as GrpcConfig['compression'] };
+      if (settings.headers) config.metadata = grpcMetadata(load, settings.headers);
+      return new OTLPMetricExporter(config);
+    }
+  }
+}
+
+function loadGrpc<T>(load: ModuleLoader, id: string): T {
+  try {
+    return load(id) as T;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException | undefined)?.code === 'MODULE_NOT_FOUND') {
+      throw new Error(
+        `OTLP protocol grpc needs the optional dependency ${GRPC_EXPORTER_PACKAGE}, which is not installed: ` +
+          `npm install ${GRPC_EXPORTER_PACKAGE}@^0.223.0 (or use http/protobuf)`,
+        { cause: error },
+      );
+    }
+    throw error;
+  }
+}
+
+/** Headers as gRPC metadata, built with the gRPC exporter's own `@grpc/grpc-js`. */
+function grpcMetadata(load: ModuleLoader, headers: Readonly<Record<string, string>>): NonNullable<GrpcConfig['metadata']> {
+  const { createEmptyMetadata } = loadGrpc<GrpcBaseModule>(load, '@opentelemetry/otlp-grpc-exporter-base');
+  const metadata = createEmptyMetadata();
+  for (const [key, value] of Object.entries(headers)) metadata.set(key, value);
+  return metadata;
+}
+
+/**
+ * `require`, except that the gRPC exporter's base package is resolved from the gRPC exporter
+ * (it is that package's dependency, not ours, so it may not be hoisted next to us).
+ */
+function defaultLoader(id: string): unknown {
+  if (id === '@opentelemetry/otlp-grpc-exporter-base') return createRequire(require.resolve(GRPC_EXPORTER_PACKAGE))(id);
+  return require(id);
+}

@@ -1,0 +1,52 @@
+/** Public configuration of the push exporters (OTLP, console), as options and as `OTEL_*` variables. */
+
+/** `OTEL_METRICS_EXPORTER` values. `none` stands alone: no exporter at all. */
+export type MetricsExporterName = 'prometheus' | 'otlp' | 'console' | 'none';
+export const METRICS_EXPORTER_NAMES: readonly MetricsExporterName[] = Object.freeze(['prometheus', 'otlp', 'console', 'none']);
+
+/** `OTEL_EXPORTER_OTLP_(METRICS_)PROTOCOL` values. */
+export type OtlpProtocol = 'http/protobuf' | 'http/json' | 'grpc';
+export const OTLP_PROTOCOLS: readonly OtlpProtocol[] = Object.freeze(['http/protobuf', 'http/json', 'grpc']);
+
+/** `OTEL_EXPORTER_OTLP_(METRICS_)COMPRESSION` values. */
+export type OtlpCompression = 'gzip' | 'none';
+export const OTLP_COMPRESSIONS: readonly OtlpCompression[] = Object.freeze(['gzip', 'none']);
+
+/**
+ * `OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE` values. `cumulative` is what
+ * `prometheusremotewrite` accepts; `delta` makes counters, histograms and gauges delta;
+ * `lowmemory` makes only synchronous counters and histograms delta.
+ */
+export type TemporalityPreference = 'cumulative' | 'delta' | 'lowmemory';
+export const TEMPORALITY_PREFERENCES: readonly TemporalityPreference[] = Object.freeze(['cumulative', 'delta', 'lowmemory']);
+
+export const DEFAULT_OTLP_PROTOCOL: OtlpProtocol = 'http/protobuf';
+export const DEFAULT_EXPORT_INTERVAL_MILLIS = 60_000;
+export const DEFAULT_EXPORT_TIMEOUT_MILLIS = 30_000;
+
+/** OTLP settings; each one wins over its `OTEL_*` variable. */
+export interface OtlpOptions {
+  /** Default `OTEL_EXPORTER_OTLP_METRICS_PROTOCOL`, then `OTEL_EXPORTER_OTLP_PROTOCOL`, else `http/protobuf`. */
+  readonly protocol?: OtlpProtocol;
+  /**
+   * Where to send, used as given: the full URL for HTTP (`http://collector:4318/v1/metrics`), a
+   * URL or `host:port` for gRPC. Default: `OTEL_EXPORTER_OTLP_METRICS_ENDPOINT` as given, else
+   * `OTEL_EXPORTER_OTLP_ENDPOINT` (plus `v1/metrics` for HTTP), else the exporter's default.
+   */
+  readonly endpoint?: string;
+  /** Merged over `OTEL_EXPORTER_OTLP_HEADERS` and `OTEL_EXPORTER_OTLP_METRICS_HEADERS`, key by key. */
+  readonly headers?: Readonly<Record<string, string>>;
+  /** Per export request; default `OTEL_EXPORTER_OTLP_(METRICS_)TIMEOUT`, else 10 000. */
+  readonly timeoutMillis?: number;
+  /** Default `OTEL_EXPORTER_OTLP_(METRICS_)COMPRESSION`, else none. */
+  readonly compression?: OtlpCompression;
+  /** Between exports (OTLP and console); default `OTEL_METRIC_EXPORT_INTERVAL`, else 60 000. */
+  readonly exportIntervalMillis?: number;
+  /**
+   * For one collect-and-export; default `OTEL_METRIC_EXPORT_TIMEOUT`, else 30 000 (or the
+   * interval, when that is shorter).
+   */
+  readonly exportTimeoutMillis?: number;
+  /** Default `OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE`, else `cumulative`. */
+  readonly temporality?: TemporalityPreference;
+}

@@ -1,0 +1,210 @@
+import assert from 'node:assert/strict';
+import cluster, { type Worker } from 'node:cluster';
+import { join } from 'node:path';
+import { startClusterPrimary, type ClusterPrimary } from '../../exporters/cluster/cluster-primary';
+import { httpGet } from '../support/http';
+import { parseSamples } from '../support/exposition';
+import type { TestCommand, TestReply } from './fixtures/metrics-worker';
+
+const FIXTURE = join(__dirname, 'fixtures', 'metrics-worker.ts');
+const COLLECT_TIMEOUT_MILLIS = 1500;
+
+/** Gauges that are not counts: merged with max, as the primary's default policy does. */
+const MAX_GAUGES = new Set(['vllm:kv_cache_usage_perc', 'vllm:gpu_cache_usage_perc', 'vllm:engine_sleep_state']);
+
+type Values = Map<string, number>;
+
+function sampleKey(name: string, labels: Record<string, string>): string {
+  return `${name}${JSON.stringify(Object.fromEntries(Object.entries(labels).sort(([a], [b]) => (a < b ? -1 : 1))))}`;
+}
+
+/** Every sample of a text with its family type (`histogram` for `_bucket` / `_count` / `_sum`). */
+function typedSamples(text: string): Array<{ key: string; family: string; type: string; value: number }> {
+  const types = new Map<string, string>();
+  for (const line of text.split('\n')) {
+    const match = /^# TYPE (\S+) (\S+)$/.exec(line);
+    if (match) types.set(match[1] as string, match[2] as string);
+  }
+  return parseSamples(text).map((sample) => {
+    let family = sample.name;
+    if (!types.has(family)) family = family.replace(/_(bucket|count|sum)$/, '');
+    const type = types.get(family);
+    assert.ok(type !== undefined, `TYPE of ${sample.name}`);
+    return { key: sampleKey(sample.name, sample.labels), family, type, value: sample.value };
+  });
+}
+
+/**
+ * What the primary must serve, computed from the workers' own texts: counters and histograms
+ * summed over every worker that ever ran (`cumulative`), gauges over `live` workers only (summed,
+ * max for non-count gauges, info families deduplicated).
+ */
+function expectedMerge(cumulative: readonly string[], live: readonly string[]): Values {
+  const expected: Values = new Map();
+  for (const text of cumulative) {
+    for (const sample of typedSamples(text)) {
+      if (sample.type !== 'counter' && sample.type !== 'histogram') continue;
+      expected.set(sample.key, (expected.get(sample.key) ?? 0) + sample.value);
+    }
+  }
+  for (const text of live) {
+    for (const sample of typedSamples(text)) {
+      if (sample.type !== 'gauge') continue;
+      const current = expected.get(sample.key);
+      const max = sample.family.endsWith('_info') || MAX_GAUGES.has(sample.family);
+      expected.set(sample.key, current === undefined ? sample.value : max ? Math.max(current, sample.value) : current + sample.value);
+    }
+  }
+  return expected;
+}
+
+function valuesOf(text: string): Values {
+  const values: Values = new Map();
+  for (const sample of typedSamples(text)) {
+    assert.ok(!values.has(sample.key), `${sample.key} printed once`);
+    values.set(sample.key, sample.value);
+  }
+  return values;
+}
+
+function assertMerged(actual: Values, expected: Values, step: string): void {
+  assert.deepEqual([...actual.keys()].sort(), [...expected.keys()].sort(), `${step}: the same series`);
+  for (const [key, value] of expected) assert.equal(actual.get(key), value, `${step}: ${key}`);
+}
+
+/** Counters and histogram samples of `later` are never below those of `earlier`. */
+function assertNeverBackwards(earlier: string, later: string): void {
+  const after = valuesOf(later);
+  for (const sample of typedSamples(earlier)) {
+    if (sample.type !== 'counter' && sample.type !== 'histogram') continue;
+    assert.ok((after.get(sample.key) ?? -1) >= sample.value, `${sample.key} did not go backwards`);
+  }
+}
+
+function nextReply<T extends TestReply['test']>(worker: Worker, test: T): Promise<Extract<TestReply, { test: T }>> {
+  return new Promise((resolve) => {
+    const listener = (message: TestReply): void => {
+      if (message?.test !== test) return;
+      worker.off('message', listener);
+      resolve(message as Extract<TestReply, { test: T }>);
+    };
+    worker.on('message', listener);
+  });
+}
+
+function command(worker: Worker, message: TestCommand): void {
+  worker.send(message);
+}
+
+function exited(worker: Worker): Promise<void> {
+  return worker.isDead() ? Promise.resolve() : new Promise((resolve) => worker.once('exit', () => resolve()));
+}
+
+describe('cluster scale-out: the primary serves the sum of its workers', function () {
+  this.timeout(30_000);
+  const workers: Worker[] = [];
+  let primary: ClusterPrimary | undefined;
+
+  before(() => {
+    cluster.setupPrimary({ exec: FIXTURE, execArgv: ['--require', require.resolve('tsx/cjs')], args: [] });
+  });
+
+  after(async () => {
+    for (const worker of workers) {
+      if (!worker.isDead()) worker.process.kill('SIGKILL');
+    }
+    await Promise.all(workers.map(exited));
+    await primary?.stop();
+  });
+
+  async function fork(k: number): Promise<{ worker: Worker; text: string }> {
+    const worker = cluster.fork();
+    workers.push(worker);
+    await nextReply(worker, 'ready');
+    const done = nextReply(worker, 'done');
+    command(worker, { test: 'work', k });
+    return { worker, text: (await done).text };
+  }
+
+  async function scrape(): Promise<string> {
+    const response = await httpGet((primary?.server?.url as string).replace('localhost', '127.0.0.1'));
+    assert.equal(response.status, 200);
+    assert.equal(response.headers['content-type'], 'text/plain; version=0.0.4; charset=utf-8');
+    return response.body;
+  }
+
+  it('sums counters and histograms exactly, keeps exited workers\u2019 counts, drops their gauges', async () => {
+    primary = await startClusterPrimary({
+      modelName: 'm',
+      catalog: { logStats: true },
+      prometheus: { host: '127.0.0.1', port: 0 },
+      collectTimeoutMillis: COLLECT_TIMEOUT_MILLIS,
+    });
+
+    // 1. Three workers, each with its own fixed workload.
+    const [w0, w1, w2] = await Promise.all([fork(0), fork(1), fork(2)]);
+    const first = await scrape();
+    assertMerged(valuesOf(first), expectedMerge([w0.text, w1.text, w2.text], [w0.text, w1.text, w2.text]), 'three workers');
+    const firstValues = valuesOf(first);
+    // Spelled out: 3 + 4 + 5 successes; running requests 1 + 2 + 3; the info family once per label set.
+    assert.equal(firstValues.get(sampleKey('vllm:omni_requests_success_total', { finished_reason: 'stop', model_name: 'm' })), 2 + 2 + 3);
+    assert.equal(firstValues.get(sampleKey('vllm:omni_e2e_request_latency_s_count', { model_name: 'm' })), 12);
+    assert.equal(firstValues.get(sampleKey('vllm:omni_num_requests_running', { model_name: 'm' })), 6);
+    const info = parseSamples(first).filter((sample) => sample.name === 'vllm:cache_config_info');
+    assert.deepEqual(
+      info.map((sample) => [sample.labels.stage, sample.labels.replica, sample.value]),
+      [
+        ['0', '0', 1],
+        ['1', '0', 1],
+        ['1', '1', 1],
+      ],
+    );
+    assert.equal((first.match(/^# HELP vllm:cache_config_info /gm) ?? []).length, 1, 'one HELP per family');
+
+    // 2. SIGKILL a worker that has synced (the scrape above collected its latest snapshot).
+    w1.worker.process.kill('SIGKILL');
+    await exited(w1.worker);
+    const second = await scrape();
+    assertMerged(valuesOf(second), expectedMerge([w0.text, w1.text, w2.text], [w0.text, w2.text]), 'after the kill');
+    assert.equal(valuesOf(second).get(sampleKey('vllm:omni_num_requests_running', { model_name: 'm' })), 1 + 3, 'its gauges are gone');
+    assert.equal(
+      valuesOf(second).get(sampleKey('vllm:num_requests_running', { model_name: 'm', stage: '1', replica: '0' })),
+      undefined,
+      'the killed worker was the only one on engine 1',
+    );
+    assertNeverBackwards(first, second);
+
+    // 3. A replacement worker contributes under its new id.
+    const w3 = await fork(3);
+    const third = await scrape();
+    assertMerged(valuesOf(third), expectedMerge([w0.text, w1.text, w2.text, w3.text], [w0.text, w2.text, w3.text]), 'with the replacement');
+    const stop = sampleKey('vllm:omni_requests_success_total', { finished_reason: 'stop', model_name: 'm' });
+    assert.equal(valuesOf(third).get(stop), (valuesOf(second).get(stop) ?? 0) + (valuesOf(w3.text).get(stop) ?? 0), 'old totals + the new worker');
+    assertNeverBackwards(second, third);
+
+    // 4. A graceful exit loses nothing: work recorded after the last scrape arrives through flush().
+    const moreDone = nextReply(w3.worker, 'done');
+    command(w3.worker, { test: 'work', k: 4 });
+    const w3Final = (await moreDone).text;
+    const flushed = nextReply(w3.worker, 'flushed');
+    command(w3.worker, { test: 'flush-and-exit' });
+    assert.equal((await flushed).stored, true, 'the primary acknowledged the flush');
+    await exited(w3.worker);
+    const fourth = await scrape();
+    assertMerged(valuesOf(fourth), expectedMerge([w0.text, w1.text, w2.text, w3Final], [w0.text, w2.text]), 'after a graceful exit');
+    assertNeverBackwards(third, fourth);
+
+    // 5. A worker that stops answering contributes its last snapshot; the scrape waits at most the timeout.
+    const muted = nextReply(w0.worker, 'muted');
+    command(w0.worker, { test: 'mute' });
+    await muted;
+    const lateDone = nextReply(w0.worker, 'done');
+    command(w0.worker, { test: 'work', k: 5 });
+    await lateDone;
+    const started = Date.now();
+    const fifth = await scrape();
+    const elapsed = Date.now() - started;
+    assert.ok(elapsed >= COLLECT_TIMEOUT_MILLIS - 50 && elapsed < COLLECT_TIMEOUT_MILLIS + 5000, `scrape took ${elapsed} ms`);
+    assertMerged(valuesOf(fifth), valuesOf(fourth), 'a hung worker');
+  });
+});

@@ -1,0 +1,171 @@
+import assert from 'node:assert/strict';
+import { startClusterPrimary } from '../../exporters/cluster/cluster-primary';
+import { EMPTY_SNAPSHOT, mergeSnapshots, retireSnapshot, type GaugeMergePolicy } from '../../exporters/cluster/merge';
+import { isProtocolMessage } from '../../exporters/cluster/protocol';
+import { snapshotToResourceMetrics, takeSnapshot, type ClusterSnapshot, type SnapshotMetric } from '../../exporters/cluster/snapshot';
+import type { OmniPrometheusReader } from '../../exporters/prometheus-reader';
+import { serializePrometheus } from '../../exporters/prometheus-serializer';
+import { declaredFamilies, registerOmniMetrics, type OmniMetricsOptions } from '../../instrumentation/register';
+
+const SUM_ALL: GaugeMergePolicy = () => 'sum';
+
+function counter(name: string, points: Array<[Record<string, string>, number]>): SnapshotMetric {
+  return { name, kind: 'counter', description: `${name} help`, unit: '', points: points.map(([attributes, value]) => ({ attributes, value })) };
+}
+
+function gauge(name: string, points: Array<[Record<string, string>, number | null]>): SnapshotMetric {
+  return { name, kind: 'gauge', description: `${name} help`, unit: '', points: points.map(([attributes, value]) => ({ attributes, value })) };
+}
+
+function histogram(name: string, boundaries: number[], counts: number[], sum: number): SnapshotMetric {
+  return {
+    name,
+    kind: 'histogram',
+    description: `${name} help`,
+    unit: 's',
+    points: [{ attributes: { model_name: 'm' }, value: { boundaries, counts, sum, count: counts.reduce((a, b) => a + b, 0) } }],
+  };
+}
+
+function valueOf(snapshot: ClusterSnapshot, name: string, attributes: Record<string, string> = {}): unknown {
+  const metric = snapshot.metrics.find((m) => m.name === name);
+  return metric?.points.find((p) => JSON.stringify(Object.entries(p.attributes).sort()) === JSON.stringify(Object.entries(attributes).sort()))?.value;
+}
+
+/** Through the IPC channel's JSON serialization and back. */
+function overIpc<T>(value: T): T {
+  return JSON.parse(JSON.stringify(value)) as T;
+}
+
+const WORKER_OPTIONS: OmniMetricsOptions = {
+  modelName: 'm',
+  stagePools: [1, 2],
+  logStats: true,
+  prometheus: false,
+  logIntervalSeconds: 0,
+  cacheConfig: { block_size: 16 },
+};
+
+describe('cluster snapshots and their merge', () => {
+  it('sums counters per label set, whatever the attribute order', () => {
+    const a: ClusterSnapshot = { metrics: [counter('c_total', [[{ x: '1', y: '2' }, 3], [{ x: '2', y: '2' }, 1]])] };
+    const b: ClusterSnapshot = { metrics: [counter('c_total', [[{ y: '2', x: '1' }, 4]])] };
+    const merged = mergeSnapshots(EMPTY_SNAPSHOT, [a, b], SUM_ALL);
+    assert.equal(valueOf(merged, 'c_total', { x: '1', y: '2' }), 7);
+    assert.equal(valueOf(merged, 'c_total', { x: '2', y: '2' }), 1);
+  });
+
+  it('sums histogram buckets, counts and sums; drops a worker with other bounds', () => {
+    const merged = mergeSnapshots(
+      EMPTY_SNAPSHOT,
+      [
+        { metrics: [histogram('h', [1, 2], [1, 0, 2], 6.5)] },
+        { metrics: [histogram('h', [1, 2], [0, 3, 1], 8)] },
+        { metrics: [histogram('h', [1, 5], [9, 9, 9], 99)] },
+      ],
+      SUM_ALL,
+    );
+    assert.deepEqual(valueOf(merged, 'h', { model_name: 'm' }), { boundaries: [1, 2], counts: [1, 3, 3], sum: 14.5, count: 7 });
+  });
+
+  it('merges gauges over live workers by policy; retired totals keep counters and histograms only', () => {
+    const exited: ClusterSnapshot = {
+      metrics: [counter('c_total', [[{}, 5]]), gauge('running', [[{}, 2]]), histogram('h', [1], [1, 1], 3)],
+    };
+    const retired = retireSnapshot(EMPTY_SNAPSHOT, exited);
+    assert.deepEqual(
+      retired.metrics.map((m) => m.name),
+      ['c_total', 'h'],
+    );
+    const live: ClusterSnapshot[] = [
+      { metrics: [counter('c_total', [[{}, 1]]), gauge('running', [[{}, 3]]), gauge('usage', [[{}, 0.25]]), gauge('x_info', [[{ a: '1' }, 1]])] },
+      { metrics: [counter('c_total', [[{}, 2]]), gauge('running', [[{}, 4]]), gauge('usage', [[{}, 0.5]]), gauge('x_info', [[{ a: '1' }, 1]])] },
+    ];
+    const policy: GaugeMergePolicy = ({ name }) => (name === 'running' ? 'sum' : 'max');
+    const merged = mergeSnapshots(retired, live, policy);
+    assert.equal(valueOf(merged, 'c_total'), 8);
+    assert.equal(valueOf(merged, 'running'), 7, 'the exited worker\u2019s 2 running requests are gone');
+    assert.equal(valueOf(merged, 'usage'), 0.5);
+    assert.equal(valueOf(merged, 'x_info', { a: '1' }), 1, 'one info series');
+    assert.deepEqual(valueOf(merged, 'h', { model_name: 'm' }), { boundaries: [1], counts: [1, 1], sum: 3, count: 2 });
+    // Stateless: merging the same snapshots again gives the same totals (nothing accumulates).
+    assert.deepEqual(mergeSnapshots(retired, live, policy), merged);
+  });
+
+  it('drops a stream whose kind differs between workers', () => {
+    const merged = mergeSnapshots(EMPTY_SNAPSHOT, [{ metrics: [counter('a', [[{}, 1]])] }, { metrics: [gauge('a', [[{}, 5]])] }], SUM_ALL);
+    assert.equal(valueOf(merged, 'a'), 1);
+  });
+
+  it('one worker\u2019s snapshot, sent over IPC and serialized, is exactly its own /metrics', async () => {
+    const handle = await registerOmniMetrics(WORKER_OPTIONS);
+    handle.pipeline.requestSucceeded(0.3, 'stop');
+    handle.pipeline.setRunning(2);
+    handle.transfer.observeSize(0, 0, 1, 1, 5000);
+    const own = await handle.metricsText();
+    const { resourceMetrics } = await (handle.prometheusReader as OmniPrometheusReader).collect();
+    await handle.shutdown();
+
+    const snapshot = overIpc(takeSnapshot(resourceMetrics));
+    const message = { omniOtelMetrics: 1, type: 'snapshot', seq: 1, snapshot };
+    assert.ok(isProtocolMessage(overIpc(message)));
+    const merged = mergeSnapshots(EMPTY_SNAPSHOT, [snapshot], SUM_ALL);
+    const declared = declaredFamilies(handle.catalog, 'm');
+    assert.equal(serializePrometheus(snapshotToResourceMetrics(merged), declared), own);
+    assert.equal(
+      serializePrometheus(snapshotToResourceMetrics(merged), declared, { format: 'openmetrics' }),
+      await (async () => {
+        const again = await registerOmniMetrics(WORKER_OPTIONS);
+        again.pipeline.requestSucceeded(0.3, 'stop');
+        again.pipeline.setRunning(2);
+        again.transfer.observeSize(0, 0, 1, 1, 5000);
+        const text = await again.metricsText('openmetrics');
+        await again.shutdown();
+        return text;
+      })(),
+    );
+  });
+
+  it('JSON nulls (NaN, infinities) come back as NaN', () => {
+    const snapshot = overIpc({ metrics: [gauge('g', [[{}, NaN]])] });
+    const merged = mergeSnapshots(EMPTY_SNAPSHOT, [snapshot], SUM_ALL);
+    assert.ok(Number.isNaN(valueOf(merged, 'g') as number));
+    assert.match(serializePrometheus(snapshotToResourceMetrics(merged), []), /^g NaN$/m);
+  });
+
+  it('ignores messages of other protocols on the channel', () => {
+    for (const message of [null, 'hi', { test: 'work' }, { omniOtelMetrics: 2, type: 'collect', requestId: 1 }, { omniOtelMetrics: 1, type: 'snapshot', seq: 1 }]) {
+      assert.equal(isProtocolMessage(message), false, JSON.stringify(message));
+    }
+  });
+});
+
+describe('startClusterPrimary', () => {
+  it('with no workers yet serves what a fresh worker would: HELP/TYPE and the eager zero series', async () => {
+    const primary = await startClusterPrimary({ modelName: 'm', catalog: { logStats: true }, prometheus: false });
+    const worker = await registerOmniMetrics({ ...WORKER_OPTIONS, cacheConfig: undefined });
+    try {
+      assert.equal(await primary.metricsText(), await worker.metricsText());
+    } finally {
+      await worker.shutdown();
+      await primary.stop();
+    }
+  });
+
+  it('accepts a resolved catalog and the otel naming scheme', async () => {
+    const worker = await registerOmniMetrics({ ...WORKER_OPTIONS, cacheConfig: undefined, naming: 'otel' });
+    const primary = await startClusterPrimary({ modelName: 'm', catalog: worker.catalog, naming: 'otel', prometheus: false });
+    try {
+      assert.equal(await primary.metricsText('openmetrics'), await worker.metricsText('openmetrics'));
+    } finally {
+      await worker.shutdown();
+      await primary.stop();
+    }
+  });
+
+  it('rejects bad options before listening', async () => {
+    await assert.rejects(startClusterPrimary({ modelName: '', catalog: {} }), TypeError);
+    await assert.rejects(startClusterPrimary({ modelName: 'm', catalog: {}, collectTimeoutMillis: 0 }), RangeError);
+    await assert.rejects(startClusterPrimary({ modelName: 'm', catalog: {}, gaugeMerge: { x: 'avg' as 'max' } }), RangeError);
+  });
+});

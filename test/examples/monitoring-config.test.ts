@@ -1,0 +1,116 @@
+import * as assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { parse as parseYaml } from 'yaml';
+
+import { DASHBOARD_PATH, dashboardJson } from '../../examples/grafana/build-dashboard';
+import { resolveFullCatalog } from '../../views/catalog';
+import { checkConfig, checkRules } from '../support/promtool';
+
+const PROMETHEUS_DIR = path.join(__dirname, '../../examples/prometheus');
+// Digits included: `vllm:e2e_request_latency_seconds` would otherwise be read as `vllm:e`.
+const METRIC_NAME = /vllm:[a-z0-9_:]+/g;
+const HISTOGRAM_SUFFIXES = ['_bucket', '_sum', '_count'];
+
+/** Every name a query may use: gauges and counters as exposed, histograms through their series. */
+function exposedSeriesNames(): Set<string> {
+  const names = new Set<string>();
+  for (const family of resolveFullCatalog().families) {
+    if (family.type === 'histogram') for (const suffix of HISTOGRAM_SUFFIXES) names.add(family.name + suffix);
+    else names.add(family.name);
+  }
+  return names;
+}
+
+function unknownNames(expressions: readonly string[]): string[] {
+  const known = exposedSeriesNames();
+  return [...new Set(expressions.flatMap((expr) => expr.match(METRIC_NAME) ?? []))].filter((name) => !known.has(name));
+}
+
+interface DashboardPanel {
+  type: string;
+  title: string;
+  targets?: Array<{ expr: string }>;
+}
+
+interface Dashboard {
+  panels: DashboardPanel[];
+  templating: { list: Array<{ name: string; query: unknown }> };
+}
+
+function dashboardExpressions(dashboard: Dashboard): string[] {
+  const panelExprs = dashboard.panels.flatMap((panel) => (panel.targets ?? []).map((target) => target.expr));
+  const variableExprs = dashboard.templating.list.flatMap((variable) =>
+    typeof variable.query === 'object' && variable.query !== null ? [(variable.query as { query: string }).query] : [],
+  );
+  return [...panelExprs, ...variableExprs];
+}
+
+/** Grafana's variables replaced by values Prometheus accepts, so promtool can parse the queries. */
+function asPromQl(expr: string): string {
+  return expr.replace(/\$__rate_interval/g, '5m').replace(/\$model_name/g, 'm').replace(/\$stage|\$replica/g, '.*');
+}
+
+describe('examples: Prometheus and Grafana files', function () {
+  this.timeout(20_000);
+
+  it('prometheus.yml passes `promtool check config` (which also loads alerts.yml)', async () => {
+    const result = await checkConfig(path.join(PROMETHEUS_DIR, 'prometheus.yml'));
+    assert.ok(result.ok, result.output);
+    assert.match(result.output, /1 rule files found/);
+  });
+
+  it('alerts.yml passes `promtool check rules` and uses only catalog names', async () => {
+    const file = path.join(PROMETHEUS_DIR, 'alerts.yml');
+    const result = await checkRules(file, { lintFatal: true });
+    assert.ok(result.ok, result.output);
+    const rules = (parseYaml(readFileSync(file, 'utf8')) as { groups: Array<{ rules: Array<{ expr: string }> }> }).groups.flatMap((g) => g.rules);
+    assert.ok(rules.length >= 8);
+    assert.deepEqual(unknownNames(rules.map((r) => r.expr)), []);
+  });
+
+  it('the dashboard JSON is what build-dashboard.ts generates', () => {
+    assert.equal(readFileSync(DASHBOARD_PATH, 'utf8'), dashboardJson(), 'regenerate with `npx tsx examples/grafana/build-dashboard.ts`');
+  });
+
+  describe('omni-pipeline-dashboard.json', () => {
+    const dashboard = JSON.parse(readFileSync(DASHBOARD_PATH, 'utf8')) as Dashboard;
+    const expressions = dashboardExpressions(dashboard);
+
+    it('has stage and replica variables and panels for every concern', () => {
+      const variables = dashboard.templating.list.map((v) => v.name);
+      for (const name of ['datasource', 'model_name', 'stage', 'replica']) assert.ok(variables.includes(name), name);
+      const titles = dashboard.panels.map((p) => p.title).join('\n');
+      for (const word of ['Time to first token', 'Inter-token', 'Queue / prefill / decode', 'KV cache', 'Request success', 'first audio packet', 'Real-time factor', 'underrun', 'Silent audio loss', 'Sender', 'Receiver', 'In-flight', 'Payload size']) {
+        assert.ok(titles.includes(word), `no panel about "${word}"`);
+      }
+    });
+
+    it('references only metric names the catalog defines (histograms via _bucket/_sum/_count)', () => {
+      assert.ok(expressions.length > 30);
+      assert.deepEqual(unknownNames(expressions), []);
+    });
+
+    it('filters every per-engine query by the stage and replica variables', () => {
+      const engineExprs = expressions.filter((e) => /vllm:(?!omni_(num_requests|requests_success|e2e|prompt_tokens|generation_tokens|transfer))/.test(e) && !e.startsWith('label_values'));
+      assert.ok(engineExprs.length > 20, `only ${engineExprs.length} per-engine queries found`);
+      for (const expr of engineExprs) assert.match(expr, /stage=~"\$stage", replica=~"\$replica"/, expr);
+    });
+
+    it('every query parses as PromQL (checked by promtool as recording rules)', async () => {
+      const dir = mkdtempSync(path.join(tmpdir(), 'omni-dashboard-'));
+      try {
+        const rules = expressions
+          .filter((expr) => !expr.startsWith('label_values'))
+          .map((expr, i) => `      - record: dashboard:query_${i}\n        expr: ${JSON.stringify(asPromQl(expr))}`);
+        const file = path.join(dir, 'dashboard-rules.yml');
+        writeFileSync(file, `groups:\n  - name: dashboard\n    rules:\n${rules.join('\n')}\n`);
+        const result = await checkRules(file);
+        assert.ok(result.ok, result.output);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+  });
+});

@@ -1,0 +1,211 @@
+import assert from 'node:assert/strict';
+import { resolveExportSettings } from '../../exporters/otlp/export-settings';
+import { parseOtelEnv } from '../../exporters/otlp/otel-env';
+import { buildResource } from '../../exporters/otlp/otel-resource';
+import { resourceFromAttributes } from '@opentelemetry/resources';
+
+describe('parseOtelEnv (pure)', () => {
+  it('nothing set (or only blanks): nothing configured', () => {
+    const blank = parseOtelEnv({ OTEL_METRICS_EXPORTER: '  ', OTEL_EXPORTER_OTLP_PROTOCOL: '', PATH: '/bin' });
+    assert.deepEqual(blank, {
+      exporters: undefined,
+      protocol: undefined,
+      metricsEndpoint: undefined,
+      endpoint: undefined,
+      headers: undefined,
+      timeoutMillis: undefined,
+      compression: undefined,
+      exportIntervalMillis: undefined,
+      exportTimeoutMillis: undefined,
+      temporality: undefined,
+      resourceAttributes: {},
+    });
+  });
+
+  it('reads every variable; enumerations are case-insensitive', () => {
+    const env = parseOtelEnv({
+      OTEL_METRICS_EXPORTER: ' OTLP , console,otlp ',
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'GRPC',
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4317',
+      OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: 'https://metrics.example:4318/custom/path',
+      OTEL_EXPORTER_OTLP_TIMEOUT: '2500',
+      OTEL_EXPORTER_OTLP_COMPRESSION: 'GZIP',
+      OTEL_METRIC_EXPORT_INTERVAL: '15000',
+      OTEL_METRIC_EXPORT_TIMEOUT: '5000',
+      OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE: 'LowMemory',
+    });
+    assert.deepEqual(env.exporters, ['otlp', 'console']);
+    assert.deepEqual(env.protocol, { value: 'grpc', variable: 'OTEL_EXPORTER_OTLP_PROTOCOL' });
+    assert.deepEqual(env.endpoint, { value: 'http://collector:4317', variable: 'OTEL_EXPORTER_OTLP_ENDPOINT' });
+    assert.deepEqual(env.metricsEndpoint, { value: 'https://metrics.example:4318/custom/path', variable: 'OTEL_EXPORTER_OTLP_METRICS_ENDPOINT' });
+    assert.deepEqual(env.timeoutMillis, { value: 2500, variable: 'OTEL_EXPORTER_OTLP_TIMEOUT' });
+    assert.deepEqual(env.compression, { value: 'gzip', variable: 'OTEL_EXPORTER_OTLP_COMPRESSION' });
+    assert.deepEqual(env.exportIntervalMillis, { value: 15000, variable: 'OTEL_METRIC_EXPORT_INTERVAL' });
+    assert.deepEqual(env.exportTimeoutMillis, { value: 5000, variable: 'OTEL_METRIC_EXPORT_TIMEOUT' });
+    assert.deepEqual(env.temporality, { value: 'lowmemory', variable: 'OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE' });
+  });
+
+  it('a metrics-specific variable wins over the generic one', () => {
+    const env = parseOtelEnv({
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc',
+      OTEL_EXPORTER_OTLP_METRICS_PROTOCOL: 'http/json',
+      OTEL_EXPORTER_OTLP_TIMEOUT: '1000',
+      OTEL_EXPORTER_OTLP_METRICS_TIMEOUT: '3000',
+      OTEL_EXPORTER_OTLP_COMPRESSION: 'gzip',
+      OTEL_EXPORTER_OTLP_METRICS_COMPRESSION: 'none',
+      OTEL_EXPORTER_OTLP_HEADERS: 'a=generic,b=generic',
+      OTEL_EXPORTER_OTLP_METRICS_HEADERS: 'b=metrics,c=metrics',
+    });
+    assert.deepEqual(env.protocol, { value: 'http/json', variable: 'OTEL_EXPORTER_OTLP_METRICS_PROTOCOL' });
+    assert.deepEqual(env.timeoutMillis, { value: 3000, variable: 'OTEL_EXPORTER_OTLP_METRICS_TIMEOUT' });
+    assert.deepEqual(env.compression, { value: 'none', variable: 'OTEL_EXPORTER_OTLP_METRICS_COMPRESSION' });
+    assert.deepEqual(env.headers, { a: 'generic', b: 'metrics', c: 'metrics' });
+  });
+
+  it('exporter list: `none` alone means no exporter', () => {
+    assert.deepEqual(parseOtelEnv({ OTEL_METRICS_EXPORTER: 'none' }).exporters, ['none']);
+    assert.deepEqual(parseOtelEnv({ OTEL_METRICS_EXPORTER: 'prometheus,otlp' }).exporters, ['prometheus', 'otlp']);
+    assert.throws(() => parseOtelEnv({ OTEL_METRICS_EXPORTER: ',' }), /OTEL_METRICS_EXPORTER must be a comma-separated list/);
+  });
+
+  it('resource attributes: percent-decoded values; OTEL_SERVICE_NAME wins over service.name', () => {
+    const env = parseOtelEnv({
+      OTEL_RESOURCE_ATTRIBUTES: 'service.name=from-attrs, deployment.environment=prod%2Ceu ,team=a%3Db',
+      OTEL_SERVICE_NAME: 'from-service-name',
+    });
+    assert.deepEqual(env.resourceAttributes, { 'service.name': 'from-service-name', 'deployment.environment': 'prod,eu', team: 'a=b' });
+    assert.deepEqual(parseOtelEnv({ OTEL_RESOURCE_ATTRIBUTES: 'service.name=only' }).resourceAttributes, { 'service.name': 'only' });
+  });
+
+  it('accepts host:port endpoints (for grpc) and rejects what is neither a URL nor host:port', () => {
+    assert.equal(parseOtelEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4317' }).endpoint?.value, 'collector:4317');
+    assert.throws(() => parseOtelEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: 'ftp://x' }), /OTEL_EXPORTER_OTLP_ENDPOINT must be an http:\/\/ or https:\/\/ URL/);
+  });
+
+  it('an invalid generic value fails even when the metrics-specific one is valid', () => {
+    assert.throws(
+      () => parseOtelEnv({ OTEL_EXPORTER_OTLP_METRICS_TIMEOUT: '100', OTEL_EXPORTER_OTLP_TIMEOUT: 'soon' }),
+      /^RangeError: OTEL_EXPORTER_OTLP_TIMEOUT must be a positive integer number of milliseconds; got "soon"$/,
+    );
+  });
+});
+
+describe('resolveExportSettings: options over metrics variables over generic variables over defaults', () => {
+  const none = parseOtelEnv({});
+
+  it('defaults: Prometheus only; OTLP http/protobuf, cumulative, 60 s / 30 s', () => {
+    const settings = resolveExportSettings({}, none);
+    assert.deepEqual([...settings.exporters], ['prometheus']);
+    assert.equal(settings.exportersSource, 'default');
+    assert.deepEqual(settings.otlp, {
+      protocol: 'http/protobuf',
+      url: undefined,
+      headers: undefined,
+      timeoutMillis: undefined,
+      compression: undefined,
+      temporality: 'cumulative',
+    });
+    assert.equal(settings.exportIntervalMillis, 60000);
+    assert.equal(settings.exportTimeoutMillis, 30000);
+  });
+
+  it('endpoint: the generic variable gains v1/metrics over HTTP and stays as given for grpc; the metrics variable stays as given', () => {
+    const generic = parseOtelEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' });
+    assert.equal(resolveExportSettings({}, generic).otlp.url, 'http://collector:4318/v1/metrics');
+    assert.equal(resolveExportSettings({ otlp: { protocol: 'http/json' } }, parseOtelEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318/base/' })).otlp.url, 'http://c:4318/base/v1/metrics');
+    assert.equal(resolveExportSettings({ otlp: { protocol: 'grpc' } }, generic).otlp.url, 'http://collector:4318');
+    const specific = parseOtelEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: 'http://m:9/custom' });
+    assert.equal(resolveExportSettings({}, specific).otlp.url, 'http://m:9/custom');
+    assert.equal(resolveExportSettings({ otlp: { endpoint: 'http://option:1/x' } }, specific).otlp.url, 'http://option:1/x');
+    assert.throws(() => resolveExportSettings({ otlp: { endpoint: 'option:1' } }, none), /otlp.endpoint must be an http:\/\/ or https:\/\/ URL for protocol http\/protobuf/);
+  });
+
+  it('every option wins over its variable; headers merge key by key', () => {
+    const env = parseOtelEnv({
+      OTEL_METRICS_EXPORTER: 'prometheus',
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc',
+      OTEL_EXPORTER_OTLP_HEADERS: 'a=env,b=env',
+      OTEL_EXPORTER_OTLP_TIMEOUT: '1000',
+      OTEL_EXPORTER_OTLP_COMPRESSION: 'gzip',
+      OTEL_METRIC_EXPORT_INTERVAL: '20000',
+      OTEL_METRIC_EXPORT_TIMEOUT: '20000',
+      OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE: 'delta',
+    });
+    const settings = resolveExportSettings(
+      {
+        exporters: ['otlp'],
+        otlp: {
+          protocol: 'http/json',
+          headers: { b: 'option' },
+          timeoutMillis: 500,
+          compression: 'none',
+          exportIntervalMillis: 1000,
+          exportTimeoutMillis: 800,
+          temporality: 'cumulative',
+        },
+      },
+      env,
+    );
+    assert.deepEqual([...settings.exporters], ['otlp']);
+    assert.equal(settings.exportersSource, 'option');
+    assert.deepEqual(settings.otlp, {
+      protocol: 'http/json',
+      url: undefined,
+      headers: { a: 'env', b: 'option' },
+      timeoutMillis: 500,
+      compression: 'none',
+      temporality: 'cumulative',
+    });
+    assert.equal(settings.exportIntervalMillis, 1000);
+    assert.equal(settings.exportTimeoutMillis, 800);
+    // And without options, the environment is used.
+    const fromEnv = resolveExportSettings({}, env);
+    assert.equal(fromEnv.exportersSource, 'env');
+    assert.equal(fromEnv.otlp.protocol, 'grpc');
+    assert.equal(fromEnv.otlp.temporality, 'delta');
+    assert.equal(fromEnv.otlp.timeoutMillis, 1000);
+    assert.equal(fromEnv.exportIntervalMillis, 20000);
+  });
+
+  it('a short interval lowers the default export timeout; an explicit larger timeout is an error', () => {
+    assert.equal(resolveExportSettings({}, parseOtelEnv({ OTEL_METRIC_EXPORT_INTERVAL: '200' })).exportTimeoutMillis, 200);
+    assert.throws(
+      () => resolveExportSettings({ otlp: { exportIntervalMillis: 100, exportTimeoutMillis: 500 } }, none),
+      /^RangeError: otlp.exportTimeoutMillis \(500\) must not exceed otlp.exportIntervalMillis \(100\)$/,
+    );
+  });
+
+  it('exporters: none and [] run nothing', () => {
+    assert.equal(resolveExportSettings({ exporters: ['none'] }, none).exporters.size, 0);
+    assert.equal(resolveExportSettings({ exporters: [] }, none).exporters.size, 0);
+    assert.equal(resolveExportSettings({}, parseOtelEnv({ OTEL_METRICS_EXPORTER: 'none' })).exporters.size, 0);
+  });
+
+  it('invalid options throw, naming the option', () => {
+    const bad: Array<[Parameters<typeof resolveExportSettings>[0], RegExp]> = [
+      [{ exporters: ['otlp', 'zipkin' as 'otlp'] }, /^RangeError: exporters must list only prometheus, otlp, console, none; got \["otlp","zipkin"\]$/],
+      [{ exporters: ['none', 'otlp'] }, /exporters: "none" cannot be combined/],
+      [{ otlp: { protocol: 'thrift' as 'grpc' } }, /^RangeError: otlp.protocol must be one of http\/protobuf, http\/json, grpc; got "thrift"$/],
+      [{ otlp: { compression: 'br' as 'gzip' } }, /otlp.compression must be one of gzip, none; got "br"/],
+      [{ otlp: { temporality: 'Delta' as 'delta' } }, /otlp.temporality must be one of cumulative, delta, lowmemory; got "Delta"/],
+      [{ otlp: { timeoutMillis: 0 } }, /otlp.timeoutMillis must be a positive number of milliseconds; got 0/],
+      [{ otlp: { exportIntervalMillis: NaN } }, /otlp.exportIntervalMillis must be a positive number/],
+      [{ otlp: { endpoint: '' } }, /otlp.endpoint must be a non-empty URL string/],
+      [{ otlp: { headers: { a: 1 as unknown as string } } }, /otlp.headers must map header names to strings/],
+    ];
+    for (const [options, message] of bad) assert.throws(() => resolveExportSettings(options, none), message);
+  });
+});
+
+describe('buildResource', () => {
+  it('SDK default < OTEL_RESOURCE_ATTRIBUTES < OTEL_SERVICE_NAME < resource option < serviceName option', () => {
+    const env = parseOtelEnv({ OTEL_RESOURCE_ATTRIBUTES: 'service.name=attrs,a=env,b=env', OTEL_SERVICE_NAME: 'env-name' });
+    assert.equal(buildResource(env).attributes['service.name'], 'env-name');
+    assert.equal(buildResource(env).attributes['telemetry.sdk.language'], 'nodejs');
+    const withOption = buildResource(env, { resource: resourceFromAttributes({ b: 'option', 'service.name': 'resource-option' }) });
+    assert.deepEqual([withOption.attributes.a, withOption.attributes.b, withOption.attributes['service.name']], ['env', 'option', 'resource-option']);
+    assert.equal(buildResource(env, { resource: resourceFromAttributes({ 'service.name': 'r' }), serviceName: 'svc' }).attributes['service.name'], 'svc');
+    assert.match(String(buildResource(parseOtelEnv({})).attributes['service.name']), /^unknown_service/);
+    assert.throws(() => buildResource(env, { serviceName: '' }), /serviceName must be a non-empty string/);
+  });
+});
