@@ -1,10 +1,9 @@
 import type { EngineCoreEvent } from '../../instrumentation/hooks/host-contract';
-import { monotonicSeconds, type SecondsClock } from '../../instrumentation/stats/clock';
-import { StatsThrottle } from '../../instrumentation/stats/stats-throttle';
 import { createSchedulerStats, type SchedulerStats } from '../../instrumentation/stats/types';
 import { PcmSynthesizer } from './pcm-synthesizer';
 import { hashString, SeededRandom } from './seeded-random';
-import type { StageEngine, StageEngineOutput, StageEngineOutputs, StageInput } from './stage-engine';
+import type { StageEngineOutput, StageInput } from './stage-engine';
+import { SteppedEngine, type SteppedEngineOptions } from './stepped-engine';
 
 /** Output rate of the vocoder (vLLM-Omni's default for Qwen-Omni talkers). */
 export const AUDIO_SAMPLE_RATE = 24000;
@@ -30,9 +29,7 @@ export interface Code2WavTiming {
   readonly stepOverheadMs: number;
 }
 
-export interface Code2WavEngineOptions {
-  readonly stageId: number;
-  readonly replicaId: number;
+export interface Code2WavEngineOptions extends SteppedEngineOptions {
   readonly seed: number;
   readonly timing: Code2WavTiming;
   /** Codec frames vocoded per request per step (the streaming chunk size). */
@@ -41,8 +38,6 @@ export interface Code2WavEngineOptions {
   readonly maxBatch: number;
   /** Chance that a request's codec input is malformed: it "succeeds" with empty audio (silent loss). */
   readonly malformedProbability: number;
-  readonly statsThrottle?: StatsThrottle;
-  readonly clock?: SecondsClock;
 }
 
 interface VocoderJob {
@@ -67,54 +62,19 @@ interface VocoderEntry {
  * little per batched request), so a replica with RTF > 1 makes streaming listeners wait (underruns). Like the LLM engine it reports QUEUED/SCHEDULED events,
  * a `stop` finish once the final chunk is vocoded, and 1 Hz scheduler stats (no KV cache: usage 0).
  */
-export class Code2WavEngine implements StageEngine {
-  readonly stageId: number;
-  readonly replicaId: number;
+export class Code2WavEngine extends SteppedEngine<VocoderEntry> {
   private readonly options: Code2WavEngineOptions;
   private readonly random: SeededRandom;
-  private readonly throttle: StatsThrottle;
-  private readonly throttleKey: string;
-  private readonly clock: SecondsClock;
   private readonly jobs = new Map<string, VocoderJob>();
-  private readonly buffered: StageEngineOutputs[] = [];
-  private stepCounter = 0;
-  private started = false;
-  private stepTimer: NodeJS.Timeout | undefined;
-  private idleStatsTimer: NodeJS.Timeout | undefined;
-  /** Stats changed since the last emission, so an idle replica still owes one snapshot. */
-  private statsDirty = false;
 
   constructor(options: Code2WavEngineOptions) {
     if (!(options.timing.rtf > 0)) throw new RangeError(`rtf must be positive, got ${options.timing.rtf}`);
     if (!Number.isInteger(options.framesPerStep) || options.framesPerStep < 1) {
       throw new RangeError(`framesPerStep must be a positive integer, got ${options.framesPerStep}`);
     }
+    super(options);
     this.options = options;
-    this.stageId = options.stageId;
-    this.replicaId = options.replicaId;
     this.random = new SeededRandom(options.seed);
-    this.throttle = options.statsThrottle ?? new StatsThrottle();
-    this.throttleKey = `${options.stageId}:${options.replicaId}`;
-    this.clock = options.clock ?? monotonicSeconds;
-  }
-
-  get bufferedSteps(): number {
-    return this.buffered.length;
-  }
-
-  start(): void {
-    this.started = true;
-    this.kick();
-  }
-
-  stop(): void {
-    this.started = false;
-    clearTimeout(this.stepTimer);
-    clearTimeout(this.idleStatsTimer);
-    this.stepTimer = undefined;
-    this.idleStatsTimer = undefined;
-    this.jobs.clear();
-    this.buffered.length = 0;
   }
 
   submit(input: StageInput): void {
@@ -136,53 +96,21 @@ export class Code2WavEngine implements StageEngine {
     }
     job.pending.push(...input.tokenIds);
     job.final = input.final;
-    this.statsDirty = true;
+    this.markStatsDirty();
     this.kick();
   }
 
   abort(requestId: string): void {
-    if (this.jobs.delete(requestId)) this.statsDirty = true;
-    for (let i = 0; i < this.buffered.length; i++) {
-      const step = this.buffered[i];
-      if (step.outputs.some((output) => output.requestId === requestId)) {
-        this.buffered[i] = { ...step, outputs: step.outputs.filter((output) => output.requestId !== requestId) };
-      }
-    }
+    if (this.jobs.delete(requestId)) this.markStatsDirty();
+    this.dropBufferedOutputs(requestId);
   }
 
-  poll(): StageEngineOutputs | undefined {
-    return this.buffered.shift();
+  protected forgetAllWork(): void {
+    this.jobs.clear();
   }
 
-  /** Runs one whole step now, without the timer (tests). False when nothing was ready. */
-  runStepSync(): boolean {
-    if (this.started) throw new Error('runStepSync() is for an engine that was not started');
-    const entries = this.schedule();
-    if (entries.length === 0) return false;
-    this.complete(entries);
-    return true;
-  }
-
-  private kick(): void {
-    if (!this.started || this.stepTimer !== undefined) return;
-    const entries = this.schedule();
-    if (entries.length === 0) {
-      this.armIdleStats();
-      return;
-    }
-    clearTimeout(this.idleStatsTimer);
-    this.idleStatsTimer = undefined;
-    this.stepTimer = setTimeout(() => {
-      this.stepTimer = undefined;
-      if (!this.started) return;
-      this.complete(entries);
-      this.kick();
-    }, this.durationMs(entries));
-    this.stepTimer.unref();
-  }
-
-  /** Jobs with frames to vocode, or a final chunk still to acknowledge, oldest first. */
-  private schedule(): VocoderEntry[] {
+  /** Jobs with frames to vocode, or a final chunk still to acknowledge, oldest first; none: idle. */
+  protected planStep(): VocoderEntry[] | undefined {
     const now = this.clock();
     const entries: VocoderEntry[] = [];
     for (const job of this.jobs.values()) {
@@ -194,11 +122,11 @@ export class Code2WavEngine implements StageEngine {
       }
       entries.push({ job, codecIds: job.pending.splice(0, this.options.framesPerStep) });
     }
-    return entries;
+    return entries.length > 0 ? entries : undefined;
   }
 
   /** The longest chunk of the batch at the replica's RTF, stretched by the batch size, jitter and stalls. */
-  private durationMs(entries: readonly VocoderEntry[]): number {
+  protected stepDurationMs(entries: readonly VocoderEntry[]): number {
     const { rtf, batchSlowdown, rtfJitter, stallProbability, stallFactor, stepOverheadMs } = this.options.timing;
     let longest = 0;
     for (const entry of entries) longest = Math.max(longest, entry.codecIds.length);
@@ -209,9 +137,7 @@ export class Code2WavEngine implements StageEngine {
     return stepOverheadMs + audioMs * rtf * batch * jitter * stall;
   }
 
-  private complete(entries: readonly VocoderEntry[]): void {
-    this.stepCounter += 1;
-    const timestamp = this.clock();
+  protected runStep(entries: readonly VocoderEntry[]): StageEngineOutput[] {
     const outputs: StageEngineOutput[] = [];
     for (const { job, codecIds } of entries) {
       if (this.jobs.get(job.requestId) !== job) continue;
@@ -226,14 +152,13 @@ export class Code2WavEngine implements StageEngine {
       });
       if (done) this.jobs.delete(job.requestId);
     }
-    this.statsDirty = true;
-    const schedulerStats = this.takeStatsIfDue();
-    if (outputs.length > 0 || schedulerStats !== undefined) this.buffered.push({ timestamp, outputs, schedulerStats });
+    // Every vocoder step moves frames along, so the next gate opening owes a snapshot.
+    this.markStatsDirty();
+    return outputs;
   }
 
-  private takeStatsIfDue(): SchedulerStats | undefined {
-    if (!this.statsDirty || !this.throttle.shouldEmit(this.throttleKey)) return undefined;
-    this.statsDirty = false;
+  /** No KV cache here: usage is always 0. */
+  protected schedulerStats(): SchedulerStats {
     let running = 0;
     for (const job of this.jobs.values()) if (job.scheduled) running += 1;
     return createSchedulerStats({
@@ -242,18 +167,5 @@ export class Code2WavEngine implements StageEngine {
       stepCounter: this.stepCounter,
       kvCacheUsage: 0,
     });
-  }
-
-  /** With nothing to vocode, one stats-only step once the gate reopens, so the gauges settle. */
-  private armIdleStats(): void {
-    if (!this.statsDirty || this.idleStatsTimer !== undefined) return;
-    this.idleStatsTimer = setTimeout(() => {
-      this.idleStatsTimer = undefined;
-      if (!this.started || this.stepTimer !== undefined) return;
-      const schedulerStats = this.takeStatsIfDue();
-      if (schedulerStats !== undefined) this.buffered.push({ timestamp: this.clock(), outputs: [], schedulerStats });
-      else this.armIdleStats();
-    }, this.throttle.intervalSeconds * 1000);
-    this.idleStatsTimer.unref();
   }
 }

@@ -1,10 +1,15 @@
 import type { EngineCoreEvent } from '../../instrumentation/hooks/host-contract';
-import { monotonicSeconds, type SecondsClock } from '../../instrumentation/stats/clock';
-import { StatsThrottle } from '../../instrumentation/stats/stats-throttle';
-import { createPrefixCacheStats, createSchedulerStats, type FinishReason, type PrefixCacheStats } from '../../instrumentation/stats/types';
+import {
+  createPrefixCacheStats,
+  createSchedulerStats,
+  type FinishReason,
+  type PrefixCacheStats,
+  type SchedulerStats,
+} from '../../instrumentation/stats/types';
 import { KvCacheManager } from './kv-cache-manager';
 import { SeededRandom } from './seeded-random';
-import type { StageEngine, StageEngineOutput, StageEngineOutputs, StageInput } from './stage-engine';
+import type { StageEngineOutput, StageInput } from './stage-engine';
+import { SteppedEngine, type SteppedEngineOptions } from './stepped-engine';
 
 /** vLLM's default KV block size. */
 export const KV_BLOCK_SIZE = 16;
@@ -27,9 +32,7 @@ export interface StopPolicy {
   readonly afterFraction: number;
 }
 
-export interface SimulatedEngineOptions {
-  readonly stageId: number;
-  readonly replicaId: number;
+export interface SimulatedEngineOptions extends SteppedEngineOptions {
   /** Seeds this replica's PRNG: same seed and same call order give the same tokens and finishes. */
   readonly seed: number;
   readonly timing: LlmStepTiming;
@@ -42,10 +45,6 @@ export interface SimulatedEngineOptions {
   readonly stopPolicy: StopPolicy;
   /** Maps a uniform draw and the ids generated so far to the next id (text words or codec ids). */
   readonly sampleToken: (u: number, previousIds: readonly number[]) => number;
-  /** One per replica by default; a shared one must be keyed per replica, as this engine does. */
-  readonly statsThrottle?: StatsThrottle;
-  /** Engine monotonic seconds for output and event timestamps. */
-  readonly clock?: SecondsClock;
 }
 
 interface EngineRequest {
@@ -70,58 +69,31 @@ interface ScheduledEntry {
   readonly numTokens: number;
 }
 
-interface StepPlan {
-  readonly entries: readonly ScheduledEntry[];
-  readonly durationMs: number;
-}
-
 /**
  * A per-replica simulated LLM engine core (vLLM V1 reduced): a FIFO waiting queue and a running
  * batch, a KV block budget with recompute preemption (the newest running request is evicted back
  * to the front of the waiting queue), prefix caching of prompt blocks, prefill time that grows with
  * the computed prompt length, per-sequence decode time, and EOS (`stop`) vs `length` finishes.
  *
- * Steps run on the engine's own timer while it has work; each step's outputs are buffered until
- * polled. Scheduler stats are attached at most once per `statsThrottle` interval (vLLM-Omni's
- * `make_stats` gate); an idle replica sends one stats-only step after going idle so gauges settle.
+ * The step loop itself (timer, output buffer, 1 Hz stats gate, idle stats step) is `SteppedEngine`'s.
  */
-export class SimulatedEngine implements StageEngine {
-  readonly stageId: number;
-  readonly replicaId: number;
+export class SimulatedEngine extends SteppedEngine<ScheduledEntry> {
   readonly kvCache: KvCacheManager;
   private readonly options: SimulatedEngineOptions;
   private readonly random: SeededRandom;
-  private readonly throttle: StatsThrottle;
-  private readonly throttleKey: string;
-  private readonly clock: SecondsClock;
   private readonly requests = new Map<string, EngineRequest>();
   private readonly waiting: EngineRequest[] = [];
   private readonly running: EngineRequest[] = [];
-  private readonly buffered: StageEngineOutputs[] = [];
   private prefixCacheStats: PrefixCacheStats = createPrefixCacheStats();
-  private stepCounter = 0;
-  private started = false;
-  private stepTimer: NodeJS.Timeout | undefined;
-  private idleStatsTimer: NodeJS.Timeout | undefined;
-  /** Stats changed since the last emission, so an idle replica still owes one snapshot. */
-  private statsDirty = false;
 
   constructor(options: SimulatedEngineOptions) {
     if (!Number.isInteger(options.maxNumSeqs) || options.maxNumSeqs < 1) {
       throw new RangeError(`maxNumSeqs must be a positive integer, got ${options.maxNumSeqs}`);
     }
+    super(options);
     this.options = options;
-    this.stageId = options.stageId;
-    this.replicaId = options.replicaId;
     this.kvCache = new KvCacheManager({ numBlocks: options.numKvBlocks, blockSize: KV_BLOCK_SIZE });
     this.random = new SeededRandom(options.seed);
-    this.throttle = options.statsThrottle ?? new StatsThrottle();
-    this.throttleKey = `${options.stageId}:${options.replicaId}`;
-    this.clock = options.clock ?? monotonicSeconds;
-  }
-
-  get bufferedSteps(): number {
-    return this.buffered.length;
   }
 
   get numWaiting(): number {
@@ -130,24 +102,6 @@ export class SimulatedEngine implements StageEngine {
 
   get numRunning(): number {
     return this.running.length;
-  }
-
-  start(): void {
-    this.started = true;
-    this.kick();
-  }
-
-  stop(): void {
-    this.started = false;
-    clearTimeout(this.stepTimer);
-    clearTimeout(this.idleStatsTimer);
-    this.stepTimer = undefined;
-    this.idleStatsTimer = undefined;
-    this.requests.clear();
-    this.waiting.length = 0;
-    this.running.length = 0;
-    this.buffered.length = 0;
-    this.kvCache.reset();
   }
 
   submit(input: StageInput): void {
@@ -176,7 +130,7 @@ export class SimulatedEngine implements StageEngine {
     };
     this.requests.set(request.requestId, request);
     this.waiting.push(request);
-    this.statsDirty = true;
+    this.markStatsDirty();
     this.kick();
   }
 
@@ -187,55 +141,33 @@ export class SimulatedEngine implements StageEngine {
       removeFrom(this.waiting, request);
       removeFrom(this.running, request);
       this.kvCache.free(request.numBlocks);
-      this.statsDirty = true;
+      this.markStatsDirty();
     }
-    // Outputs already buffered for it are dropped: after an abort the engine reports nothing more.
-    for (let i = 0; i < this.buffered.length; i++) {
-      const step = this.buffered[i];
-      if (step.outputs.some((output) => output.requestId === requestId)) {
-        this.buffered[i] = { ...step, outputs: step.outputs.filter((output) => output.requestId !== requestId) };
-      }
-    }
+    this.dropBufferedOutputs(requestId);
     this.kick();
   }
 
-  poll(): StageEngineOutputs | undefined {
-    return this.buffered.shift();
+  protected forgetAllWork(): void {
+    this.requests.clear();
+    this.waiting.length = 0;
+    this.running.length = 0;
+    this.kvCache.reset();
   }
 
-  /**
-   * Runs one whole step now, without the timer (deterministic tests). Returns false when there was
-   * nothing to schedule. Not to be mixed with `start()`.
-   */
-  runStepSync(): boolean {
-    if (this.started) throw new Error('runStepSync() is for an engine that was not started');
-    const plan = this.schedule();
-    if (plan.entries.length === 0) return false;
-    this.complete(plan);
-    return true;
+  /** Idle without waiting or running requests; an empty plan with work pending (everything preempted) still takes a step. */
+  protected planStep(): ScheduledEntry[] | undefined {
+    if (this.waiting.length === 0 && this.running.length === 0) return undefined;
+    return this.schedule();
   }
 
-  /** Starts a step if the loop is idle and there is work; the step completes after its duration. */
-  private kick(): void {
-    if (!this.started || this.stepTimer !== undefined) return;
-    if (this.waiting.length === 0 && this.running.length === 0) {
-      this.armIdleStats();
-      return;
-    }
-    // An empty plan with work pending (everything preempted this step) still takes a step's time.
-    const plan = this.schedule();
-    clearTimeout(this.idleStatsTimer);
-    this.idleStatsTimer = undefined;
-    this.stepTimer = setTimeout(() => {
-      this.stepTimer = undefined;
-      if (!this.started) return;
-      this.complete(plan);
-      this.kick();
-    }, plan.durationMs);
-    this.stepTimer.unref();
+  protected stepDurationMs(entries: readonly ScheduledEntry[]): number {
+    const { stepBaseMs, prefillMsPerToken, decodeMsPerSeq } = this.options.timing;
+    let durationMs = stepBaseMs;
+    for (const entry of entries) durationMs += entry.kind === 'prefill' ? entry.numTokens * prefillMsPerToken : decodeMsPerSeq;
+    return durationMs;
   }
 
-  private schedule(): StepPlan {
+  private schedule(): ScheduledEntry[] {
     const now = this.clock();
     const entries: ScheduledEntry[] = [];
     let preempted = false;
@@ -278,11 +210,8 @@ export class SimulatedEngine implements StageEngine {
       entries.push({ request, kind: 'prefill', numTokens: toCompute });
     }
 
-    const { stepBaseMs, prefillMsPerToken, decodeMsPerSeq } = this.options.timing;
-    let durationMs = stepBaseMs;
-    for (const entry of entries) durationMs += entry.kind === 'prefill' ? entry.numTokens * prefillMsPerToken : decodeMsPerSeq;
-    if (entries.length > 0 || preempted) this.statsDirty = true;
-    return { entries, durationMs };
+    if (entries.length > 0 || preempted) this.markStatsDirty();
+    return entries;
   }
 
   private preempt(request: EngineRequest, now: number): void {
@@ -294,11 +223,9 @@ export class SimulatedEngine implements StageEngine {
     this.waiting.unshift(request);
   }
 
-  private complete(plan: StepPlan): void {
-    this.stepCounter += 1;
-    const timestamp = this.clock();
+  protected runStep(entries: readonly ScheduledEntry[]): StageEngineOutput[] {
     const outputs: StageEngineOutput[] = [];
-    for (const { request, kind, numTokens } of plan.entries) {
+    for (const { request, kind, numTokens } of entries) {
       // Aborted or preempted while the step ran: its work is void.
       if (this.requests.get(request.requestId) !== request || !this.running.includes(request)) continue;
       request.numComputedTokens += numTokens;
@@ -317,8 +244,7 @@ export class SimulatedEngine implements StageEngine {
       request.cachedTokensToReport = undefined;
       if (finishReason !== undefined) this.finish(request);
     }
-    const schedulerStats = this.takeStatsIfDue();
-    if (outputs.length > 0 || schedulerStats !== undefined) this.buffered.push({ timestamp, outputs, schedulerStats });
+    return outputs;
   }
 
   private finishReasonOf(request: EngineRequest): FinishReason | undefined {
@@ -336,9 +262,8 @@ export class SimulatedEngine implements StageEngine {
     request.numBlocks = 0;
   }
 
-  /** The scheduler stats of this step, if this replica's 1 Hz gate lets them through. */
-  private takeStatsIfDue(): ReturnType<typeof createSchedulerStats> | undefined {
-    if (!this.statsDirty || !this.throttle.shouldEmit(this.throttleKey)) return undefined;
+  /** Prefix-cache counters cover the interval since the last snapshot, so they restart here. */
+  protected schedulerStats(): SchedulerStats {
     const stats = createSchedulerStats({
       numRunningReqs: this.running.length,
       numWaitingReqs: this.waiting.length,
@@ -347,21 +272,7 @@ export class SimulatedEngine implements StageEngine {
       prefixCacheStats: this.prefixCacheStats,
     });
     this.prefixCacheStats = createPrefixCacheStats();
-    this.statsDirty = false;
     return stats;
-  }
-
-  /** After going idle, one stats-only step once the gate reopens, so running/waiting read 0. */
-  private armIdleStats(): void {
-    if (!this.statsDirty || this.idleStatsTimer !== undefined) return;
-    this.idleStatsTimer = setTimeout(() => {
-      this.idleStatsTimer = undefined;
-      if (!this.started || this.running.length > 0 || this.waiting.length > 0) return;
-      const schedulerStats = this.takeStatsIfDue();
-      if (schedulerStats !== undefined) this.buffered.push({ timestamp: this.clock(), outputs: [], schedulerStats });
-      else this.armIdleStats();
-    }, this.throttle.intervalSeconds * 1000);
-    this.idleStatsTimer.unref();
   }
 }
 

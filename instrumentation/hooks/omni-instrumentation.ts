@@ -1,7 +1,9 @@
 import type { MeterProvider } from '@opentelemetry/api';
+import { isAbsolute, parse } from 'node:path';
 import {
   InstrumentationBase,
   InstrumentationNodeModuleDefinition,
+  InstrumentationNodeModuleFile,
   type InstrumentationConfig,
   type InstrumentationModuleDefinition,
 } from '@opentelemetry/instrumentation';
@@ -88,21 +90,22 @@ export class OmniInstrumentation extends InstrumentationBase<OmniInstrumentation
   }
 
   protected override init(): InstrumentationModuleDefinition[] {
-    return (this._config.modules ?? []).map(
-      (hook) =>
-        new InstrumentationNodeModuleDefinition(
-          hook.moduleName,
-          [...(hook.versions ?? ['*'])],
-          (exports: Record<string, unknown>) => {
-            this.patchClass(exports[hook.orchestratorExport ?? ''] as HostClass | undefined, 'orchestrator');
-            this.patchClass(exports[hook.servingExport ?? ''] as HostClass | undefined, 'serving');
-            return exports;
-          },
-          (exports: Record<string, unknown> | undefined) => {
-            if (exports) this.unpatchAll();
-          },
-        ),
-    );
+    return (this._config.modules ?? []).map((hook) => {
+      const versions = [...(hook.versions ?? ['*'])];
+      const patch = <T>(exports: T): T => {
+        const moduleExports = exports as Record<string, unknown>;
+        this.patchClass(moduleExports[hook.orchestratorExport ?? ''] as HostClass | undefined, 'orchestrator');
+        this.patchClass(moduleExports[hook.servingExport ?? ''] as HostClass | undefined, 'serving');
+        return exports;
+      };
+      const unpatch = (exports?: unknown): void => {
+        if (exports) this.unpatchAll();
+      };
+      if (!isAbsolute(hook.moduleName)) return new InstrumentationNodeModuleDefinition(hook.moduleName, versions, patch, unpatch);
+      // A file path: the require hook reports it by its bare name, which the SDK matches as a module file.
+      const file = new InstrumentationNodeModuleFile(parse(hook.moduleName).name, versions, patch, unpatch);
+      return new InstrumentationNodeModuleDefinition(hook.moduleName, versions, undefined, undefined, [file]);
+    });
   }
 
   override enable(): void {

@@ -1,0 +1,38 @@
+/**
+ * Lines of `/metrics` for the reference pipeline (pools 1,2,1) after the same 40-request load,
+ * with `logStats` off and on: the README's numbers. Run: `npx tsx bench/metrics-lines.ts`.
+ */
+import { runLoad } from '../examples/load';
+import { startReferencePipeline } from '../examples/reference-pipeline';
+import { httpGet } from '../test/support/http';
+
+async function linesAfterLoad(logStats: boolean): Promise<number> {
+  const pipeline = await startReferencePipeline({
+    host: '127.0.0.1',
+    port: 0,
+    metricsPort: 0,
+    replicas: [1, 2, 1],
+    profile: 'fast',
+    logStats,
+    logIntervalSeconds: 0,
+    logSink: { info: () => undefined },
+  });
+  try {
+    await runLoad({ baseUrl: `${pipeline.apiUrl}/v1`, requests: 40, concurrency: 8, seed: 1 });
+    const { body } = await httpGet(pipeline.metricsUrl);
+    return body.split('\n').length - 1;
+  } finally {
+    await pipeline.stop();
+  }
+}
+
+async function main(): Promise<void> {
+  const off = await linesAfterLoad(false);
+  const on = await linesAfterLoad(true);
+  console.log(`/metrics lines after 40 requests, pools [1,2,1]: logStats off ${off}, on ${on}`);
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exitCode = 1;
+});
