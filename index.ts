@@ -164,6 +164,7 @@ export {
   createPrefillStats,
   createPromptTokenStats,
   createRequestStateStats,
+  createFinishedRequestStats,
 } from './instrumentation/stats/types';
 export type {
   FinishReason,

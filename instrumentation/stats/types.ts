@@ -371,6 +371,28 @@ export interface FinishedRequestStats {
 }
 
 /** The engine-core events that carry request lifecycle timestamps (vLLM's `EngineCoreEventType`). */
+/** A FinishedRequestStats with zeroed intervals and counts, for hosts that hand in ready-made records. */
+export function createFinishedRequestStats(
+  partial: Partial<FinishedRequestStats> & Pick<FinishedRequestStats, 'finishReason'>,
+): FinishedRequestStats {
+  return {
+    requestId: null,
+    e2eLatency: 0,
+    numPromptTokens: 0,
+    numPreemptions: 0,
+    numGenerationTokens: 0,
+    maxTokensParam: null,
+    queuedTime: 0,
+    prefillTime: 0,
+    inferenceTime: 0,
+    decodeTime: 0,
+    meanTimePerOutputToken: 0,
+    isCorrupted: false,
+    numCachedTokens: 0,
+    ...partial,
+  };
+}
+
 export type EngineCoreEventType = 'QUEUED' | 'SCHEDULED' | 'PREEMPTED';
 
 export interface EngineCoreEvent {

@@ -71,3 +71,14 @@ export function assertNoSeries(text: string, ...families: string[]): void {
     }
   }
 }
+
+/** Labels of one transfer hop, as the recorders bind them. */
+export function edge(fromStage: number, fromReplica: number, toStage: number, toReplica: number): Record<string, string> {
+  return {
+    model_name: 'm',
+    from_stage: String(fromStage),
+    from_replica: String(fromReplica),
+    to_stage: String(toStage),
+    to_replica: String(toReplica),
+  };
+}

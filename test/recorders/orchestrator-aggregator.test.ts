@@ -4,22 +4,13 @@ import type { OmniTransferMetrics } from '../../instrumentation/recorders/transf
 import type { OmniMetricsHandle } from '../../instrumentation/register';
 import { BYTES_BUCKETS, SECONDS_FAST_BUCKETS } from '../../views/buckets';
 import { histogramOf, seriesOf } from '../support/exposition';
-import { assertHistogram, assertNoSeries, bucketCount, register } from './harness';
+import { assertHistogram, assertNoSeries, bucketCount, edge, register } from './harness';
 
 const SIZE = 'vllm:omni_transfer_size_bytes';
 const TX = 'vllm:omni_transfer_tx_s';
 const RX = 'vllm:omni_transfer_rx_s';
 const IN_FLIGHT = 'vllm:omni_transfer_in_flight_s';
 
-function edge(fromStage: number, fromReplica: number, toStage: number, toReplica: number): Record<string, string> {
-  return {
-    model_name: 'm',
-    from_stage: String(fromStage),
-    from_replica: String(fromReplica),
-    to_stage: String(toStage),
-    to_replica: String(toReplica),
-  };
-}
 
 /** A resolver over a fixed binding table `requestId -> [replica of stage 0, replica of stage 1, ...]`, logging calls. */
 function tableResolver(bindings: Record<string, Array<number | null>>): ReplicaResolver & { calls: Array<[number, string]> } {

@@ -10,8 +10,7 @@ import {
   type FinishedRequestStats,
   type KvCacheEvictionEvent,
   type NixlKvConnectorStats,
-  type SchedulerStats,
-} from '../../instrumentation/stats/types';
+  type SchedulerStats, createFinishedRequestStats } from '../../instrumentation/stats/types';
 import {
   INTER_TOKEN_LATENCY_BUCKETS,
   ITERATION_TOKENS_BUCKETS,
@@ -58,24 +57,7 @@ function nixl(partial: Partial<NixlKvConnectorStats>): NixlKvConnectorStats {
   };
 }
 
-function finished(partial: Partial<FinishedRequestStats> & Pick<FinishedRequestStats, 'finishReason'>): FinishedRequestStats {
-  return {
-    requestId: null,
-    e2eLatency: 0,
-    numPromptTokens: 0,
-    numPreemptions: 0,
-    numGenerationTokens: 0,
-    maxTokensParam: null,
-    queuedTime: 0,
-    prefillTime: 0,
-    inferenceTime: 0,
-    decodeTime: 0,
-    meanTimePerOutputToken: 0,
-    isCorrupted: false,
-    numCachedTokens: 0,
-    ...partial,
-  };
-}
+const finished = createFinishedRequestStats;
 
 // ---- the two polls of one replica, with every field set ----
 

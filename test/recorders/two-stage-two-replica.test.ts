@@ -3,10 +3,10 @@ import { OrchestratorAggregator } from '../../instrumentation/recorders/orchestr
 import type { OmniStatLogger } from '../../instrumentation/recorders/stat-logger';
 import type { OmniMetricsHandle } from '../../instrumentation/register';
 import { IterationStats } from '../../instrumentation/stats/iteration-stats';
-import { createPrefillStats, createSchedulerStats, type FinishedRequestStats } from '../../instrumentation/stats/types';
+import { createPrefillStats, createSchedulerStats, type FinishedRequestStats, createFinishedRequestStats } from '../../instrumentation/stats/types';
 import { BYTES_BUCKETS, REQUEST_LATENCY_BUCKETS, SECONDS_FAST_BUCKETS } from '../../views/buckets';
 import { parseSamples, seriesOf } from '../support/exposition';
-import { assertHistogram, assertSample, register, stageLabels } from './harness';
+import { assertHistogram, assertSample, edge, register, stageLabels } from './harness';
 
 /** Pools [2, 2]: flat engine index → (stage, replica), stages in order, replicas within. */
 const ENGINES: Array<[engine: number, stage: number, replica: number]> = [
@@ -25,33 +25,9 @@ const generationTokens = (engine: number) => 7 * (engine + 1);
 const e2eLatencies = (engine: number) => Array.from({ length: engine + 1 }, (_, k) => 0.4 * (k + 1));
 
 function finishedRequest(e2eLatency: number): FinishedRequestStats {
-  return {
-    finishReason: 'stop',
-    requestId: null,
-    e2eLatency,
-    numPromptTokens: 1,
-    numPreemptions: 0,
-    numGenerationTokens: 1,
-    maxTokensParam: null,
-    queuedTime: 0,
-    prefillTime: 0,
-    inferenceTime: 0,
-    decodeTime: 0,
-    meanTimePerOutputToken: 0,
-    isCorrupted: false,
-    numCachedTokens: 0,
-  };
+  return createFinishedRequestStats({ finishReason: 'stop', e2eLatency, numPromptTokens: 1, numGenerationTokens: 1 });
 }
 
-function edge(fromStage: number, fromReplica: number, toStage: number, toReplica: number): Record<string, string> {
-  return {
-    model_name: 'm',
-    from_stage: String(fromStage),
-    from_replica: String(fromReplica),
-    to_stage: String(toStage),
-    to_replica: String(toReplica),
-  };
-}
 
 describe('recorders: two stages × two replicas', () => {
   let handle: OmniMetricsHandle;

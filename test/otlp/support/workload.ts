@@ -1,7 +1,7 @@
 import { MetricReader, type AggregationTemporalitySelector } from '@opentelemetry/sdk-metrics';
 import type { OmniMetricsHandle } from '../../../instrumentation/register';
 import { IterationStats } from '../../../instrumentation/stats/iteration-stats';
-import { createPrefillStats, createSchedulerStats, PrefixCacheStats, type FinishedRequestStats } from '../../../instrumentation/stats/types';
+import { createPrefillStats, createSchedulerStats, PrefixCacheStats, type FinishedRequestStats, createFinishedRequestStats } from '../../../instrumentation/stats/types';
 
 /** A pull reader for the ground truth: the SDK's own aggregation of the same records. */
 export class GroundTruthReader extends MetricReader {
@@ -18,24 +18,7 @@ export const ENGINE = 2;
 export const ENGINE_LABELS = { model_name: 'm', stage: '1', replica: '1' };
 export const MODEL = { model_name: 'm' };
 
-export function finished(partial: Partial<FinishedRequestStats> & Pick<FinishedRequestStats, 'finishReason'>): FinishedRequestStats {
-  return {
-    requestId: null,
-    e2eLatency: 0,
-    numPromptTokens: 0,
-    numPreemptions: 0,
-    numGenerationTokens: 0,
-    maxTokensParam: null,
-    queuedTime: 0,
-    prefillTime: 0,
-    inferenceTime: 0,
-    decodeTime: 0,
-    meanTimePerOutputToken: 0,
-    isCorrupted: false,
-    numCachedTokens: 0,
-    ...partial,
-  };
-}
+export const finished = createFinishedRequestStats;
 
 function prefixCache(queries: number, hits: number): PrefixCacheStats {
   const stats = new PrefixCacheStats();
