@@ -9,6 +9,7 @@ import {
   type ResourceMetrics,
 } from '@opentelemetry/sdk-metrics';
 import { OMNI_METER_NAME } from '../../views/views';
+import { prometheusType } from '../samples';
 
 /**
  * A worker's cumulative metrics as plain JSON, small enough for the `cluster` IPC channel:
@@ -72,17 +73,9 @@ export function takeSnapshot(resourceMetrics: ResourceMetrics): ClusterSnapshot 
   return { metrics };
 }
 
+/** The Prometheus type, except that a non-monotonic sum stays an up-down counter so it round-trips. */
 function snapshotKind(metric: MetricData): SnapshotKind | undefined {
-  switch (metric.dataPointType) {
-    case DataPointType.SUM:
-      return metric.isMonotonic ? 'counter' : 'updowncounter';
-    case DataPointType.GAUGE:
-      return 'gauge';
-    case DataPointType.HISTOGRAM:
-      return 'histogram';
-    default:
-      return undefined;
-  }
+  return metric.dataPointType === DataPointType.SUM && !metric.isMonotonic ? 'updowncounter' : prometheusType(metric);
 }
 
 /** A snapshot as the `ResourceMetrics` the Prometheus serializer takes (one scope, empty resource). */

@@ -52,8 +52,9 @@ export class EngineStatsFeed {
         this.forget(id, engineIdx);
       }
     }
-    const iteration = builder.takeIterationStats(wallClockSeconds());
-    statLogger?.record(outputs.schedulerStats ?? undefined, outputs.outputs.length > 0 ? iteration : undefined, engineIdx);
+    // A stats-only poll (no request outputs) has no iteration to build.
+    const iteration = outputs.outputs.length > 0 ? builder.takeIterationStats(wallClockSeconds()) : undefined;
+    statLogger?.record(outputs.schedulerStats ?? undefined, iteration, engineIdx);
   }
 
   /** The request left the pipeline (finished, aborted or failed): forget it on every replica. */
