@@ -41,7 +41,16 @@ export type { PipelinePrefix } from './views/names';
 export { StageReplicaMap } from './views/stage-replica-map';
 export type { StageReplica } from './views/stage-replica-map';
 export { EngineRelabelProcessor } from './views/engine-relabel-processor';
-export { createOmniViews, OMNI_METER_NAME } from './views/views';
+export { createOmniViews, OMNI_METER_NAME, PACKAGE_VERSION } from './views/views';
+
+// The series store: bound series of every catalog family, and its producer for any reader
+export { SeriesStore, DEFAULT_CARDINALITY_LIMIT } from './views/store/series-store';
+export type { SeriesStoreOptions } from './views/store/series-store';
+export { FamilySeries, OVERFLOW_ATTRIBUTE } from './views/store/family-series';
+export type { LabelValue } from './views/store/family-series';
+export type { BoundSeries } from './views/store/series';
+export { OmniMetricProducer } from './views/store/metric-producer';
+export type { OmniMetricProducerOptions } from './views/store/metric-producer';
 export type { NamingScheme, OmniViewsOptions } from './views/views';
 export { loadMetricsConfig, validateMetricsConfig, MetricsConfigError } from './views/metrics-config';
 export type { MetricsConfig } from './views/metrics-config';
@@ -64,7 +73,7 @@ export {
   DEFAULT_METRICS_PATH,
 } from './exporters/prometheus-http';
 export type { MetricsMiddleware, MetricsTextSource, PrometheusServer, PrometheusServerOptions } from './exporters/prometheus-http';
-export { formatGoFloat } from './exporters/go-float';
+export { formatGoFloat } from './views/go-float';
 
 // OTLP, console and the standard OTEL_* configuration
 export { parseOtelEnv } from './exporters/otlp/otel-env';
@@ -124,7 +133,6 @@ export {
   GEN_AI_TOKEN_BUCKETS,
 } from './instrumentation/recorders/gen-ai-semconv';
 export type { GenAiMetricDefinition } from './instrumentation/recorders/gen-ai-semconv';
-export type { LabelValue } from './instrumentation/series-table';
 export { countAudioFrames, audioChunkPcmBytes } from './instrumentation/audio/frames';
 
 // Instrumentation: hooks on the host's classes, or diagnostics_channel messages

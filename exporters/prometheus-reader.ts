@@ -1,41 +1,93 @@
 import { diag } from '@opentelemetry/api';
-import { MetricReader } from '@opentelemetry/sdk-metrics';
-import { serializePrometheus, type DeclaredFamily, type ExpositionFormat } from './prometheus-serializer';
+import { MetricReader, type CollectionResult, type MetricCollectOptions } from '@opentelemetry/sdk-metrics';
+import { OmniMetricProducer } from '../views/store/metric-producer';
+import type { SeriesStore } from '../views/store/series-store';
+import { createdSeriesDisabledByEnv, type ExpositionFormat } from './exposition-text';
+import { serializeFamilies, serializePrometheus, targetInfoText, type DeclaredFamily } from './prometheus-serializer';
+import { renderStore } from './store-exposition';
 
 export interface OmniPrometheusReaderOptions {
-  /** Families announced even before they have samples; `registerOmniMetrics` fills this in. */
+  /** The package's series store; registration attaches it when the reader was created first. */
+  readonly store?: SeriesStore;
+  /** Families announced before they have samples, among the streams the SDK collects. */
   readonly declaredFamilies?: readonly DeclaredFamily[];
   readonly withTargetInfo?: boolean;
   readonly withScopeLabels?: boolean;
+  /**
+   * Print `<name>_created` for every counter and histogram series, as prometheus_client (and so
+   * vLLM) does. Default on, unless `PROMETHEUS_DISABLE_CREATED_SERIES` is `true`, `1` or `t`.
+   */
+  readonly createdSeries?: boolean;
 }
 
 /**
- * A pull `MetricReader` whose output is vLLM's `/metrics` byte shape. It collects on demand
- * (cumulative temporality, the reader default) and hands the result to the pure serializer;
- * serving it over HTTP is `prometheus-http.ts`'s job.
+ * A pull `MetricReader` whose output is vLLM's `/metrics` byte shape. The package's families are
+ * rendered straight from the series store; whatever else the SDK collects (instruments of your
+ * own on the same provider) follows through the generic serializer. Concurrent scrapes of one
+ * format share one rendering. Serving it over HTTP is `prometheus-http.ts`'s job.
+ *
+ * `collect()` returns the SDK's streams and the store's (cumulative), like any reader given an
+ * `OmniMetricProducer`.
  */
 export class OmniPrometheusReader extends MetricReader {
   private declared: readonly DeclaredFamily[];
+  private store: { readonly series: SeriesStore; readonly producer: OmniMetricProducer; readonly families: readonly DeclaredFamily[]; readonly names: ReadonlySet<string> } | undefined;
+  private readonly createdSeries: boolean;
+  private readonly inFlight = new Map<ExpositionFormat, Promise<string>>();
 
   constructor(private readonly options: OmniPrometheusReaderOptions = {}) {
     super();
     this.declared = options.declaredFamilies ?? [];
+    this.createdSeries = options.createdSeries ?? !createdSeriesDisabledByEnv();
+    if (options.store) this.attachStore(options.store);
   }
 
-  /** Replaces the announced families (called once the catalog for this configuration is settled). */
+  /** Reads `store` from now on. */
+  attachStore(store: SeriesStore): void {
+    const families = store.families.map(({ family, streamName }) => ({ name: family.name, type: family.type, help: family.help, streamName }));
+    this.store = { series: store, producer: new OmniMetricProducer({ store }), families, names: new Set(families.map((family) => family.name)) };
+  }
+
+  /** Replaces the announced families. */
   declareFamilies(families: readonly DeclaredFamily[]): void {
     this.declared = families;
   }
 
+  override async collect(options?: MetricCollectOptions): Promise<CollectionResult> {
+    const [sdk, store] = await Promise.all([super.collect(options), this.store?.producer.collect()]);
+    if (store === undefined) return sdk;
+    return {
+      resourceMetrics: { resource: sdk.resourceMetrics.resource, scopeMetrics: [...store.resourceMetrics.scopeMetrics, ...sdk.resourceMetrics.scopeMetrics] },
+      errors: sdk.errors,
+    };
+  }
+
   /** The exact text a scrape would receive. */
-  async metricsText(format: ExpositionFormat = 'text'): Promise<string> {
-    const { resourceMetrics, errors } = await this.collect();
-    for (const error of errors) diag.warn('omni-otel-metrics: error while collecting metrics', error);
-    return serializePrometheus(resourceMetrics, this.declared, {
-      format,
-      withTargetInfo: this.options.withTargetInfo,
-      withScopeLabels: this.options.withScopeLabels,
-    });
+  metricsText(format: ExpositionFormat = 'text'): Promise<string> {
+    let rendering = this.inFlight.get(format);
+    if (rendering === undefined) {
+      rendering = this.render(format).finally(() => this.inFlight.delete(format));
+      this.inFlight.set(format, rendering);
+    }
+    return rendering;
+  }
+
+  private async render(format: ExpositionFormat): Promise<string> {
+    const serializeOptions = { format, withTargetInfo: this.options.withTargetInfo, withScopeLabels: this.options.withScopeLabels, createdSeries: this.createdSeries };
+    const store = this.store;
+    // Scope labels are not part of the store's pre-rendered label blocks: that output takes the generic path.
+    if (store === undefined || this.options.withScopeLabels) {
+      const { resourceMetrics, errors } = await this.collect();
+      reportErrors(errors);
+      return serializePrometheus(resourceMetrics, [...(store?.families ?? []), ...this.declared], serializeOptions);
+    }
+    const { resourceMetrics, errors } = await super.collect();
+    reportErrors(errors);
+    const openMetrics = format === 'openmetrics';
+    const targetInfo = this.options.withTargetInfo ? targetInfoText(resourceMetrics, openMetrics) : '';
+    const storeText = renderStore(store.series, { format, createdSeries: this.createdSeries });
+    const rest = serializeFamilies(resourceMetrics, this.declared, serializeOptions, store.names);
+    return `${targetInfo}${storeText}${rest}${openMetrics ? '# EOF\n' : ''}`;
   }
 
   protected override async onForceFlush(): Promise<void> {
@@ -45,4 +97,8 @@ export class OmniPrometheusReader extends MetricReader {
   protected override async onShutdown(): Promise<void> {
     // The HTTP side owns its server and closes it itself.
   }
+}
+
+function reportErrors(errors: readonly unknown[]): void {
+  for (const error of errors) diag.warn('omni-otel-metrics: error while collecting metrics', error);
 }

@@ -1,8 +1,13 @@
-import { diag, type Attributes, type AttributeValue } from '@opentelemetry/api';
+import { diag, type Attributes, type HrTime } from '@opentelemetry/api';
 import type { DataPoint, Histogram, MetricData, ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import type { FamilyType } from '../views/family-definition';
-import { formatGoFloat } from './go-float';
-import { expandSamples, prometheusFamilyName, prometheusLabelName, prometheusType } from './samples';
+import { formatGoFloat } from '../views/go-float';
+import { LimitedWarning } from '../views/limited-warning';
+import { renderLabelText } from '../views/store/label-text';
+import { createdHeader, familyHeader, familyStem, hasCreatedSeries, type ExpositionFormat } from './exposition-text';
+import { expandSamples, prometheusFamilyName, prometheusType } from './samples';
+
+export { OPENMETRICS_CONTENT_TYPE, TEXT_CONTENT_TYPE, type ExpositionFormat } from './exposition-text';
 
 /** A family the exposition must announce even before it has samples (HELP/TYPE with no series). */
 export interface DeclaredFamily {
@@ -10,13 +15,11 @@ export interface DeclaredFamily {
   readonly type: FamilyType;
   readonly help: string;
   readonly buckets?: readonly number[];
-  /** A label set printed with zero values while no sample carries it (eagerly bound series). */
+  /** A label set printed with zero values while no sample carries it (the cluster aggregate before any worker reports). */
   readonly eagerAttributes?: Attributes;
   /** The SDK stream name when it differs from `name` (the `otel` naming scheme): folded into this family. */
   readonly streamName?: string;
 }
-
-export type ExpositionFormat = 'text' | 'openmetrics';
 
 export interface SerializeOptions {
   readonly format?: ExpositionFormat;
@@ -24,14 +27,15 @@ export interface SerializeOptions {
   readonly withTargetInfo?: boolean;
   /** Add `otel_scope_name` / `otel_scope_version` labels (off: vLLM has none). */
   readonly withScopeLabels?: boolean;
+  /** Print `_created` companions of counters and histograms, valued with each point's start time. Default off. */
+  readonly createdSeries?: boolean;
 }
-
-export const TEXT_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
-export const OPENMETRICS_CONTENT_TYPE = 'application/openmetrics-text; version=1.0.0; charset=utf-8';
 
 interface Series {
   readonly labels: Attributes;
   readonly point: DataPoint<number> | DataPoint<Histogram>;
+  /** A declared zero series: it has no creation time of its own, so no `_created`. */
+  readonly placeholder?: true;
 }
 
 interface Family {
@@ -42,17 +46,31 @@ interface Family {
   readonly declared?: DeclaredFamily;
 }
 
+const collidingStreams = new LimitedWarning();
+
 /**
  * Renders collected metrics in the byte shape of vLLM's `/metrics` (Python prometheus_client):
  * HELP then TYPE once per family, counters under their `_total` name, labels sorted by name,
- * Go-style numbers, cumulative buckets in increasing `le` ending at `+Inf`, no `_created`.
+ * Go-style numbers, cumulative buckets in increasing `le` ending at `+Inf`, `_created` when asked.
  * Declared families come first, in declaration order; anything else collected follows.
- * A pure function: the HTTP reader and the tests share it.
+ * A pure function: the readers, the cluster aggregate and the tests share it.
  */
-export function serializePrometheus(
+export function serializePrometheus(resourceMetrics: ResourceMetrics, declared: readonly DeclaredFamily[], options: SerializeOptions = {}): string {
+  const openMetrics = options.format === 'openmetrics';
+  const targetInfo = options.withTargetInfo ? targetInfoText(resourceMetrics, openMetrics) : '';
+  return `${targetInfo}${serializeFamilies(resourceMetrics, declared, options)}${openMetrics ? '# EOF\n' : ''}`;
+}
+
+/**
+ * The families alone: no `target_info`, no `# EOF`, for a caller that puts them together with
+ * other text. Streams named like a family in `reserved` are left out (with a warning): that
+ * family is printed by someone else, and one family must not be printed twice.
+ */
+export function serializeFamilies(
   resourceMetrics: ResourceMetrics,
   declared: readonly DeclaredFamily[],
   options: SerializeOptions = {},
+  reserved: ReadonlySet<string> = new Set(),
 ): string {
   const openMetrics = options.format === 'openmetrics';
   const families = new Map<string, Family>();
@@ -65,23 +83,30 @@ export function serializePrometheus(
     const scopeLabels: Attributes = options.withScopeLabels
       ? { otel_scope_name: scopeMetrics.scope.name, otel_scope_version: scopeMetrics.scope.version ?? '' }
       : {};
-    for (const metric of scopeMetrics.metrics) addMetric(families, aliases, metric, scopeLabels);
+    for (const metric of scopeMetrics.metrics) addMetric(families, aliases, reserved, metric, scopeLabels);
   }
-
-  const lines: string[] = [];
-  if (options.withTargetInfo) writeTargetInfo(lines, resourceMetrics, openMetrics);
-  for (const family of families.values()) writeFamily(lines, family, openMetrics);
-  if (openMetrics) lines.push('# EOF');
-  return lines.length === 0 ? '' : `${lines.join('\n')}\n`;
+  let out = '';
+  for (const family of families.values()) out += familyText(family, openMetrics, options.createdSeries === true);
+  return out;
 }
 
-function addMetric(families: Map<string, Family>, aliases: ReadonlyMap<string, string>, metric: MetricData, scopeLabels: Attributes): void {
+function addMetric(
+  families: Map<string, Family>,
+  aliases: ReadonlyMap<string, string>,
+  reserved: ReadonlySet<string>,
+  metric: MetricData,
+  scopeLabels: Attributes,
+): void {
   const type = prometheusType(metric);
   if (type === undefined) {
     diag.warn(`omni-otel-metrics: ${metric.descriptor.name} is an exponential histogram; the Prometheus text format cannot carry it`);
     return;
   }
   const name = aliases.get(metric.descriptor.name) ?? prometheusFamilyName(metric.descriptor.name, type);
+  if (reserved.has(name)) {
+    collidingStreams.warn(`a stream named ${name} was recorded outside the package's series store; the store's family of that name is printed, the stream is left out`);
+    return;
+  }
   let family = families.get(name);
   if (family === undefined) {
     family = { name, type, help: metric.descriptor.description, series: [] };
@@ -96,50 +121,34 @@ function addMetric(families: Map<string, Family>, aliases: ReadonlyMap<string, s
   }
 }
 
+function familyText(family: Family, openMetrics: boolean, createdSeries: boolean): string {
+  addEagerSeries(family);
+  const created = createdSeries && hasCreatedSeries(family.type) ? `${familyStem(family.name, family.type)}_created` : undefined;
+  let out = familyHeader(family.name, family.type, family.help, openMetrics);
+  for (const { labels, point, placeholder } of family.series) {
+    const text = renderLabelText(labels, family.type === 'histogram');
+    expandSamples(family.name, point.value, (sampleName, value, le) => {
+      out += `${sampleName}${le === undefined ? text.plain : `${text.beforeLe}${le}${text.afterLe}`} ${formatGoFloat(value)}\n`;
+    });
+    if (created !== undefined && openMetrics && !placeholder) out += `${created}${text.plain} ${createdText(point.startTime)}\n`;
+  }
+  const withCreated = created === undefined || openMetrics ? [] : family.series.filter((series) => !series.placeholder);
+  if (withCreated.length > 0) {
+    out += createdHeader(family.name, family.type, family.help);
+    for (const { labels, point } of withCreated) out += `${created}${renderLabelText(labels, false).plain} ${createdText(point.startTime)}\n`;
+  }
+  return out;
+}
 
-
-function writeFamily(lines: string[], family: Family, openMetrics: boolean): void {
-  // OpenMetrics names a counter family without `_total`; the 0.0.4 text format (and vLLM) with it.
-  const metadataName = openMetrics && family.type === 'counter' ? family.name.slice(0, -'_total'.length) : family.name;
-  lines.push(`# HELP ${metadataName} ${escapeHelp(family.help, openMetrics)}`);
-  lines.push(`# TYPE ${metadataName} ${family.type}`);
-  for (const series of family.series) writeSeries(lines, family, series.labels, series.point.value);
+/** The declared zero series, unless a collected sample already carries its labels. */
+function addEagerSeries(family: Family): void {
   const eager = family.declared?.eagerAttributes;
-  if (eager !== undefined && !family.series.some((s) => sameLabels(s.labels, eager))) {
-    writeSeries(lines, family, eager, family.type === 'histogram' ? emptyHistogram(family.declared?.buckets ?? []) : 0);
-  }
-}
-
-function writeSeries(lines: string[], family: Family, labels: Attributes, value: number | Histogram): void {
-  expandSamples(family.name, value, (sampleName, sampleValue, le) => {
-    lines.push(`${sampleName}${formatLabels(labels, le)} ${formatGoFloat(sampleValue)}`);
-  });
-}
-
-function emptyHistogram(buckets: readonly number[]): Histogram {
-  return {
-    buckets: { boundaries: [...buckets], counts: new Array<number>(buckets.length + 1).fill(0) },
-    count: 0,
-    sum: 0,
-  };
-}
-
-/** `{a="1",le="0.5",z="2"}`: names sorted, `le` sorted in with the rest, as prometheus_client prints. */
-function formatLabels(attributes: Attributes, le?: string): string {
-  const pairs: Array<[string, string]> = [];
-  for (const key of Object.keys(attributes)) {
-    const value = attributes[key];
-    if (value === undefined) continue;
-    pairs.push([prometheusLabelName(key), attributeText(value)]);
-  }
-  if (le !== undefined) pairs.push(['le', le]);
-  if (pairs.length === 0) return '';
-  pairs.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
-  return `{${pairs.map(([name, value]) => `${name}="${escapeLabelValue(value)}"`).join(',')}}`;
-}
-
-function attributeText(value: AttributeValue): string {
-  return Array.isArray(value) ? JSON.stringify(value) : String(value);
+  if (eager === undefined || family.series.some((s) => sameLabels(s.labels, eager))) return;
+  const buckets = family.declared?.buckets ?? [];
+  const value: number | Histogram =
+    family.type === 'histogram' ? { buckets: { boundaries: [...buckets], counts: new Array<number>(buckets.length + 1).fill(0) }, count: 0, sum: 0 } : 0;
+  const point = { attributes: eager, startTime: [0, 0], endTime: [0, 0], value } as DataPoint<number> | DataPoint<Histogram>;
+  family.series.push({ labels: eager, point, placeholder: true });
 }
 
 function sameLabels(a: Attributes, b: Attributes): boolean {
@@ -147,21 +156,15 @@ function sameLabels(a: Attributes, b: Attributes): boolean {
   return keysA.length === Object.keys(b).length && keysA.every((key) => a[key] === b[key]);
 }
 
-
-function escapeHelp(help: string, openMetrics: boolean): string {
-  const escaped = help.replace(/\\/g, '\\\\').replace(/\n/g, '\\n');
-  return openMetrics ? escaped.replace(/"/g, '\\"') : escaped;
+/** A start time as `_created` prints it: seconds since the epoch. */
+function createdText([seconds, nanos]: HrTime): string {
+  return formatGoFloat(seconds + nanos / 1e9);
 }
 
-function escapeLabelValue(value: string): string {
-  return value.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
-}
-
-function writeTargetInfo(lines: string[], resourceMetrics: ResourceMetrics, openMetrics: boolean): void {
-  const attributes = resourceMetrics.resource.attributes;
+/** The `target_info` family built from the resource's attributes. */
+export function targetInfoText(resourceMetrics: ResourceMetrics, openMetrics: boolean): string {
   // OpenMetrics names an info family without its `_info` sample suffix.
   const family = openMetrics ? 'target' : 'target_info';
-  lines.push(`# HELP ${family} Target metadata`);
-  lines.push(`# TYPE ${family} ${openMetrics ? 'info' : 'gauge'}`);
-  lines.push(`target_info${formatLabels(attributes)} 1${openMetrics ? '' : '.0'}`);
+  const labels = renderLabelText(resourceMetrics.resource.attributes, false).plain;
+  return `# HELP ${family} Target metadata\n# TYPE ${family} ${openMetrics ? 'info' : 'gauge'}\ntarget_info${labels} 1${openMetrics ? '' : '.0'}\n`;
 }

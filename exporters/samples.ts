@@ -1,7 +1,7 @@
 import { DataPointType, type Histogram, type MetricData } from '@opentelemetry/sdk-metrics';
 import type { FamilyType } from '../views/family-definition';
-import { LABEL_NAME_PATTERN, METRIC_NAME_PATTERN } from '../views/names';
-import { formatGoFloat } from './go-float';
+import { prometheusMetricName } from '../views/names';
+import { formatGoFloat } from '../views/go-float';
 
 /**
  * How one collected stream becomes Prometheus samples, shared by every exporter that prints
@@ -25,13 +25,8 @@ export function prometheusType(metric: MetricData): FamilyType | undefined {
 
 /** Names that are not valid Prometheus names are repaired the usual way; counters end in `_total`. */
 export function prometheusFamilyName(streamName: string, type: FamilyType): string {
-  const name = METRIC_NAME_PATTERN.test(streamName) ? streamName : sanitize(streamName, /[^a-zA-Z0-9_:]/g);
+  const name = prometheusMetricName(streamName);
   return type === 'counter' && !name.endsWith('_total') ? `${name}_total` : name;
-}
-
-/** An attribute key as a Prometheus label name (`otel.metric.overflow` → `otel_metric_overflow`). */
-export function prometheusLabelName(key: string): string {
-  return LABEL_NAME_PATTERN.test(key) ? key : sanitize(key, /[^a-zA-Z0-9_]/g);
 }
 
 /** Which sample of a family a line is: the plain value, or one of a histogram's three kinds. */
@@ -63,9 +58,4 @@ export function expandSamples(familyName: string, value: number | Histogram, vis
   visit(bucket, value.count, '+Inf', '_bucket');
   visit(`${familyName}_count`, value.count, undefined, '_count');
   visit(`${familyName}_sum`, value.sum ?? 0, undefined, '_sum');
-}
-
-function sanitize(name: string, invalid: RegExp): string {
-  const replaced = name.replace(invalid, '_');
-  return /^[0-9]/.test(replaced) ? `_${replaced}` : replaced;
 }

@@ -9,11 +9,14 @@ import { createPushReaders } from '../exporters/otlp/push-readers';
 import type { MetricsExporterName, OtlpOptions } from '../exporters/otlp/types';
 import { OmniPrometheusReader } from '../exporters/prometheus-reader';
 import type { DeclaredFamily, ExpositionFormat } from '../exporters/prometheus-serializer';
+import { OmniMetricProducer } from '../views/store/metric-producer';
+import { SeriesStore } from '../views/store/series-store';
+import type { AggregationTemporalitySelector } from '@opentelemetry/sdk-metrics';
 import { resolveCatalog, type FeatureOptions, type ResolvedCatalog } from '../views/catalog';
 import { loadMetricsConfig } from '../views/metrics-config';
 import type { PipelinePrefix } from '../views/names';
 import { StageReplicaMap } from '../views/stage-replica-map';
-import { createOmniViews, type NamingScheme } from '../views/views';
+import { streamNameFor, type NamingScheme } from '../views/views';
 import { createRecorders, type OmniRecorders, type RecorderSettings } from './recorders/recorders';
 import type { CacheConfigInfo } from './recorders/stat-logger';
 
@@ -22,6 +25,11 @@ export interface PrometheusOptions extends PrometheusServerOptions {
   readonly withTargetInfo?: boolean;
   /** Add `otel_scope_*` labels (vLLM has none). */
   readonly withScopeLabels?: boolean;
+  /**
+   * Print `<name>_created` for every counter and histogram series, as vLLM's prometheus_client
+   * does. Default on, unless `PROMETHEUS_DISABLE_CREATED_SERIES` is `true`, `1` or `t`.
+   */
+  readonly createdSeries?: boolean;
 }
 
 export interface OmniMetricsOptions {
@@ -68,12 +76,21 @@ export interface OmniMetricsOptions {
   readonly naming?: NamingScheme;
   /** Merged over the SDK default and `OTEL_RESOURCE_ATTRIBUTES` / `OTEL_SERVICE_NAME`. */
   readonly resource?: Resource;
-  /** Further readers of your own, attached to the provider this call creates. */
-  readonly readers?: readonly MetricReader[];
   /**
-   * Bring your own provider: it must have been built with `createOmniViews(...)` among its views
-   * (and an `OmniPrometheusReader` among its readers, passed here as `prometheusReader`, if you want
-   * `metricsText()` or the built-in server). This call then neither owns nor shuts it down.
+   * Further readers of your own, attached to the provider this call creates. The package's
+   * families reach a reader through an `OmniMetricProducer` in its `metricProducers`: create one,
+   * give it to the reader, and list it in `metricProducers` here.
+   */
+  readonly readers?: readonly MetricReader[];
+  /** Producers (created before the store existed) that this call attaches to the package's series store. */
+  readonly metricProducers?: readonly OmniMetricProducer[];
+  /** Label sets per family before new ones fold into one overflow series; default 2000. */
+  readonly cardinalityLimit?: number;
+  /**
+   * Bring your own provider: the package's families reach its readers through `OmniMetricProducer`s
+   * (list them in `metricProducers`), and an `OmniPrometheusReader` among its readers, passed here
+   * as `prometheusReader`, serves `metricsText()` and the built-in server. This call then neither
+   * owns nor shuts the provider down.
    */
   readonly meterProvider?: ApiMeterProvider;
   readonly prometheusReader?: OmniPrometheusReader;
@@ -85,6 +102,8 @@ export interface OmniMetricsOptions {
 
 export interface OmniMetricsHandle extends OmniRecorders {
   readonly catalog: ResolvedCatalog;
+  /** Every series of the catalog's families. */
+  readonly store: SeriesStore;
   readonly stageReplicaMap: StageReplicaMap;
   readonly meterProvider: ApiMeterProvider;
   /** What the recorders were built with; `createRecorders(provider, settings)` rebuilds them elsewhere. */
@@ -98,6 +117,11 @@ export interface OmniMetricsHandle extends OmniRecorders {
   metricsHandler(path?: string): MetricsMiddleware;
   /** The exact text the Prometheus endpoint would serve. */
   metricsText(format?: ExpositionFormat): Promise<string>;
+  /**
+   * A producer of the store for a reader of your own (`metricProducers: [producer]`), at the
+   * temporality its exporter selects (pass `exporter.selectAggregationTemporality`); cumulative by default.
+   */
+  createMetricProducer(aggregationTemporalitySelector?: AggregationTemporalitySelector): OmniMetricProducer;
   /** Collects and pushes now on every push exporter (OTLP, console), waiting for the exports. */
   forceFlush(): Promise<void>;
   /**
@@ -128,12 +152,13 @@ export async function registerOmniMetrics(options: OmniMetricsOptions): Promise<
     customFamilies: config?.customFamilies,
   });
   const naming = options.naming ?? 'vllm';
+  const store = new SeriesStore(catalog, { modelName: options.modelName, naming, cardinalityLimit: options.cardinalityLimit, stageReplicaMap });
 
   const ownsProvider = options.meterProvider === undefined;
   const otelEnv = parseOtelEnv(process.env);
   const exportSettings = resolveExportSettings(options, otelEnv);
   const resource = ownsProvider ? buildResource(otelEnv, options) : undefined;
-  const pushReaders = ownsProvider ? createPushReaders(exportSettings) : [];
+  const pushReaders = ownsProvider ? createPushReaders(exportSettings, store) : [];
   if (!ownsProvider && (exportSettings.exporters.has('otlp') || exportSettings.exporters.has('console'))) {
     if (exportSettings.exportersSource === 'option') {
       throw new Error('exporters otlp and console need the provider registerOmniMetrics creates; add createPushReaders() readers to your own meterProvider instead');
@@ -146,14 +171,15 @@ export async function registerOmniMetrics(options: OmniMetricsOptions): Promise<
       ? new OmniPrometheusReader({
           withTargetInfo: options.prometheus ? options.prometheus.withTargetInfo : undefined,
           withScopeLabels: options.prometheus ? options.prometheus.withScopeLabels : undefined,
+          createdSeries: options.prometheus ? options.prometheus.createdSeries : undefined,
         })
       : undefined);
-  reader?.declareFamilies(declaredFamilies(catalog, options.modelName, naming));
+  reader?.attachStore(store);
+  for (const producer of options.metricProducers ?? []) producer.attach(store);
   const meterProvider =
     options.meterProvider ??
     new MeterProvider({
       resource,
-      views: createOmniViews(catalog, { naming, stageReplicaMap }),
       readers: [...(reader ? [reader] : []), ...pushReaders, ...(options.readers ?? [])],
     });
 
@@ -169,7 +195,7 @@ export async function registerOmniMetrics(options: OmniMetricsOptions): Promise<
     logSink: options.logSink,
     genAiMetrics: options.genAiMetrics,
   };
-  const recorders = createRecorders(meterProvider, settings);
+  const recorders = createRecorders(store, settings, meterProvider);
 
   let server: PrometheusServer | undefined;
   if (options.prometheus !== false && exportSettings.exporters.has('prometheus')) {
@@ -186,6 +212,7 @@ export async function registerOmniMetrics(options: OmniMetricsOptions): Promise<
 
   return {
     catalog,
+    store,
     stageReplicaMap,
     meterProvider,
     settings,
@@ -201,6 +228,7 @@ export async function registerOmniMetrics(options: OmniMetricsOptions): Promise<
       if (reader === undefined) throw new Error('metricsText() needs an OmniPrometheusReader (pass prometheusReader)');
       return reader.metricsText(format);
     },
+    createMetricProducer: (aggregationTemporalitySelector) => new OmniMetricProducer({ store, aggregationTemporalitySelector }),
     forceFlush: async () => {
       await (meterProvider as Partial<Pick<MeterProvider, 'forceFlush'>>).forceFlush?.();
     },
@@ -212,10 +240,13 @@ export async function registerOmniMetrics(options: OmniMetricsOptions): Promise<
   };
 }
 
-/** HELP/TYPE for every registered family, and the zero series of the eagerly bound ones. */
+/**
+ * HELP/TYPE for every registered family and the zero series of the eager pipeline families, for
+ * an exposition of collected streams that may not have reported yet (the cluster aggregate).
+ */
 export function declaredFamilies(catalog: ResolvedCatalog, modelName: string, naming: NamingScheme = 'vllm'): DeclaredFamily[] {
   return catalog.families.map((family) => ({
-    streamName: naming === 'otel' ? family.otelName : undefined,
+    streamName: streamNameFor(family, naming),
     name: family.name,
     type: family.type,
     help: family.help,

@@ -1,64 +1,56 @@
-import type { Attributes } from '@opentelemetry/api';
 import type { FamilyKey } from '../views/catalog';
-import { NOOP_SERIES, type FamilyInstruments, type BoundSeries } from './family-instruments';
-
-export type LabelValue = string | number;
-
-/**
- * Beyond this many cached series a table stops caching (and binds per call): label values come
- * from the host, and a cache must never grow without bound. The SDK applies its own per-stream
- * cardinality limit on top.
- */
-const MAX_CACHED_SERIES = 2000;
+import type { FamilySeries, LabelValue } from '../views/store/family-series';
+import { NOOP_SERIES, type BoundSeries } from '../views/store/series';
+import type { SeriesStore } from '../views/store/series-store';
 
 type Node = Map<LabelValue, Node | BoundSeries>;
 
 /**
- * The series of one family, keyed by the values of its variable labels (e.g. stage, replica).
- * Lookups walk nested maps keyed by the raw values, so a cached lookup builds no string and
- * allocates nothing; the attribute object is built once, when the series is first used.
+ * The series of one family whose leading label values are fixed (usually `model_name`) and whose
+ * trailing ones vary per call (stage, replica, reason…). Lookups walk nested maps keyed by the raw
+ * values, so a cached lookup builds no string and allocates nothing; a miss binds the series in
+ * the store. The cache stops growing at the family's cardinality limit (label values come from
+ * the host); past it the store hands out the family's overflow series.
  */
 export class SeriesTable {
   private readonly root: Node = new Map();
-  private readonly enabled: boolean;
+  private readonly family: FamilySeries | undefined;
+  private readonly variableCount: number;
+  private readonly maxCached: number;
   private size = 0;
 
   constructor(
-    private readonly instruments: FamilyInstruments,
-    private readonly key: FamilyKey,
-    private readonly constantAttributes: Attributes,
-    private readonly labelNames: readonly string[],
+    store: SeriesStore,
+    key: FamilyKey,
+    private readonly fixedValues: readonly LabelValue[],
   ) {
-    this.enabled = instruments.has(key);
-    if (labelNames.length < 1 || labelNames.length > 4) throw new RangeError('a series table takes 1 to 4 variable labels');
+    this.family = store.family(key);
+    this.maxCached = store.cardinalityLimit;
+    const labelCount = this.family?.family.labels.length ?? fixedValues.length + 1;
+    this.variableCount = labelCount - fixedValues.length;
+    if (this.variableCount < 1 || this.variableCount > 4) throw new RangeError(`${key}: a series table takes 1 to 4 variable labels`);
   }
 
-  /** The series for these label values (as many as the table's variable labels). */
+  /** The series for these values of the variable labels. */
   get(a: LabelValue, b?: LabelValue, c?: LabelValue, d?: LabelValue): BoundSeries {
-    if (!this.enabled) return NOOP_SERIES;
-    const depth = this.labelNames.length;
+    if (this.family === undefined) return NOOP_SERIES;
+    const depth = this.variableCount;
     let node = this.root;
     for (let level = 0; level < depth - 1; level++) {
-      const value = level === 0 ? a : level === 1 ? b : c;
-      const next = node.get(value as LabelValue) as Node | undefined;
-      if (next === undefined) return this.create(a, b, c, d);
+      const next = node.get((level === 0 ? a : level === 1 ? b : c) as LabelValue) as Node | undefined;
+      if (next === undefined) return this.create(this.family, [a, b, c, d]);
       node = next;
     }
     const last = depth === 1 ? a : depth === 2 ? b : depth === 3 ? c : d;
-    return (node.get(last as LabelValue) as BoundSeries | undefined) ?? this.create(a, b, c, d);
+    return (node.get(last as LabelValue) as BoundSeries | undefined) ?? this.create(this.family, [a, b, c, d]);
   }
 
-  private create(a: LabelValue, b?: LabelValue, c?: LabelValue, d?: LabelValue): BoundSeries {
-    const values = [a, b, c, d].slice(0, this.labelNames.length) as LabelValue[];
-    const attributes: Attributes = { ...this.constantAttributes };
-    this.labelNames.forEach((name, i) => {
-      attributes[name] = String(values[i]);
-    });
-    const series = this.instruments.bind(this.key, attributes);
-    if (this.size >= MAX_CACHED_SERIES) return series;
+  private create(family: FamilySeries, args: Array<LabelValue | undefined>): BoundSeries {
+    const values = args.slice(0, this.variableCount) as LabelValue[];
+    const series = family.bind([...this.fixedValues, ...values]);
+    if (this.size >= this.maxCached) return series;
     let node = this.root;
-    for (let level = 0; level < values.length - 1; level++) {
-      const value = values[level] as LabelValue;
+    for (const value of values.slice(0, -1)) {
       let next = node.get(value) as Node | undefined;
       if (next === undefined) {
         next = new Map();

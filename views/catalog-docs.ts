@@ -1,5 +1,5 @@
 import { readFileSync, writeFileSync } from 'node:fs';
-import { formatGoFloat } from '../exporters/go-float';
+import { formatGoFloat } from './go-float';
 import { resolveFullCatalog, type ResolvedFamily } from './catalog';
 import type { FamilyGroup } from './family-definition';
 

@@ -30,3 +30,18 @@ export function otelNameFor(instrumentName: string, unit: string): string {
   const token = unit === 's' ? /_(seconds|s)$/ : unit === 'By' ? /_bytes$/ : undefined;
   return token ? instrumentName.replace(token, '') : instrumentName;
 }
+
+/** A name that is not a valid metric name, repaired the usual way: invalid characters become `_`. */
+export function prometheusMetricName(name: string): string {
+  return METRIC_NAME_PATTERN.test(name) ? name : sanitize(name, /[^a-zA-Z0-9_:]/g);
+}
+
+/** An attribute key as a Prometheus label name (`otel.metric.overflow` → `otel_metric_overflow`). */
+export function prometheusLabelName(key: string): string {
+  return LABEL_NAME_PATTERN.test(key) ? key : sanitize(key, /[^a-zA-Z0-9_]/g);
+}
+
+function sanitize(name: string, invalid: RegExp): string {
+  const replaced = name.replace(invalid, '_');
+  return /^[0-9]/.test(replaced) ? `_${replaced}` : replaced;
+}

@@ -1,11 +1,14 @@
 import { AggregationType, type ViewOptions } from '@opentelemetry/sdk-metrics';
-import type { ResolvedCatalog } from './catalog';
+import type { ResolvedCatalog, ResolvedFamily } from './catalog';
 import { EngineRelabelProcessor } from './engine-relabel-processor';
 import type { StageReplicaMap } from './stage-replica-map';
 
 /** The meter every catalog instrument is created on; views select on it so a user's own
  *  instruments with similar names are never touched. */
 export const OMNI_METER_NAME = 'omni-otel-metrics';
+
+/** The package version, as the instrumentation scope's version. */
+export const PACKAGE_VERSION = '0.1.0';
 
 /**
  * How stream names leave the SDK.
@@ -39,7 +42,7 @@ export function createOmniViews(catalog: ResolvedCatalog, options: OmniViewsOpti
       instrumentName: family.instrumentName,
       description: family.help,
     };
-    view.name = naming === 'vllm' ? family.name : family.otelName;
+    view.name = streamNameFor(family, naming);
     if (family.type === 'histogram') {
       view.aggregation = {
         type: AggregationType.EXPLICIT_BUCKET_HISTOGRAM,
@@ -51,4 +54,9 @@ export function createOmniViews(catalog: ResolvedCatalog, options: OmniViewsOpti
     if (options.cardinalityLimit !== undefined) view.aggregationCardinalityLimit = options.cardinalityLimit;
     return view;
   });
+}
+
+/** The name readers see for a family under a naming scheme. */
+export function streamNameFor(family: ResolvedFamily, naming: NamingScheme): string {
+  return naming === 'vllm' ? family.name : family.otelName;
 }

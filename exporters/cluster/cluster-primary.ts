@@ -11,6 +11,7 @@ import {
   type PrometheusServer,
   type PrometheusServerOptions,
 } from '../prometheus-http';
+import { createdSeriesDisabledByEnv } from '../exposition-text';
 import { serializePrometheus, type DeclaredFamily, type ExpositionFormat } from '../prometheus-serializer';
 import { EMPTY_SNAPSHOT, mergeSnapshots, retireSnapshot, type GaugeMerge, type GaugeMergePolicy } from './merge';
 import { isProtocolMessage, type ProtocolMessage, type SnapshotMessage } from './protocol';
@@ -28,6 +29,11 @@ export interface ClusterPrimaryOptions {
    * 0.0.0.0:9464), or `false` for no server (mount `handler()` instead).
    */
   readonly prometheus?: false | PrometheusServerOptions;
+  /**
+   * Print `<name>_created` for counter and histogram series (the earliest creation among the
+   * workers). Default on, unless `PROMETHEUS_DISABLE_CREATED_SERIES` is `true`, `1` or `t`.
+   */
+  readonly createdSeries?: boolean;
   /** How long a scrape waits for each worker before using its last snapshot. Default 1000. */
   readonly collectTimeoutMillis?: number;
   /** Per exposed family name: how live workers' values of a gauge merge (see `startClusterPrimary`). */
@@ -92,6 +98,7 @@ export async function startClusterPrimary(options: ClusterPrimaryOptions): Promi
     declaredFamilies(catalog, options.modelName, naming),
     gaugeMergePolicy(catalog, options.gaugeMerge),
     collectTimeoutMillis,
+    options.createdSeries ?? !createdSeriesDisabledByEnv(),
   );
 
   let server: PrometheusServer | undefined;
@@ -146,6 +153,7 @@ class ClusterAggregate implements MetricsTextSource {
     private readonly declared: readonly DeclaredFamily[],
     private readonly policy: GaugeMergePolicy,
     private readonly collectTimeoutMillis: number,
+    private readonly createdSeries: boolean,
   ) {
     cluster.on('message', this.onMessage);
     cluster.on('disconnect', this.onGone);
@@ -159,7 +167,7 @@ class ClusterAggregate implements MetricsTextSource {
       [...this.live.values()].map((entry) => entry.snapshot),
       this.policy,
     );
-    return serializePrometheus(snapshotToResourceMetrics(merged), this.declared, { format });
+    return serializePrometheus(snapshotToResourceMetrics(merged), this.declared, { format, createdSeries: this.createdSeries });
   }
 
   stop(): void {

@@ -17,6 +17,8 @@ interface MutableHistogram {
 interface Series {
   readonly attributes: Readonly<Record<string, AttributeValue>>;
   value: number | MutableHistogram;
+  /** The earliest start time any worker reported for the series (seconds since the epoch). */
+  startTime?: number;
 }
 
 interface Family {
@@ -80,6 +82,7 @@ class Merger {
         points.push({
           attributes: series.attributes,
           value: typeof value === 'number' ? value : { boundaries: value.boundaries, counts: value.counts, sum: value.sum, count: value.count },
+          startTime: series.startTime,
         });
       }
       metrics.push({ name: family.name, kind: family.kind, description: family.description, unit: family.unit, points });
@@ -110,12 +113,14 @@ class Merger {
   private addPoint(family: Family, point: SnapshotPoint): void {
     const key = seriesKey(point.attributes);
     const series = family.series.get(key);
+    if (series !== undefined && point.startTime !== undefined) series.startTime = Math.min(series.startTime ?? Infinity, point.startTime);
     if (family.kind === 'histogram') {
       const incoming = point.value as SnapshotHistogram;
       if (series === undefined) {
         family.series.set(key, {
           attributes: point.attributes,
           value: { boundaries: [...incoming.boundaries], counts: [...incoming.counts], sum: numberOrNaN(incoming.sum), count: incoming.count },
+          startTime: point.startTime,
         });
         return;
       }
@@ -131,7 +136,7 @@ class Merger {
     }
     const value = numberOrNaN(point.value as number | null);
     if (series === undefined) {
-      family.series.set(key, { attributes: point.attributes, value });
+      family.series.set(key, { attributes: point.attributes, value, startTime: point.startTime });
       return;
     }
     const current = series.value as number;

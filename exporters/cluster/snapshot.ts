@@ -43,6 +43,8 @@ export interface SnapshotPoint {
   readonly attributes: Readonly<Record<string, AttributeValue>>;
   /** A number, or `null` where JSON could not carry a `NaN` / infinity. */
   readonly value: number | null | SnapshotHistogram;
+  /** The point's start time, seconds since the epoch: a cumulative series' creation (`_created`). */
+  readonly startTime?: number;
 }
 
 /** The snapshot of one collection. Exponential histograms (never created by the catalog) are skipped. */
@@ -57,6 +59,7 @@ export function takeSnapshot(resourceMetrics: ResourceMetrics): ClusterSnapshot 
       }
       const points = (metric.dataPoints as Array<DataPoint<number> | DataPoint<Histogram>>).map((point) => ({
         attributes: { ...(point.attributes as Record<string, AttributeValue>) },
+        startTime: point.startTime[0] + point.startTime[1] / 1e9,
         value:
           typeof point.value === 'number'
             ? point.value
@@ -86,14 +89,19 @@ export function snapshotToResourceMetrics(snapshot: ClusterSnapshot, now: number
       descriptor: { name: metric.name, description: metric.description, unit: metric.unit, valueType: ValueType.DOUBLE },
       aggregationTemporality: AggregationTemporality.CUMULATIVE,
     };
-    const point = <T>(attributes: SnapshotPoint['attributes'], value: T): DataPoint<T> => ({ startTime: time, endTime: time, attributes, value });
+    const point = <T>(p: SnapshotPoint, value: T): DataPoint<T> => ({
+      startTime: p.startTime === undefined ? time : secondsToHrTime(p.startTime),
+      endTime: time,
+      attributes: p.attributes,
+      value,
+    });
     if (metric.kind === 'histogram') {
       return {
         ...base,
         dataPointType: DataPointType.HISTOGRAM,
         dataPoints: metric.points.map((p) => {
           const h = p.value as SnapshotHistogram;
-          return point<Histogram>(p.attributes, {
+          return point<Histogram>(p, {
             buckets: { boundaries: [...h.boundaries], counts: [...h.counts] },
             sum: numberOrNaN(h.sum),
             count: h.count,
@@ -101,12 +109,18 @@ export function snapshotToResourceMetrics(snapshot: ClusterSnapshot, now: number
         }),
       };
     }
-    const dataPoints = metric.points.map((p) => point(p.attributes, numberOrNaN(p.value as number | null)));
+    const dataPoints = metric.points.map((p) => point(p, numberOrNaN(p.value as number | null)));
     return metric.kind === 'gauge'
       ? { ...base, dataPointType: DataPointType.GAUGE, dataPoints }
       : { ...base, dataPointType: DataPointType.SUM, isMonotonic: metric.kind === 'counter', dataPoints };
   });
   return { resource: emptyResource(), scopeMetrics: [{ scope: { name: OMNI_METER_NAME }, metrics }] };
+}
+
+/** Seconds since the epoch as `[seconds, nanoseconds]`, splitting the way the seconds were joined. */
+function secondsToHrTime(seconds: number): [number, number] {
+  const whole = Math.floor(seconds);
+  return [whole, Math.round((seconds - whole) * 1e9)];
 }
 
 /** JSON turns `NaN` and infinities into `null`; they come back as `NaN`. */

@@ -1,6 +1,7 @@
 import { diag, type AttributeValue } from '@opentelemetry/api';
 import type { DataPoint, Histogram, ResourceMetrics } from '@opentelemetry/sdk-metrics';
-import { expandSamples, prometheusFamilyName, prometheusLabelName, prometheusType } from '../samples';
+import { prometheusLabelName } from '../../views/names';
+import { expandSamples, prometheusFamilyName, prometheusType } from '../samples';
 import type { KnownFamily } from './known-families';
 import { unitWord } from './units';
 

@@ -1,20 +1,30 @@
-import { ConsoleMetricExporter, PeriodicExportingMetricReader, type MetricReader } from '@opentelemetry/sdk-metrics';
+import { ConsoleMetricExporter, PeriodicExportingMetricReader, type MetricReader, type PushMetricExporter } from '@opentelemetry/sdk-metrics';
+import { OmniMetricProducer } from '../../views/store/metric-producer';
+import type { SeriesStore } from '../../views/store/series-store';
 import type { ExportSettings } from './export-settings';
 import { createOtlpMetricExporter, temporalitySelector, type ModuleLoader } from './otlp-metric-exporter';
 
 /**
  * One periodic reader per push exporter in the settings (`otlp`, `console`), on the settled
- * interval and timeout. The Prometheus side is pull-based and is not built here.
+ * interval and timeout, each with its own producer of `store` at the exporter's temporality.
+ * The Prometheus side is pull-based and is not built here.
  */
-export function createPushReaders(settings: ExportSettings, load?: ModuleLoader): MetricReader[] {
-  const readers: MetricReader[] = [];
-  const periodic = { exportIntervalMillis: settings.exportIntervalMillis, exportTimeoutMillis: settings.exportTimeoutMillis };
-  if (settings.exporters.has('otlp')) {
-    readers.push(new PeriodicExportingMetricReader({ ...periodic, exporter: createOtlpMetricExporter(settings.otlp, load) }));
-  }
-  if (settings.exporters.has('console')) {
-    const exporter = new ConsoleMetricExporter({ temporalitySelector: temporalitySelector(settings.otlp.temporality) });
-    readers.push(new PeriodicExportingMetricReader({ ...periodic, exporter }));
-  }
-  return readers;
+export function createPushReaders(settings: ExportSettings, store?: SeriesStore, load?: ModuleLoader): MetricReader[] {
+  const exporters: PushMetricExporter[] = [];
+  if (settings.exporters.has('otlp')) exporters.push(createOtlpMetricExporter(settings.otlp, load));
+  if (settings.exporters.has('console')) exporters.push(new ConsoleMetricExporter({ temporalitySelector: temporalitySelector(settings.otlp.temporality) }));
+  return exporters.map(
+    (exporter) =>
+      new PeriodicExportingMetricReader({
+        exporter,
+        exportIntervalMillis: settings.exportIntervalMillis,
+        exportTimeoutMillis: settings.exportTimeoutMillis,
+        metricProducers: store ? [storeProducerFor(store, exporter)] : [],
+      }),
+  );
+}
+
+/** A producer of `store` at the temporality `exporter` asks for (cumulative when it does not say). */
+export function storeProducerFor(store: SeriesStore, exporter: PushMetricExporter): OmniMetricProducer {
+  return new OmniMetricProducer({ store, aggregationTemporalitySelector: exporter.selectAggregationTemporality?.bind(exporter) });
 }

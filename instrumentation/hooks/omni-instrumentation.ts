@@ -8,8 +8,8 @@ import {
   type InstrumentationModuleDefinition,
 } from '@opentelemetry/instrumentation';
 import type { OmniMetricsHandle } from '../register';
-import { createRecorders, PACKAGE_VERSION, type OmniRecorders } from '../recorders/recorders';
-import { OMNI_METER_NAME } from '../../views/views';
+import { createRecorders, type OmniRecorders } from '../recorders/recorders';
+import { OMNI_METER_NAME, PACKAGE_VERSION } from '../../views/views';
 import { subscribeChannels } from './channels';
 import { methodOwner, type HostClass } from './class-patcher';
 import type { EngineCoreOutputs, OrchestratorRequest, ReceiveReceipt, StageRequest, TransferReceipt } from './host-contract';
@@ -86,7 +86,7 @@ export class OmniInstrumentation extends InstrumentationBase<OmniInstrumentation
   protected override _updateMetricInstruments(): void {
     if (this.explicitProvider === undefined) return; // the handle's provider and recorders are used as they are
     this.currentRecorders?.statLogger?.stop();
-    this.currentRecorders = createRecorders(this.explicitProvider, this._config.metrics.settings);
+    this.currentRecorders = createRecorders(this._config.metrics.store, this._config.metrics.settings, this.explicitProvider);
   }
 
   protected override init(): InstrumentationModuleDefinition[] {

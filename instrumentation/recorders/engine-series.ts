@@ -1,20 +1,23 @@
-import type { Attributes } from '@opentelemetry/api';
 import type { FeatureOptions, FamilyKey } from '../../views/catalog';
-import type { BoundSeries, FamilyInstruments } from '../family-instruments';
+import type { StageReplica } from '../../views/stage-replica-map';
+import type { BoundSeries } from '../../views/store/series';
+import type { SeriesStore } from '../../views/store/series-store';
 import { FINISH_REASONS, PromptTokenStats, type FinishReason, type PromptTokenSource } from '../stats/types';
 
 const SLEEP_STATES = ['awake', 'weights_offloaded', 'discard_all'] as const;
 export type SleepStateLabel = (typeof SLEEP_STATES)[number];
+const WAITING_REASONS = ['capacity', 'deferred'] as const;
 
 /**
- * Every upstream series of one (stage, replica), bound once: the record path then does property
- * reads and SDK calls only. Families this configuration does not register bind to no-ops.
+ * Every upstream series of one (stage, replica), bound at registration as vLLM binds its
+ * per-engine children when the engine starts: an idle scrape already shows them at zero. The
+ * record path then does property reads and cell updates only. Families this configuration does
+ * not register are no-op series.
  */
-export class EngineSeries {
+export interface EngineSeries {
   readonly running: BoundSeries;
   readonly waiting: BoundSeries;
-  readonly waitingCapacity: BoundSeries;
-  readonly waitingDeferred: BoundSeries;
+  readonly waitingByReason: Readonly<Record<(typeof WAITING_REASONS)[number], BoundSeries>>;
   readonly sleepState: Readonly<Record<SleepStateLabel, BoundSeries>>;
   readonly kvCacheUsage: BoundSeries;
   readonly prefixCacheQueries: BoundSeries;
@@ -67,76 +70,86 @@ export class EngineSeries {
   readonly hiddenGpuPrefixCacheQueries: BoundSeries;
   readonly hiddenGpuPrefixCacheHits: BoundSeries;
   readonly hiddenTimePerOutputToken: BoundSeries;
-  /** True once the engine-initialized sleep state has been published. */
-  sleepStateInitialised = false;
+}
 
-  constructor(instruments: FamilyInstruments, labels: Attributes, features: FeatureOptions = {}) {
-    const bind = (key: FamilyKey, extra?: Attributes): BoundSeries => instruments.bind(key, extra ? { ...labels, ...extra } : labels);
-    this.running = bind('upstream.numRequestsRunning');
-    this.waiting = bind('upstream.numRequestsWaiting');
-    this.waitingCapacity = bind('upstream.numRequestsWaitingByReason', { reason: 'capacity' });
-    this.waitingDeferred = bind('upstream.numRequestsWaitingByReason', { reason: 'deferred' });
-    this.sleepState = {
-      awake: bind('upstream.engineSleepState', { sleep_state: 'awake' }),
-      weights_offloaded: bind('upstream.engineSleepState', { sleep_state: 'weights_offloaded' }),
-      discard_all: bind('upstream.engineSleepState', { sleep_state: 'discard_all' }),
-    };
-    this.kvCacheUsage = bind('upstream.kvCacheUsagePerc');
-    this.prefixCacheQueries = bind('upstream.prefixCacheQueries');
-    this.prefixCacheHits = bind('upstream.prefixCacheHits');
-    this.externalPrefixCacheQueries = bind('upstream.externalPrefixCacheQueries');
-    this.externalPrefixCacheHits = bind('upstream.externalPrefixCacheHits');
-    this.mmCacheQueries = bind('upstream.mmCacheQueries');
-    this.mmCacheHits = bind('upstream.mmCacheHits');
-    this.corruptedRequests = bind('upstream.corruptedRequests');
-    this.numPreemptions = bind('upstream.numPreemptions');
-    this.promptTokens = bind('upstream.promptTokens');
-    this.promptTokensBySource = Object.fromEntries(
-      PromptTokenStats.ALL_SOURCES.map((source) => [source, bind('upstream.promptTokensBySource', { source })]),
-    ) as Record<PromptTokenSource, BoundSeries>;
-    this.promptTokensCached = bind('upstream.promptTokensCached');
-    this.generationTokens = bind('upstream.generationTokens');
-    this.requestSuccess = Object.fromEntries(
-      FINISH_REASONS.map((reason) => [reason, bind('upstream.requestSuccess', { finished_reason: reason })]),
-    ) as Record<FinishReason, BoundSeries>;
-    this.requestPromptTokens = bind('upstream.requestPromptTokens');
-    this.requestGenerationTokens = bind('upstream.requestGenerationTokens');
-    this.iterationTokens = bind('upstream.iterationTokensTotal');
-    this.maxNumGenerationTokens = bind('upstream.requestMaxNumGenerationTokens');
-    this.paramsN = bind('upstream.requestParamsN');
-    this.paramsMaxTokens = bind('upstream.requestParamsMaxTokens');
-    this.prefillKvComputedTokens = bind('upstream.requestPrefillKvComputedTokens');
-    this.requestNumPreemptions = bind('upstream.requestNumPreemptions');
-    this.timeToFirstToken = bind('upstream.timeToFirstTokenSeconds');
-    this.interTokenLatency = bind('upstream.interTokenLatencySeconds');
-    this.timePerOutputTokenPerRequest = bind('upstream.requestTimePerOutputTokenSeconds');
-    this.e2eLatency = bind('upstream.e2eRequestLatencySeconds');
-    this.queueTime = bind('upstream.requestQueueTimeSeconds');
-    this.inferenceTime = bind('upstream.requestInferenceTimeSeconds');
-    this.prefillTime = bind('upstream.requestPrefillTimeSeconds');
-    this.decodeTime = bind('upstream.requestDecodeTimeSeconds');
-    this.kvBlockLifetime = bind('upstream.kvBlockLifetimeSeconds');
-    this.kvBlockIdleBeforeEvict = bind('upstream.kvBlockIdleBeforeEvictSeconds');
-    this.kvBlockReuseGap = bind('upstream.kvBlockReuseGapSeconds');
-    this.estimatedFlops = bind('upstream.estimatedFlopsPerGpu');
-    this.estimatedReadBytes = bind('upstream.estimatedReadBytesPerGpu');
-    this.estimatedWriteBytes = bind('upstream.estimatedWriteBytesPerGpu');
-    this.specDecodeDrafts = bind('upstream.specDecodeNumDrafts');
-    this.specDecodeDraftTokens = bind('upstream.specDecodeNumDraftTokens');
-    this.specDecodeAcceptedTokens = bind('upstream.specDecodeNumAcceptedTokens');
-    this.specDecodeAcceptedPerPos = Array.from({ length: features.specDecode?.numSpeculativeTokens ?? 0 }, (_, position) =>
-      bind('upstream.specDecodeNumAcceptedTokensPerPos', { position: String(position) }),
-    );
-    this.nixlXferTime = bind('upstream.nixlXferTimeSeconds');
-    this.nixlPostTime = bind('upstream.nixlPostTimeSeconds');
-    this.nixlBytes = bind('upstream.nixlBytesTransferred');
-    this.nixlDescriptors = bind('upstream.nixlNumDescriptors');
-    this.nixlFailedTransfers = bind('upstream.nixlNumFailedTransfers');
-    this.nixlFailedNotifications = bind('upstream.nixlNumFailedNotifications');
-    this.nixlKvExpiredReqs = bind('upstream.nixlNumKvExpiredReqs');
-    this.hiddenGpuCacheUsage = bind('upstream.gpuCacheUsagePerc');
-    this.hiddenGpuPrefixCacheQueries = bind('upstream.gpuPrefixCacheQueries');
-    this.hiddenGpuPrefixCacheHits = bind('upstream.gpuPrefixCacheHits');
-    this.hiddenTimePerOutputToken = bind('upstream.timePerOutputTokenSeconds');
-  }
+/**
+ * Binds every engine's series, family by family in catalog order, engines in index order within
+ * a family; for a family with an extra label, value by value with every engine inside, as vLLM's
+ * `{value: {engine: metric.labels(...)}}` dictionaries create them. That creation order is the
+ * order the exposition prints.
+ */
+export function bindEngineSeries(store: SeriesStore, modelName: string, engines: readonly StageReplica[], features: FeatureOptions = {}): EngineSeries[] {
+  const perEngine = (key: FamilyKey, ...extra: string[]): BoundSeries[] =>
+    engines.map(({ stage, replica }) => store.bind(key, [modelName, stage, replica, ...extra]));
+  const perValue = <V extends string>(key: FamilyKey, values: readonly V[]): Array<Record<V, BoundSeries>> => {
+    const byValue = values.map((value) => perEngine(key, value));
+    return engines.map((_, engine) => Object.fromEntries(values.map((value, i) => [value, byValue[i]?.[engine]])) as Record<V, BoundSeries>);
+  };
+  const positions = Array.from({ length: features.specDecode?.numSpeculativeTokens ?? 0 }, (_, position) => String(position));
+  const specDecodeAcceptedPerPos = positions.map((position) => perEngine('upstream.specDecodeNumAcceptedTokensPerPos', position));
+  const bound = {
+    running: perEngine('upstream.numRequestsRunning'),
+    waiting: perEngine('upstream.numRequestsWaiting'),
+    waitingByReason: perValue('upstream.numRequestsWaitingByReason', WAITING_REASONS),
+    sleepState: perValue('upstream.engineSleepState', SLEEP_STATES),
+    kvCacheUsage: perEngine('upstream.kvCacheUsagePerc'),
+    prefixCacheQueries: perEngine('upstream.prefixCacheQueries'),
+    prefixCacheHits: perEngine('upstream.prefixCacheHits'),
+    externalPrefixCacheQueries: perEngine('upstream.externalPrefixCacheQueries'),
+    externalPrefixCacheHits: perEngine('upstream.externalPrefixCacheHits'),
+    mmCacheQueries: perEngine('upstream.mmCacheQueries'),
+    mmCacheHits: perEngine('upstream.mmCacheHits'),
+    corruptedRequests: perEngine('upstream.corruptedRequests'),
+    numPreemptions: perEngine('upstream.numPreemptions'),
+    promptTokens: perEngine('upstream.promptTokens'),
+    promptTokensBySource: perValue('upstream.promptTokensBySource', PromptTokenStats.ALL_SOURCES),
+    promptTokensCached: perEngine('upstream.promptTokensCached'),
+    generationTokens: perEngine('upstream.generationTokens'),
+    requestSuccess: perValue('upstream.requestSuccess', FINISH_REASONS),
+    requestPromptTokens: perEngine('upstream.requestPromptTokens'),
+    requestGenerationTokens: perEngine('upstream.requestGenerationTokens'),
+    iterationTokens: perEngine('upstream.iterationTokensTotal'),
+    maxNumGenerationTokens: perEngine('upstream.requestMaxNumGenerationTokens'),
+    paramsN: perEngine('upstream.requestParamsN'),
+    paramsMaxTokens: perEngine('upstream.requestParamsMaxTokens'),
+    prefillKvComputedTokens: perEngine('upstream.requestPrefillKvComputedTokens'),
+    requestNumPreemptions: perEngine('upstream.requestNumPreemptions'),
+    timeToFirstToken: perEngine('upstream.timeToFirstTokenSeconds'),
+    interTokenLatency: perEngine('upstream.interTokenLatencySeconds'),
+    timePerOutputTokenPerRequest: perEngine('upstream.requestTimePerOutputTokenSeconds'),
+    e2eLatency: perEngine('upstream.e2eRequestLatencySeconds'),
+    queueTime: perEngine('upstream.requestQueueTimeSeconds'),
+    inferenceTime: perEngine('upstream.requestInferenceTimeSeconds'),
+    prefillTime: perEngine('upstream.requestPrefillTimeSeconds'),
+    decodeTime: perEngine('upstream.requestDecodeTimeSeconds'),
+    kvBlockLifetime: perEngine('upstream.kvBlockLifetimeSeconds'),
+    kvBlockIdleBeforeEvict: perEngine('upstream.kvBlockIdleBeforeEvictSeconds'),
+    kvBlockReuseGap: perEngine('upstream.kvBlockReuseGapSeconds'),
+    estimatedFlops: perEngine('upstream.estimatedFlopsPerGpu'),
+    estimatedReadBytes: perEngine('upstream.estimatedReadBytesPerGpu'),
+    estimatedWriteBytes: perEngine('upstream.estimatedWriteBytesPerGpu'),
+    specDecodeDrafts: perEngine('upstream.specDecodeNumDrafts'),
+    specDecodeDraftTokens: perEngine('upstream.specDecodeNumDraftTokens'),
+    specDecodeAcceptedTokens: perEngine('upstream.specDecodeNumAcceptedTokens'),
+    nixlXferTime: perEngine('upstream.nixlXferTimeSeconds'),
+    nixlPostTime: perEngine('upstream.nixlPostTimeSeconds'),
+    nixlBytes: perEngine('upstream.nixlBytesTransferred'),
+    nixlDescriptors: perEngine('upstream.nixlNumDescriptors'),
+    nixlFailedTransfers: perEngine('upstream.nixlNumFailedTransfers'),
+    nixlFailedNotifications: perEngine('upstream.nixlNumFailedNotifications'),
+    nixlKvExpiredReqs: perEngine('upstream.nixlNumKvExpiredReqs'),
+    hiddenGpuCacheUsage: perEngine('upstream.gpuCacheUsagePerc'),
+    hiddenGpuPrefixCacheQueries: perEngine('upstream.gpuPrefixCacheQueries'),
+    hiddenGpuPrefixCacheHits: perEngine('upstream.gpuPrefixCacheHits'),
+    hiddenTimePerOutputToken: perEngine('upstream.timePerOutputTokenSeconds'),
+  };
+  return engines.map((_, engine) => ({
+    ...entriesAt(bound, engine),
+    specDecodeAcceptedPerPos: specDecodeAcceptedPerPos.map((byEngine) => byEngine[engine] as BoundSeries),
+  }));
+}
+
+/** Each field's entry for one engine. */
+function entriesAt<T extends Record<string, readonly unknown[]>>(perEngine: T, engine: number): { [K in keyof T]: T[K][number] } {
+  return Object.fromEntries(Object.entries(perEngine).map(([field, values]) => [field, values[engine]])) as { [K in keyof T]: T[K][number] };
 }

@@ -1,8 +1,9 @@
 import { AUDIO_CONTINUITY_DEFAULT_THRESHOLD_S, computeContinuityStats } from '../audio/continuity';
 import { computeAudioRtf, resolveAudioSampleRate } from '../audio/sample-rate';
 import { countAudioFrames } from '../audio/frames';
-import type { FamilyInstruments } from '../family-instruments';
-import { SeriesTable, type LabelValue } from '../series-table';
+import type { LabelValue } from '../../views/store/family-series';
+import type { SeriesStore } from '../../views/store/series-store';
+import { SeriesTable } from '../series-table';
 import type { RecorderOptions } from './pipeline-metrics';
 
 /** What the final stage reports about a finished request (vLLM-Omni `StageRequestStats`). */
@@ -59,21 +60,16 @@ export class OmniModalityMetrics {
   private readonly continuityOk: SeriesTable;
   private readonly skipped: SeriesTable;
 
-  constructor(instruments: FamilyInstruments, options: RecorderOptions) {
+  constructor(store: SeriesStore, options: RecorderOptions) {
     this.logStats = options.logStats;
-    const model = { model_name: options.modelName };
-    const stageReplica = ['stage', 'replica'];
-    this.ttfp = new SeriesTable(instruments, 'pipeline.audioTtfp', model, stageReplica);
-    this.duration = new SeriesTable(instruments, 'pipeline.audioDuration', model, stageReplica);
-    this.rtf = new SeriesTable(instruments, 'pipeline.audioRtf', model, stageReplica);
-    this.frames = new SeriesTable(instruments, 'pipeline.audioFrames', model, stageReplica);
-    this.underrun = new SeriesTable(instruments, 'pipeline.audioUnderrun', model, stageReplica);
-    this.continuityOk = new SeriesTable(instruments, 'pipeline.audioContinuityOk', model, [
-      'stage',
-      'replica',
-      'threshold_ms',
-    ]);
-    this.skipped = new SeriesTable(instruments, 'pipeline.audioSkippedRequests', model, ['stage', 'replica', 'reason']);
+    const model = [options.modelName];
+    this.ttfp = new SeriesTable(store, 'pipeline.audioTtfp', model);
+    this.duration = new SeriesTable(store, 'pipeline.audioDuration', model);
+    this.rtf = new SeriesTable(store, 'pipeline.audioRtf', model);
+    this.frames = new SeriesTable(store, 'pipeline.audioFrames', model);
+    this.underrun = new SeriesTable(store, 'pipeline.audioUnderrun', model);
+    this.continuityOk = new SeriesTable(store, 'pipeline.audioContinuityOk', model);
+    this.skipped = new SeriesTable(store, 'pipeline.audioSkippedRequests', model);
   }
 
   observeAudioTtfp(stage: LabelValue, replica: LabelValue, seconds: number): void {

@@ -1,4 +1,5 @@
-import type { FamilyInstruments, BoundSeries } from '../family-instruments';
+import type { BoundSeries } from '../../views/store/series';
+import type { SeriesStore } from '../../views/store/series-store';
 import { SeriesTable } from '../series-table';
 
 export interface RecorderOptions {
@@ -16,19 +17,24 @@ export class OmniPrometheusMetrics {
   private readonly running: BoundSeries;
   private readonly waiting: BoundSeries;
   private readonly e2e: BoundSeries;
-  private readonly promptTokens: BoundSeries;
-  private readonly generationTokens: BoundSeries;
   private readonly success: SeriesTable;
+  // Bound on first use: the catalog does not make these eager.
+  private promptTokens: BoundSeries | undefined;
+  private generationTokens: BoundSeries | undefined;
 
-  constructor(instruments: FamilyInstruments, options: RecorderOptions) {
+  private readonly model: readonly string[];
+
+  constructor(
+    private readonly store: SeriesStore,
+    options: RecorderOptions,
+  ) {
     this.logStats = options.logStats;
-    const model = { model_name: options.modelName };
-    this.running = instruments.bind('pipeline.numRequestsRunning', model);
-    this.waiting = instruments.bind('pipeline.numRequestsWaiting', model);
-    this.e2e = instruments.bind('pipeline.e2eRequestLatency', model);
-    this.promptTokens = instruments.bind('pipeline.promptTokens', model);
-    this.generationTokens = instruments.bind('pipeline.generationTokens', model);
-    this.success = new SeriesTable(instruments, 'pipeline.requestsSuccess', model, ['finished_reason']);
+    const model = [options.modelName];
+    this.model = model;
+    this.running = store.bind('pipeline.numRequestsRunning', model);
+    this.waiting = store.bind('pipeline.numRequestsWaiting', model);
+    this.e2e = store.bind('pipeline.e2eRequestLatency', model);
+    this.success = new SeriesTable(store, 'pipeline.requestsSuccess', model);
   }
 
   setRunning(count: number): void {
@@ -54,8 +60,8 @@ export class OmniPrometheusMetrics {
   /** Token totals of a finished request; zero or negative counts are skipped. */
   observeTokens(promptTokens: number, generationTokens: number): void {
     if (!this.logStats) return;
-    if (promptTokens > 0) this.promptTokens.record(promptTokens);
-    if (generationTokens > 0) this.generationTokens.record(generationTokens);
+    if (promptTokens > 0) (this.promptTokens ??= this.store.bind('pipeline.promptTokens', this.model)).record(promptTokens);
+    if (generationTokens > 0) (this.generationTokens ??= this.store.bind('pipeline.generationTokens', this.model)).record(generationTokens);
   }
 }
 

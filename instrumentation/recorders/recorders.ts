@@ -1,16 +1,14 @@
 import { diag, type MeterProvider } from '@opentelemetry/api';
 import type { FeatureOptions, ResolvedCatalog } from '../../views/catalog';
 import type { StageReplicaMap } from '../../views/stage-replica-map';
-import { OMNI_METER_NAME, type NamingScheme } from '../../views/views';
-import { FamilyInstruments } from '../family-instruments';
+import type { SeriesStore } from '../../views/store/series-store';
+import { PACKAGE_VERSION, type NamingScheme } from '../../views/views';
 import { GEN_AI_METER_NAME, OmniGenAiMetrics } from './gen-ai-metrics';
 import { OmniModalityMetrics } from './modality-metrics';
 import { OmniPrometheusMetrics } from './pipeline-metrics';
 import { OmniStageReplicaMetrics } from './stage-replica-metrics';
 import { OmniStatLogger, type CacheConfigInfo } from './stat-logger';
 import { OmniTransferMetrics } from './transfer-metrics';
-
-export const PACKAGE_VERSION = '0.1.0';
 
 /** Everything recorders need besides a meter; settled once by `registerOmniMetrics`. */
 export interface RecorderSettings {
@@ -39,9 +37,11 @@ export interface OmniRecorders {
   readonly genAi?: OmniGenAiMetrics;
 }
 
-/** Creates the catalog's instruments on `meterProvider` and the recorders bound to them. */
-export function createRecorders(meterProvider: MeterProvider, settings: RecorderSettings): OmniRecorders {
-  const instruments = new FamilyInstruments(meterProvider.getMeter(OMNI_METER_NAME, PACKAGE_VERSION), settings.catalog, settings.naming);
+/**
+ * The recorders of one pipeline, bound to `store` (the catalog's families). `meterProvider`
+ * receives only what lives outside the catalog: the GenAI semconv histograms.
+ */
+export function createRecorders(store: SeriesStore, settings: RecorderSettings, meterProvider: MeterProvider): OmniRecorders {
   const options = { modelName: settings.modelName, logStats: settings.logStats };
   if (settings.genAiMetrics && !settings.logStats) {
     diag.info('omni-otel-metrics: genAiMetrics needs logStats (they derive from the upstream stats); no GenAI metrics are recorded');
@@ -51,12 +51,12 @@ export function createRecorders(meterProvider: MeterProvider, settings: Recorder
       ? new OmniGenAiMetrics(meterProvider.getMeter(GEN_AI_METER_NAME, PACKAGE_VERSION), settings.modelName)
       : undefined;
   return {
-    pipeline: new OmniPrometheusMetrics(instruments, options),
-    audio: new OmniModalityMetrics(instruments, options),
-    transfer: new OmniTransferMetrics(instruments, options),
-    stageReplica: new OmniStageReplicaMetrics(instruments, settings.modelName),
+    pipeline: new OmniPrometheusMetrics(store, options),
+    audio: new OmniModalityMetrics(store, options),
+    transfer: new OmniTransferMetrics(store, options),
+    stageReplica: new OmniStageReplicaMetrics(store, settings.modelName),
     statLogger: settings.logStats
-      ? new OmniStatLogger(instruments, {
+      ? new OmniStatLogger(store, {
           modelName: settings.modelName,
           stageReplicaMap: settings.stageReplicaMap,
           features: settings.features,

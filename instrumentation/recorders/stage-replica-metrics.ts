@@ -1,5 +1,6 @@
-import type { FamilyInstruments } from '../family-instruments';
-import { SeriesTable, type LabelValue } from '../series-table';
+import type { LabelValue } from '../../views/store/family-series';
+import type { SeriesStore } from '../../views/store/series-store';
+import { SeriesTable } from '../series-table';
 
 export interface StageReplicaSample {
   readonly stage: LabelValue;
@@ -18,10 +19,9 @@ export class OmniStageReplicaMetrics {
   private readonly queueSize: SeriesTable;
   private readonly inflight: SeriesTable;
 
-  constructor(instruments: FamilyInstruments, modelName: string) {
-    const model = { model_name: modelName };
-    this.queueSize = new SeriesTable(instruments, 'pipeline.stageOutputsQueueSize', model, ['stage', 'replica']);
-    this.inflight = new SeriesTable(instruments, 'pipeline.stageInflightRequests', model, ['stage', 'replica']);
+  constructor(store: SeriesStore, modelName: string) {
+    this.queueSize = new SeriesTable(store, 'pipeline.stageOutputsQueueSize', [modelName]);
+    this.inflight = new SeriesTable(store, 'pipeline.stageInflightRequests', [modelName]);
   }
 
   observe(samples: Iterable<StageReplicaSample>): void {

@@ -1,12 +1,12 @@
 import { diag } from '@opentelemetry/api';
 import type { FeatureOptions } from '../../views/catalog';
 import type { StageReplica, StageReplicaMap } from '../../views/stage-replica-map';
-import type { FamilyInstruments } from '../family-instruments';
+import type { SeriesStore } from '../../views/store/series-store';
 import type { IterationStats } from '../stats/iteration-stats';
 import { LoggingStatLogger } from '../stats/logging-stat-logger';
 import { DEFAULT_LOG_STATS_INTERVAL_SECONDS, PeriodicLogger } from '../stats/periodic-logger';
 import { isFinishReason, type SchedulerStats } from '../stats/types';
-import { EngineSeries } from './engine-series';
+import { bindEngineSeries, type EngineSeries } from './engine-series';
 
 /** vLLM's `CacheConfig.metrics_info()`: field name → value, exposed as `vllm:cache_config_info` labels. */
 export type CacheConfigInfo = Readonly<Record<string, string | number | boolean | null>>;
@@ -34,31 +34,41 @@ export interface IterationStatsSink {
 const MAX_WARNED_ENGINES = 64;
 
 /**
- * The upstream `vllm:*` families per (stage, replica): vLLM's `PrometheusStatLogger.record()`
- * with the `engine` label reshaped, as vLLM-Omni's `OmniPrometheusStatLogger`. Each replica's
- * series are independent and bound on its first record. Never throws into the caller.
+ * The upstream `vllm:*` families per (stage, replica): vLLM's `PrometheusStatLogger` with the
+ * `engine` label reshaped, as vLLM-Omni's `OmniPrometheusStatLogger`. Every replica's series
+ * are created at construction, as vLLM creates each engine's at start (an idle scrape shows them
+ * at zero, each replica reported awake). Never throws into the caller.
  */
 export class OmniStatLogger {
-  private readonly engines: Array<EngineSeries | undefined> = [];
-  private readonly loggingLoggers: Array<LoggingStatLogger | undefined> = [];
+  private readonly engines: readonly EngineSeries[];
+  private readonly loggingLoggers: ReadonlyArray<LoggingStatLogger | undefined>;
   private readonly periodic?: PeriodicLogger;
   private readonly warnedEngines = new Set<string>();
   private readonly wallClock: () => number;
 
   constructor(
-    private readonly instruments: FamilyInstruments,
+    private readonly store: SeriesStore,
     private readonly options: OmniStatLoggerOptions,
   ) {
     this.wallClock = options.wallClock ?? (() => Date.now() / 1000);
     const interval = options.logIntervalSeconds ?? DEFAULT_LOG_STATS_INTERVAL_SECONDS;
     if (!(interval >= 0)) throw new RangeError(`logIntervalSeconds must be >= 0, got ${String(interval)}`);
-    if (interval > 0) {
-      this.periodic = new PeriodicLogger({
-        intervalSeconds: interval,
-        onError: (error) => diag.warn('omni-otel-metrics: periodic stats log failed', error),
-      });
-    }
+    const engines = options.stageReplicaMap.entries().map(([, engine]) => engine);
+    this.engines = bindEngineSeries(store, options.modelName, engines, options.features);
+    for (const series of this.engines) this.recordSleepStateOn(series, false, 0);
     if (options.cacheConfig) this.logEngineInitialized(options.cacheConfig);
+    const periodic =
+      interval > 0
+        ? new PeriodicLogger({ intervalSeconds: interval, onError: (error) => diag.warn('omni-otel-metrics: periodic stats log failed', error) })
+        : undefined;
+    this.periodic = periodic;
+    this.loggingLoggers = engines.map(({ stage, replica }) => {
+      if (periodic === undefined) return undefined;
+      const sink = options.logSink ?? { info: (line: string) => console.info(line) };
+      const logger = new LoggingStatLogger({ stage, replica, info: (line) => sink.info(line), debug: (line) => sink.debug?.(line) });
+      periodic.add(logger);
+      return logger;
+    });
   }
 
   get stageReplicaMap(): StageReplicaMap {
@@ -99,7 +109,7 @@ export class OmniStatLogger {
   logEngineInitialized(cacheConfig: CacheConfigInfo): void {
     const labels = Object.fromEntries(Object.entries(cacheConfig).map(([key, value]) => [key, pythonStr(value)]));
     for (const [, { stage, replica }] of this.options.stageReplicaMap.entries()) {
-      this.instruments.bind('upstream.cacheConfigInfo', { ...labels, stage, replica }).record(1);
+      this.store.bind('upstream.cacheConfigInfo', [stage, replica], labels).record(1);
     }
   }
 
@@ -109,30 +119,13 @@ export class OmniStatLogger {
   }
 
   private engine(engineIdx: number): EngineSeries | undefined {
-    const existing = this.engines[engineIdx];
-    if (existing !== undefined) return existing;
-    const target = this.options.stageReplicaMap.lookup(engineIdx);
-    if (target === undefined) {
+    const series = Number.isInteger(engineIdx) ? this.engines[engineIdx] : undefined;
+    if (series === undefined) {
       const text = String(engineIdx);
       if (!this.warnedEngines.has(text) && this.warnedEngines.size < MAX_WARNED_ENGINES) {
         this.warnedEngines.add(text);
         diag.warn(`omni-otel-metrics: engine index ${text} is not in the stage/replica map; its stats are dropped`);
       }
-      return undefined;
-    }
-    const labels = { model_name: this.options.modelName, stage: target.stage, replica: target.replica };
-    const series = new EngineSeries(this.instruments, labels, this.options.features);
-    this.engines[engineIdx] = series;
-    if (this.periodic) {
-      const sink = this.options.logSink ?? { info: (line: string) => console.info(line) };
-      const logger = new LoggingStatLogger({
-        stage: target.stage,
-        replica: target.replica,
-        info: (line) => sink.info(line),
-        debug: (line) => sink.debug?.(line),
-      });
-      this.loggingLoggers[engineIdx] = logger;
-      this.periodic.add(logger);
     }
     return series;
   }
@@ -143,12 +136,10 @@ export class OmniStatLogger {
       if (stats.sleepState) this.recordSleepStateOn(series, stats.sleepState.sleeping, stats.sleepState.level);
       return;
     }
-    // vLLM publishes "awake" when the engine starts; ours is the replica's first record.
-    if (!series.sleepStateInitialised) this.recordSleepStateOn(series, false, 0);
     series.running.record(stats.numRunningReqs);
     series.waiting.record(stats.numWaitingReqs + stats.numSkippedWaitingReqs);
-    series.waitingCapacity.record(stats.numWaitingReqs);
-    series.waitingDeferred.record(stats.numSkippedWaitingReqs);
+    series.waitingByReason.capacity.record(stats.numWaitingReqs);
+    series.waitingByReason.deferred.record(stats.numSkippedWaitingReqs);
     series.kvCacheUsage.record(stats.kvCacheUsage);
     series.hiddenGpuCacheUsage.record(stats.kvCacheUsage);
     series.prefixCacheQueries.record(stats.prefixCacheStats.queries);
@@ -188,13 +179,9 @@ export class OmniStatLogger {
     const lora = this.options.features?.lora;
     if (lora) {
       // One series per distinct adapter set, valued with the current time, as vLLM does.
-      this.instruments
-        .bind('upstream.loraRequestsInfo', {
-          max_lora: String(lora.maxLoras),
-          running_lora_adapters: Object.keys(stats.runningLoraAdapters).join(','),
-          waiting_lora_adapters: Object.keys(stats.waitingLoraAdapters).join(','),
-        })
-        .record(this.wallClock());
+      const running = Object.keys(stats.runningLoraAdapters).join(',');
+      const waiting = Object.keys(stats.waitingLoraAdapters).join(',');
+      this.store.bind('upstream.loraRequestsInfo', [lora.maxLoras, waiting, running]).record(this.wallClock());
     }
     const perf = stats.perfStats;
     if (perf && (perf.numFlopsPerGpu !== 0 || perf.numReadBytesPerGpu !== 0 || perf.numWriteBytesPerGpu !== 0)) {
@@ -206,7 +193,6 @@ export class OmniStatLogger {
   }
 
   private recordSleepStateOn(series: EngineSeries, sleeping: boolean, level: number): void {
-    series.sleepStateInitialised = true;
     series.sleepState.awake.record(sleeping ? 0 : 1);
     series.sleepState.weights_offloaded.record(sleeping && level === 1 ? 1 : 0);
     series.sleepState.discard_all.record(sleeping && level === 2 ? 1 : 0);

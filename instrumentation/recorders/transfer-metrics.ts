@@ -1,8 +1,7 @@
-import type { FamilyInstruments } from '../family-instruments';
-import { SeriesTable, type LabelValue } from '../series-table';
+import type { LabelValue } from '../../views/store/family-series';
+import type { SeriesStore } from '../../views/store/series-store';
+import { SeriesTable } from '../series-table';
 import type { RecorderOptions } from './pipeline-metrics';
-
-const EDGE_LABELS = ['from_stage', 'from_replica', 'to_stage', 'to_replica'] as const;
 
 /**
  * Cross-stage transfer histograms (vLLM-Omni `OmniTransferMetrics`), one observation per physical
@@ -16,13 +15,13 @@ export class OmniTransferMetrics {
   private readonly rx: SeriesTable;
   private readonly inFlight: SeriesTable;
 
-  constructor(instruments: FamilyInstruments, options: RecorderOptions) {
+  constructor(store: SeriesStore, options: RecorderOptions) {
     this.logStats = options.logStats;
-    const model = { model_name: options.modelName };
-    this.size = new SeriesTable(instruments, 'pipeline.transferSize', model, EDGE_LABELS);
-    this.tx = new SeriesTable(instruments, 'pipeline.transferTx', model, EDGE_LABELS);
-    this.rx = new SeriesTable(instruments, 'pipeline.transferRx', model, EDGE_LABELS);
-    this.inFlight = new SeriesTable(instruments, 'pipeline.transferInFlight', model, EDGE_LABELS);
+    const model = [options.modelName];
+    this.size = new SeriesTable(store, 'pipeline.transferSize', model);
+    this.tx = new SeriesTable(store, 'pipeline.transferTx', model);
+    this.rx = new SeriesTable(store, 'pipeline.transferRx', model);
+    this.inFlight = new SeriesTable(store, 'pipeline.transferInFlight', model);
   }
 
   observeSize(fromStage: LabelValue, fromReplica: LabelValue, toStage: LabelValue, toReplica: LabelValue, bytes: number): void {

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { formatGoFloat } from '../../exporters/go-float';
+import { formatGoFloat } from '../../views/go-float';
 
 describe('formatGoFloat', () => {
   // Pairs produced by Python prometheus_client's floatToGoString (the code vLLM's /metrics uses).

@@ -13,7 +13,7 @@ describe('Prometheus HTTP endpoint', () => {
   let server: PrometheusServer;
 
   before(async () => {
-    reader = new OmniPrometheusReader({ declaredFamilies: [{ name: 'vllm:x', type: 'gauge', help: 'X.' }] });
+    reader = new OmniPrometheusReader({ declaredFamilies: [{ name: 'vllm:x', type: 'gauge', help: 'X.' }], createdSeries: false });
     provider = new MeterProvider({ readers: [reader] });
     provider.getMeter('t').createCounter('jobs', { description: 'Jobs.' }).add(2);
     server = await startPrometheusServer(reader, { host: '127.0.0.1', port: 0 });

@@ -15,6 +15,7 @@ import { LogMetricExporter, type LogLineStream, type LogMetricExporterOptions } 
 import { unitWord } from '../../exporters/log-exporter/units';
 import { OmniPrometheusReader } from '../../exporters/prometheus-reader';
 import { registerOmniMetrics, type OmniMetricsHandle, type OmniMetricsOptions } from '../../instrumentation/register';
+import { OmniMetricProducer } from '../../views/store/metric-producer';
 import { parseSamples } from '../support/exposition';
 
 const HOST = 'host-a';
@@ -138,7 +139,10 @@ describe('LogMetricExporter', () => {
       const parsed = JSON.parse(line) as { name: string; value: number; labels: Record<string, string> };
       return `${key(parsed.name, parsed.labels)} ${parsed.value}`;
     });
-    const fromScrape = parseSamples(text).map((sample) => `${key(sample.name, sample.labels)} ${sample.value}`);
+    // `_created` samples are exposition metadata (when a series began), not values to log.
+    const fromScrape = parseSamples(text)
+      .filter((sample) => !sample.name.endsWith('_created'))
+      .map((sample) => `${key(sample.name, sample.labels)} ${sample.value}`);
     assert.deepEqual(fromLog, fromScrape);
   });
 
@@ -211,8 +215,9 @@ describe('LogMetricExporter', () => {
   it('exports periodically through registerOmniMetrics readers: epoch-second timestamps, running totals', async () => {
     const stream = new CaptureStream();
     const exporter = new LogMetricExporter({ hostname: HOST, destination: stream });
-    const reader = new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: 3_600_000 });
-    const handle = await register({ readers: [reader] });
+    const producer = new OmniMetricProducer();
+    const reader = new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: 3_600_000, metricProducers: [producer] });
+    const handle = await register({ readers: [reader], metricProducers: [producer] });
     const before = Math.floor(Date.now() / 1000);
     handle.pipeline.requestSucceeded(0.5, 'stop');
     await (handle.meterProvider as MeterProvider).forceFlush();

@@ -51,6 +51,7 @@ async function startRun(protocol: OtlpProtocol, temporality: TemporalityPreferen
       exporters: ['otlp'],
       otlp: { protocol, endpoint: receiver.endpoint, temporality, compression: 'gzip', headers: { 'x-omni-test': protocol } },
       readers: [groundTruth],
+      metricProducers: [groundTruth.producer],
     });
     return { handle, receiver, groundTruth };
   } catch (error) {
@@ -121,18 +122,25 @@ function histogramOf(metric: MetricShape | undefined, attributes: Record<string,
   return point;
 }
 
+/**
+ * `exportedBefore`: for a delta point of the series store, the values earlier cycles exported.
+ * Its sum is then the difference of two cumulative sums, exactly as a cumulative-to-delta
+ * conversion computes it (`(2.5 + 0.2) - 2.5` is 0.20000000000000018, not 0.2).
+ */
 function assertHistogram(
   wire: ExportShape,
   name: string,
   attributes: Record<string, string>,
   bounds: readonly number[],
   values: readonly number[],
+  exportedBefore: readonly number[] = [],
 ): void {
   const point = histogramOf(metricNamed(wire, name), attributes);
   assert.deepEqual(point.explicitBounds, bounds, `${name} bounds`);
   assert.deepEqual(point.bucketCounts, bucketCounts(bounds, values), `${name} bucket counts`);
   assert.equal(point.count, values.length, `${name} count`);
-  assert.equal(point.sum, sequentialSum(values), `${name} sum`);
+  const sum = exportedBefore.length === 0 ? sequentialSum(values) : sequentialSum([...exportedBefore, ...values]) - sequentialSum(exportedBefore);
+  assert.equal(point.sum, sum, `${name} sum`);
 }
 
 function assertValue(wire: ExportShape, name: string, attributes: Record<string, string>, value: number): void {
@@ -203,10 +211,10 @@ describe('OTLP export: every protocol, decoded with the official opentelemetry-p
 
           const family = (name: string) => run.handle.catalog.byName(name)?.buckets ?? [];
           assertValue(second.wire, 'vllm:omni_requests_success_total', { ...MODEL, finished_reason: 'stop' }, 1);
-          assertHistogram(second.wire, 'vllm:omni_e2e_request_latency_s', MODEL, family('vllm:omni_e2e_request_latency_s'), CYCLE2.pipelineE2e);
+          assertHistogram(second.wire, 'vllm:omni_e2e_request_latency_s', MODEL, family('vllm:omni_e2e_request_latency_s'), CYCLE2.pipelineE2e, CYCLE1.pipelineE2e);
           assertValue(second.wire, 'vllm:generation_tokens_total', ENGINE_LABELS, CYCLE2.generationTokens);
           assertValue(second.wire, 'vllm:request_success_total', { ...ENGINE_LABELS, finished_reason: 'abort' }, 1);
-          assertHistogram(second.wire, 'vllm:e2e_request_latency_seconds', ENGINE_LABELS, family('vllm:e2e_request_latency_seconds'), [0.2]);
+          assertHistogram(second.wire, 'vllm:e2e_request_latency_seconds', ENGINE_LABELS, family('vllm:e2e_request_latency_seconds'), [0.2], [CYCLE1.request.e2eLatency]);
           const g = GEN_AI_METRICS;
           assertHistogram(second.wire, g.requestDuration.name, { ...GEN_AI_LABELS, 'error.type': 'abort' }, g.requestDuration.buckets, [0.2]);
           assertHistogram(second.wire, g.tokenUsage.name, { ...GEN_AI_LABELS, 'gen_ai.token.type': 'input' }, g.tokenUsage.buckets, [7]);

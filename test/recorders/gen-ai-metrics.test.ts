@@ -1,12 +1,10 @@
 import assert from 'node:assert/strict';
 import { diag, DiagLogLevel } from '@opentelemetry/api';
 import { DataPointType, MeterProvider, MetricReader, type HistogramMetricData } from '@opentelemetry/sdk-metrics';
-import { FamilyInstruments } from '../../instrumentation/family-instruments';
 import { GEN_AI_METER_NAME, OmniGenAiMetrics } from '../../instrumentation/recorders/gen-ai-metrics';
 import { GEN_AI_DURATION_BUCKETS, GEN_AI_METRICS, GEN_AI_TOKEN_BUCKETS } from '../../instrumentation/recorders/gen-ai-semconv';
 import { OmniStatLogger, type IterationStatsSink } from '../../instrumentation/recorders/stat-logger';
 import { IterationStats } from '../../instrumentation/stats/iteration-stats';
-import { OMNI_METER_NAME } from '../../views/views';
 import { finished } from '../otlp/support/workload';
 import { register, stageLabels, assertSample } from './harness';
 
@@ -65,8 +63,7 @@ describe('recorders: OmniGenAiMetrics (GenAI semantic conventions)', () => {
         throw new Error('sink failed');
       },
     };
-    const instruments = new FamilyInstruments(handle.meterProvider.getMeter(OMNI_METER_NAME), handle.catalog);
-    const logger = new OmniStatLogger(instruments, { modelName: 'm', stageReplicaMap: handle.stageReplicaMap, logIntervalSeconds: 0, genAi: failing });
+    const logger = new OmniStatLogger(handle.store, { modelName: 'm', stageReplicaMap: handle.stageReplicaMap, logIntervalSeconds: 0, genAi: failing });
     const warnings: string[] = [];
     diag.setLogger({ error: () => {}, warn: (m) => warnings.push(m), info: () => {}, debug: () => {}, verbose: () => {} }, DiagLogLevel.WARN);
     try {

@@ -193,7 +193,7 @@ describe('recorders: OmniStatLogger (upstream vllm:* families)', function () {
       wallBefore = Date.now() / 1000;
       logger.record(sched1, iter1, ENGINE);
       logger.record(sched2, iter2, ENGINE);
-      // Engine 0: one poll whose perf stats are all zero, so its perf counters never appear.
+      // Engine 0: one poll whose perf stats are all zero, so its perf counters stay at zero.
       logger.record(createSchedulerStats({ numRunningReqs: 9, perfStats: { numFlopsPerGpu: 0, numReadBytesPerGpu: 0, numWriteBytesPerGpu: 0 } }), null, 0);
       wallAfter = Date.now() / 1000;
       text = await handle.metricsText();
@@ -207,7 +207,8 @@ describe('recorders: OmniStatLogger (upstream vllm:* families)', function () {
       sample('vllm:num_requests_waiting_by_reason', { ...L, reason: 'deferred' }, 3);
       sample('vllm:kv_cache_usage_perc', L, 0.5);
       sample('vllm:num_requests_running', stageLabels(0, 0), 9);
-      assert.equal(seriesOf(text, 'vllm:num_requests_running').length, 2, 'engine 2 never recorded: no series');
+      sample('vllm:num_requests_running', stageLabels(1, 1), 0);
+      assert.equal(seriesOf(text, 'vllm:num_requests_running').length, 3, 'engine 2 never recorded: its series exists since registration, at 0');
     });
 
     it('the engine is awake by default on its first record', () => {
@@ -312,7 +313,9 @@ describe('recorders: OmniStatLogger (upstream vllm:* families)', function () {
       sample('vllm:spec_decode_num_accepted_tokens_per_pos_total', { ...L, position: '1' }, 2 + 0);
       sample('vllm:spec_decode_num_accepted_tokens_per_pos_total', { ...L, position: '2' }, 1 + 0);
       assert.deepEqual(
-        seriesOf(text, 'vllm:spec_decode_num_accepted_tokens_per_pos_total').map((labels) => labels.position),
+        seriesOf(text, 'vllm:spec_decode_num_accepted_tokens_per_pos_total')
+          .filter((labels) => labels.stage === L.stage && labels.replica === L.replica)
+          .map((labels) => labels.position),
         ['0', '1', '2'],
       );
     });
@@ -356,15 +359,15 @@ describe('recorders: OmniStatLogger (upstream vllm:* families)', function () {
       }
     });
 
-    it('perf counters: recorded when any value is non-zero, skipped when all three are zero', () => {
+    it('perf counters: recorded when any value is non-zero, left as they are when all three are zero', () => {
       sample('vllm:estimated_flops_per_gpu_total', L, 1e12);
       sample('vllm:estimated_read_bytes_per_gpu_total', L, 2e9);
       sample('vllm:estimated_write_bytes_per_gpu_total', L, 3e8);
       // prometheus_client's floatToGoString: repr '1000000000000.0' has its dot at 13, so 'e+0' + '12'.
       assert.ok(text.includes('vllm:estimated_flops_per_gpu_total{model_name="m",replica="0",stage="1"} 1e+012'));
-      // Engine 0 only ever sent zeros.
+      // Engine 0 only ever sent zeros: its series stay at the zero they were created with.
       for (const family of ['vllm:estimated_flops_per_gpu_total', 'vllm:estimated_read_bytes_per_gpu_total', 'vllm:estimated_write_bytes_per_gpu_total']) {
-        assert.deepEqual(seriesOf(text, family), [L], `${family}: only the replica with work`);
+        assertSample(text, family, stageLabels(0, 0), 0);
       }
     });
 
@@ -458,7 +461,7 @@ describe('recorders: OmniStatLogger (upstream vllm:* families)', function () {
     it('recordSleepState(true, 1) offloads weights on every engine; level 2 discards all on one', async () => {
       logger.record(createSchedulerStats(), null, 0);
       assert.deepEqual(await sleepStates(0, 0), [1, 0, 0]);
-      assert.deepEqual(await sleepStates(1, 1), [undefined, undefined, undefined], 'engine 2 not recorded yet');
+      assert.deepEqual(await sleepStates(1, 1), [1, 0, 0], 'engine 2 never recorded: awake since registration');
 
       logger.recordSleepState(true, 1);
       assert.deepEqual(await sleepStates(0, 0), [0, 1, 0]);
@@ -512,7 +515,7 @@ describe('recorders: OmniStatLogger (upstream vllm:* families)', function () {
         assert.doesNotThrow(() => logger.record(sched1, iter2, engine));
       }
       assert.equal(await handle.metricsText(), textBefore);
-      assert.equal(seriesOf(textBefore, 'vllm:num_requests_running').length, 0);
+      assert.equal(seriesOf(textBefore, 'vllm:num_requests_running').length, 3, 'the three engines of the map, and no other');
     });
 
     it('perf counters are recorded when any one of the three values is non-zero', async () => {

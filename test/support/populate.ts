@@ -2,33 +2,18 @@ import type { Attributes } from '@opentelemetry/api';
 import type { OmniMetricsHandle } from '../../instrumentation/register';
 import type { ResolvedFamily } from '../../views/catalog';
 import { UPSTREAM_FAMILIES } from '../../views/upstream-families';
-import { OMNI_METER_NAME } from '../../views/views';
 
 /**
- * Records one sample on every registered family straight through the OpenTelemetry meter, the
- * way a host with its own instruments would: upstream families get vLLM's `engine` label (engine
- * 2 = stage 1 / replica 1 with pools [1, 2, 1]), so the exposition shows the relabel at work.
- * Returns the attributes each family was recorded with (after relabelling).
+ * Records one sample on every registered family through the store, bound the way vLLM labels
+ * its series: upstream families get vLLM's `engine` label (engine 2 = stage 1 / replica 1 with
+ * pools [1, 2, 1]), so the exposition shows the relabel at work. Returns the attributes each
+ * family was recorded with (after relabelling).
  */
 export function populateEveryFamily(handle: OmniMetricsHandle, value = 1): Map<string, Attributes> {
-  const meter = handle.meterProvider.getMeter(OMNI_METER_NAME);
   const recorded = new Map<string, Attributes>();
   for (const family of handle.catalog.families) {
     const input = inputAttributes(family);
-    const options = { description: family.help, unit: '' };
-    switch (family.type) {
-      case 'counter':
-        meter.createCounter(family.instrumentName, options).add(value, input);
-        break;
-      case 'gauge':
-        meter.createGauge(family.instrumentName, options).record(value, input);
-        break;
-      case 'histogram':
-        meter
-          .createHistogram(family.instrumentName, { ...options, advice: { explicitBucketBoundaries: [...(family.buckets ?? [])] } })
-          .record(value, input);
-        break;
-    }
+    handle.store.bindAttributes(family.key, input).record(value);
     recorded.set(family.name, exposedAttributes(family, input));
   }
   return recorded;

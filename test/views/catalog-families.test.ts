@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { registerOmniMetrics, type OmniMetricsHandle } from '../../instrumentation/register';
-import { formatGoFloat } from '../../exporters/go-float';
+import { formatGoFloat } from '../../views/go-float';
 import { resolveFullCatalog } from '../../views/catalog';
 import { populateEveryFamily } from '../support/populate';
 

@@ -57,7 +57,7 @@ describe('EngineRelabelProcessor', () => {
   });
 
   it('works in a user view on a user instrument', async () => {
-    const reader = new OmniPrometheusReader();
+    const reader = new OmniPrometheusReader({ createdSeries: false });
     const provider = new MeterProvider({
       readers: [reader],
       views: [{ instrumentName: 'my.engine.steps', name: 'my_engine_steps', attributesProcessors: [processor] }],

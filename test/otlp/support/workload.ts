@@ -1,3 +1,4 @@
+import { OmniMetricProducer } from '../../../views/store/metric-producer';
 import { MetricReader, type AggregationTemporalitySelector } from '@opentelemetry/sdk-metrics';
 import type { OmniMetricsHandle } from '../../../instrumentation/register';
 import { IterationStats } from '../../../instrumentation/stats/iteration-stats';
@@ -5,8 +6,13 @@ import { createPrefillStats, createSchedulerStats, PrefixCacheStats, type Finish
 
 /** A pull reader for the ground truth: the SDK's own aggregation of the same records. */
 export class GroundTruthReader extends MetricReader {
+  /** Its view of the package's series store: list it in `registerOmniMetrics({ metricProducers })`. */
+  readonly producer: OmniMetricProducer;
+
   constructor(aggregationTemporalitySelector?: AggregationTemporalitySelector) {
-    super({ aggregationTemporalitySelector });
+    const producer = new OmniMetricProducer({ aggregationTemporalitySelector });
+    super({ aggregationTemporalitySelector, metricProducers: [producer] });
+    this.producer = producer;
   }
   protected override async onForceFlush(): Promise<void> {}
   protected override async onShutdown(): Promise<void> {}

@@ -3,6 +3,8 @@
  * output is byte-identical to vLLM's: `1.0`, `0.3`, `1e-05`, `1e+06`, `2.097152e+06`, `+Inf`, `NaN`.
  */
 export function formatGoFloat(value: number): string {
+  // Whole numbers below a million print as `<n>.0` in both languages: the common case (counts), without the float path.
+  if (Number.isInteger(value) && value < 1e6 && value > -1e15 && !Object.is(value, -0)) return `${value}.0`;
   if (value === Infinity) return '+Inf';
   if (value === -Infinity) return '-Inf';
   if (Number.isNaN(value)) return 'NaN';

@@ -1,0 +1,100 @@
+import type { Attributes } from '@opentelemetry/api';
+import type { ResolvedFamily } from '../catalog';
+import { LimitedWarning } from '../limited-warning';
+import { renderLabelText } from './label-text';
+import { CounterSeries, GaugeSeries, HistogramSeries, type BoundSeries, type SeriesOwner, type StoredSeries } from './series';
+
+/** A label value as recorders pass it; numbers print as `String(n)`. */
+export type LabelValue = string | number;
+
+/** The attribute that marks the one series a family folds label sets into once it is full (as the OpenTelemetry SDK). */
+export const OVERFLOW_ATTRIBUTE = 'otel.metric.overflow';
+
+export interface FamilySeriesContext {
+  /** `model_name` of the overflow series. */
+  readonly modelName: string;
+  /** Label sets a family holds before it folds new ones into its overflow series. */
+  readonly cardinalityLimit: number;
+  /** Wall clock in milliseconds since the epoch: a series' creation time. */
+  readonly now: () => number;
+}
+
+/**
+ * The series of one catalog family, in the order they were bound (the exposition's order, as
+ * prometheus_client prints children in creation order). Label values are checked and rendered
+ * once, when a series is bound; a record then touches only the series' own cell.
+ */
+export class FamilySeries implements SeriesOwner {
+  readonly series: StoredSeries[] = [];
+  /** The family's bucket bounds, shared by its series. Histograms only. */
+  readonly bounds: Float64Array;
+  readonly invalidValues = new LimitedWarning();
+  private readonly overCapacity = new LimitedWarning(Infinity);
+  private readonly byKey = new Map<string, StoredSeries>();
+  private overflow: StoredSeries | undefined;
+
+  constructor(
+    readonly family: ResolvedFamily,
+    /** The name readers see: the exposed name, or the `otel` scheme's stream name. */
+    readonly streamName: string,
+    private readonly context: FamilySeriesContext,
+  ) {
+    this.bounds = Float64Array.from(family.buckets ?? []);
+  }
+
+  get name(): string {
+    return this.family.name;
+  }
+
+  /**
+   * The series with these label values, in the family's label order (`family.labels`), created
+   * at zero on first bind. `extraLabels` carry an info family's labels beyond its declared ones
+   * (the cache config fields of `vllm:cache_config_info`). Past the cardinality limit, a new
+   * label set gets the family's overflow series. A wrong number of values is a programming error.
+   */
+  bind(values: readonly LabelValue[], extraLabels?: Attributes): BoundSeries {
+    const labels = this.family.labels;
+    if (values.length !== labels.length) {
+      throw new RangeError(`${this.name} takes ${labels.length} label values (${labels.join(', ')}), got ${values.length}`);
+    }
+    if (extraLabels !== undefined && !this.family.info) throw new TypeError(`${this.name} is not an info family: it has no extra labels`);
+    const key = extraLabels === undefined ? values.join('\u0000') : `${values.join('\u0000')}\u0001${JSON.stringify(extraLabels)}`;
+    const existing = this.byKey.get(key);
+    if (existing !== undefined) return existing;
+    if (this.byKey.size >= this.context.cardinalityLimit) return this.overflowSeries();
+    const attributes: Attributes = { ...extraLabels };
+    labels.forEach((name, i) => {
+      attributes[name] = String(values[i]);
+    });
+    const series = this.create(attributes);
+    this.byKey.set(key, series);
+    return series;
+  }
+
+  private overflowSeries(): StoredSeries {
+    if (this.overflow === undefined) {
+      const attributes: Attributes = this.family.labels.includes('model_name') ? { model_name: this.context.modelName } : {};
+      attributes[OVERFLOW_ATTRIBUTE] = 'true';
+      this.overflow = this.create(attributes);
+    }
+    this.overCapacity.warn(
+      `${this.name} holds ${this.context.cardinalityLimit} series (its cardinality limit); further label sets are recorded in one series labelled otel_metric_overflow="true"`,
+    );
+    return this.overflow;
+  }
+
+  private create(attributes: Attributes): StoredSeries {
+    Object.freeze(attributes);
+    const histogram = this.family.type === 'histogram';
+    const labels = renderLabelText(attributes, histogram);
+    const created = this.context.now();
+    const series =
+      this.family.type === 'counter'
+        ? new CounterSeries(this, attributes, labels, created)
+        : this.family.type === 'gauge'
+          ? new GaugeSeries(this, attributes, labels, created)
+          : new HistogramSeries(this, attributes, labels, created, this.bounds);
+    this.series.push(series);
+    return series;
+  }
+}

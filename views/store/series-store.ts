@@ -1,0 +1,88 @@
+import type { Attributes } from '@opentelemetry/api';
+import type { FamilyKey, ResolvedCatalog } from '../catalog';
+import { EngineRelabelProcessor } from '../engine-relabel-processor';
+import type { StageReplicaMap } from '../stage-replica-map';
+import { streamNameFor, type NamingScheme } from '../views';
+import { FamilySeries, type LabelValue } from './family-series';
+import { NOOP_SERIES, type BoundSeries } from './series';
+
+/** The OpenTelemetry SDK's default, kept: series per family before the overflow series. */
+export const DEFAULT_CARDINALITY_LIMIT = 2000;
+
+export interface SeriesStoreOptions {
+  readonly modelName: string;
+  /** Stream names readers see; default `vllm` (the exposed names). */
+  readonly naming?: NamingScheme;
+  /** Label sets per family before new ones fold into one overflow series; default 2000. */
+  readonly cardinalityLimit?: number;
+  /** Resolves vLLM's `engine` label in `bindAttributes`. */
+  readonly stageReplicaMap?: StageReplicaMap;
+  /** Wall clock in milliseconds since the epoch (series creation times); injectable for tests. */
+  readonly now?: () => number;
+}
+
+/**
+ * Every series of the catalog's families, owned by the package: OpenTelemetry's bound
+ * instruments. Attributes are processed and the cardinality checked once, when a series is
+ * bound; recording then touches the series' own cell. Readers see the store through
+ * `OmniMetricProducer`; the Prometheus exposition renders it directly.
+ */
+export class SeriesStore {
+  /** Families in catalog order (the exposition's order). */
+  readonly families: readonly FamilySeries[];
+  readonly cardinalityLimit: number;
+  private readonly byKey: ReadonlyMap<FamilyKey, FamilySeries>;
+  private readonly relabel?: EngineRelabelProcessor;
+
+  constructor(
+    readonly catalog: ResolvedCatalog,
+    readonly options: SeriesStoreOptions,
+  ) {
+    const cardinalityLimit = options.cardinalityLimit ?? DEFAULT_CARDINALITY_LIMIT;
+    this.cardinalityLimit = cardinalityLimit;
+    if (!Number.isInteger(cardinalityLimit) || cardinalityLimit < 1) {
+      throw new RangeError(`cardinalityLimit must be a positive integer, got ${String(cardinalityLimit)}`);
+    }
+    const naming = options.naming ?? 'vllm';
+    const context = { modelName: options.modelName, cardinalityLimit, now: options.now ?? wallClockMillis };
+    this.families = catalog.families.map((family) => new FamilySeries(family, streamNameFor(family, naming), context));
+    this.byKey = new Map(this.families.map((family) => [family.family.key, family]));
+    if (options.stageReplicaMap) this.relabel = new EngineRelabelProcessor(options.stageReplicaMap);
+  }
+
+  /** Whether this configuration registers the family (recorders skip work for families that are off). */
+  has(key: FamilyKey): boolean {
+    return this.byKey.has(key);
+  }
+
+  family(key: FamilyKey): FamilySeries | undefined {
+    return this.byKey.get(key);
+  }
+
+  /** The series of `key` with these label values (in `family.labels` order); a no-op series when the family is off. */
+  bind(key: FamilyKey, values: readonly LabelValue[], extraLabels?: Attributes): BoundSeries {
+    return this.byKey.get(key)?.bind(values, extraLabels) ?? NOOP_SERIES;
+  }
+
+  /**
+   * The series for an attribute set recorded the vLLM way (`{model_name, engine: "3"}`): the
+   * engine → (stage, replica) processor runs here, once, then the values are taken by the
+   * family's label names. An info family's other attributes become its extra labels.
+   */
+  bindAttributes(key: FamilyKey, attributes: Attributes): BoundSeries {
+    const family = this.byKey.get(key);
+    if (family === undefined) return NOOP_SERIES;
+    const processed = this.relabel && family.family.engineLabel ? this.relabel.process(attributes) : attributes;
+    const labels = family.family.labels;
+    const values = labels.map((name) => String(processed[name] ?? ''));
+    let extra: Attributes | undefined;
+    if (family.family.info) {
+      extra = Object.fromEntries(Object.entries(processed).filter(([name]) => !labels.includes(name)));
+    }
+    return family.bind(values, extra);
+  }
+}
+
+function wallClockMillis(): number {
+  return performance.timeOrigin + performance.now();
+}
