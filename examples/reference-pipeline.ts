@@ -37,6 +37,8 @@ export interface ReferencePipelineOptions {
   readonly defaultMaxTokens?: number;
   /** vLLM's `--log-stats`; default true. */
   readonly logStats?: boolean;
+  /** Wrap the pipeline's classes with the hooks; default true. `false` serves the pipeline without the package (the benchmark's baseline). */
+  readonly instrument?: boolean;
   /** Periodic per-replica stats log line (vLLM's LoggingStatLogger); default 10 s, 0 disables. */
   readonly logIntervalSeconds?: number;
   readonly logSink?: { info(line: string): void; debug?(line: string): void };
@@ -85,7 +87,7 @@ export async function startReferencePipeline(options: ReferencePipelineOptions =
     logSink: options.logSink,
   });
   // The only metrics wiring there is: the pipeline's classes are observed through their prototypes.
-  const instrumentation = new OmniInstrumentation({ metrics, orchestratorClass: Orchestrator, servingClass: AsyncOmni });
+  const instrumentation = new OmniInstrumentation({ metrics, orchestratorClass: Orchestrator, servingClass: AsyncOmni, enabled: options.instrument ?? true });
 
   let pipeline: SimulatedPipeline | undefined;
   let server: Server | undefined;

@@ -10,6 +10,8 @@ export const DEFAULT_METRICS_PATH = '/metrics';
 /** Anything that renders the exposition: an `OmniPrometheusReader`, or a cluster aggregate. */
 export interface MetricsTextSource {
   metricsText(format: ExpositionFormat): Promise<string>;
+  /** The same as UTF-8 bytes, when the source renders bytes directly (served without re-encoding). */
+  metricsBytes?(format: ExpositionFormat): Promise<Buffer>;
 }
 
 /** Node's request listener shape, plus the optional `next` that express/connect/fastify-middie pass. */
@@ -32,7 +34,8 @@ export function createMetricsHandler(reader: MetricsTextSource, path: string = D
       return reply(response, 405, `Method ${request.method ?? ''} not allowed on ${path}\n`);
     }
     const format = negotiateFormat(request.headers.accept);
-    reader.metricsText(format).then(
+    const rendering: Promise<string | Buffer> = reader.metricsBytes ? reader.metricsBytes(format) : reader.metricsText(format);
+    rendering.then(
       (body) => {
         response.statusCode = 200;
         response.setHeader('Content-Type', format === 'openmetrics' ? OPENMETRICS_CONTENT_TYPE : TEXT_CONTENT_TYPE);

@@ -33,7 +33,7 @@ export class OmniPrometheusReader extends MetricReader {
   private declared: readonly DeclaredFamily[];
   private store: { readonly series: SeriesStore; readonly producer: OmniMetricProducer; readonly families: readonly DeclaredFamily[]; readonly names: ReadonlySet<string> } | undefined;
   private readonly createdSeries: boolean;
-  private readonly inFlight = new Map<ExpositionFormat, Promise<string>>();
+  private readonly inFlight = new Map<ExpositionFormat, Promise<Buffer>>();
 
   constructor(private readonly options: OmniPrometheusReaderOptions = {}) {
     super();
@@ -63,7 +63,12 @@ export class OmniPrometheusReader extends MetricReader {
   }
 
   /** The exact text a scrape would receive. */
-  metricsText(format: ExpositionFormat = 'text'): Promise<string> {
+  async metricsText(format: ExpositionFormat = 'text'): Promise<string> {
+    return (await this.metricsBytes(format)).toString('utf8');
+  }
+
+  /** The exact bytes a scrape would receive (UTF-8); scrapes that overlap share one rendering. */
+  metricsBytes(format: ExpositionFormat = 'text'): Promise<Buffer> {
     let rendering = this.inFlight.get(format);
     if (rendering === undefined) {
       rendering = this.render(format).finally(() => this.inFlight.delete(format));
@@ -72,22 +77,23 @@ export class OmniPrometheusReader extends MetricReader {
     return rendering;
   }
 
-  private async render(format: ExpositionFormat): Promise<string> {
+  private async render(format: ExpositionFormat): Promise<Buffer> {
     const serializeOptions = { format, withTargetInfo: this.options.withTargetInfo, withScopeLabels: this.options.withScopeLabels, createdSeries: this.createdSeries };
     const store = this.store;
     // Scope labels are not part of the store's pre-rendered label blocks: that output takes the generic path.
     if (store === undefined || this.options.withScopeLabels) {
       const { resourceMetrics, errors } = await this.collect();
       reportErrors(errors);
-      return serializePrometheus(resourceMetrics, [...(store?.families ?? []), ...this.declared], serializeOptions);
+      return Buffer.from(serializePrometheus(resourceMetrics, [...(store?.families ?? []), ...this.declared], serializeOptions), 'utf8');
     }
     const { resourceMetrics, errors } = await super.collect();
     reportErrors(errors);
     const openMetrics = format === 'openmetrics';
     const targetInfo = this.options.withTargetInfo ? targetInfoText(resourceMetrics, openMetrics) : '';
-    const storeText = renderStore(store.series, { format, createdSeries: this.createdSeries });
-    const rest = serializeFamilies(resourceMetrics, this.declared, serializeOptions, store.names);
-    return `${targetInfo}${storeText}${rest}${openMetrics ? '# EOF\n' : ''}`;
+    const storeBytes = renderStore(store.series, { format, createdSeries: this.createdSeries });
+    const rest = `${serializeFamilies(resourceMetrics, this.declared, serializeOptions, store.names)}${openMetrics ? '# EOF\n' : ''}`;
+    if (targetInfo === '' && rest === '') return storeBytes;
+    return Buffer.concat([Buffer.from(targetInfo, 'utf8'), storeBytes, Buffer.from(rest, 'utf8')]);
   }
 
   protected override async onForceFlush(): Promise<void> {

@@ -27,35 +27,69 @@ interface FamilyText {
 const familyTexts = new WeakMap<FamilySeries, FamilyText>();
 
 /**
- * The store's families in the byte shape of vLLM's `/metrics` (prometheus_client): every family
- * in catalog order, HELP/TYPE even without series, series in creation order. Label blocks come
- * pre-rendered from the store and the constant parts of each family from a per-family cache, so a
- * scrape formats numbers and concatenates strings, nothing more.
+ * Text is concatenated in small pieces and encoded a chunk at a time: a string built by `+=`
+ * is a tree of pieces that must be copied flat before it can be sent, and one tree of a whole
+ * large scrape stays alive through many young-generation collections, which then copy it over
+ * and over. Chunks of this size die young.
  */
-export function renderStore(store: SeriesStore, options: StoreExpositionOptions): string {
+const CHUNK_CHARACTERS = 16_384;
+
+class ChunkedBytes {
+  private readonly chunks: Buffer[] = [];
+  text = '';
+
+  /** Encodes what has been written when it is a chunk's worth. */
+  checkpoint(): void {
+    if (this.text.length >= CHUNK_CHARACTERS) this.flush();
+  }
+
+  bytes(): Buffer {
+    this.flush();
+    return this.chunks.length === 1 ? (this.chunks[0] as Buffer) : Buffer.concat(this.chunks);
+  }
+
+  private flush(): void {
+    if (this.text.length === 0) return;
+    this.chunks.push(Buffer.from(this.text, 'utf8'));
+    this.text = '';
+  }
+}
+
+/**
+ * The store's families in the byte shape of vLLM's `/metrics` (prometheus_client), as UTF-8:
+ * every family in catalog order, HELP/TYPE even without series, series in creation order. Label
+ * blocks come pre-rendered from the store and the constant parts of each family from a
+ * per-family cache, so a scrape formats numbers and concatenates strings, nothing more.
+ */
+export function renderStore(store: SeriesStore, options: StoreExpositionOptions): Buffer {
   const openMetrics = options.format === 'openmetrics';
-  let out = '';
+  const out = new ChunkedBytes();
   for (const family of store.families) {
     const text = familyText(family);
     const created = options.createdSeries && hasCreatedSeries(family.family.type);
-    out += openMetrics ? text.openMetricsHeader : text.textHeader;
+    out.text += openMetrics ? text.openMetricsHeader : text.textHeader;
     if (family.family.type === 'histogram') {
       for (const series of family.series as HistogramSeries[]) {
-        out += histogramLines(text, series);
-        if (created && openMetrics) out += `${text.created}${series.labels.plain} ${series.createdText}\n`;
+        out.text += histogramLines(text, series);
+        if (created && openMetrics) out.text += `${text.created}${series.labels.plain} ${series.createdText}\n`;
+        out.checkpoint();
       }
     } else {
       for (const series of family.series as Array<CounterSeries | GaugeSeries>) {
-        out += `${text.sample}${series.labels.plain} ${formatGoFloat(series.value)}\n`;
-        if (created && openMetrics) out += `${text.created}${series.labels.plain} ${series.createdText}\n`;
+        out.text += `${text.sample}${series.labels.plain} ${formatGoFloat(series.value)}\n`;
+        if (created && openMetrics) out.text += `${text.created}${series.labels.plain} ${series.createdText}\n`;
+        out.checkpoint();
       }
     }
     if (created && !openMetrics && family.series.length > 0) {
-      out += text.createdHeader;
-      for (const series of family.series) out += `${text.created}${series.labels.plain} ${series.createdText}\n`;
+      out.text += text.createdHeader;
+      for (const series of family.series) {
+        out.text += `${text.created}${series.labels.plain} ${series.createdText}\n`;
+        out.checkpoint();
+      }
     }
   }
-  return out;
+  return out.bytes();
 }
 
 function histogramLines(text: FamilyText, series: HistogramSeries): string {

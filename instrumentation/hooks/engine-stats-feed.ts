@@ -34,7 +34,7 @@ export class EngineStatsFeed {
     });
   }
 
-  polled(stageId: number, replicaId: number, outputs: EngineCoreOutputs, statLogger: OmniStatLogger | undefined): void {
+  polled(stageId: number, replicaId: number, outputs: EngineCoreOutputs, statLogger: OmniStatLogger): void {
     const engineIdx = this.stageReplicaMap.engineIndex(stageId, replicaId);
     if (engineIdx === undefined) return;
     const builder = this.builder(engineIdx);
@@ -54,7 +54,7 @@ export class EngineStatsFeed {
     }
     // A stats-only poll (no request outputs) has no iteration to build.
     const iteration = outputs.outputs.length > 0 ? builder.takeIterationStats(wallClockSeconds()) : undefined;
-    statLogger?.record(outputs.schedulerStats ?? undefined, iteration, engineIdx);
+    statLogger.record(outputs.schedulerStats ?? undefined, iteration, engineIdx);
   }
 
   /** The request left the pipeline (finished, aborted or failed): forget it on every replica. */

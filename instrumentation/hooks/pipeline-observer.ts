@@ -81,12 +81,14 @@ export class PipelineObserver {
     this.publishGauges();
   }
 
+  // Engine statistics feed only the upstream families: with logStats off there is nothing to build.
   stageSubmitted(request: StageRequest): void {
-    this.feed.submitted(request);
+    if (this.recorders().statLogger) this.feed.submitted(request);
   }
 
   enginePolled(stageId: number, replicaId: number, outputs: EngineCoreOutputs | undefined, source?: BindingSource): void {
-    if (outputs) this.feed.polled(stageId, replicaId, outputs, this.recorders().statLogger);
+    const statLogger = this.recorders().statLogger;
+    if (outputs && statLogger) this.feed.polled(stageId, replicaId, outputs, statLogger);
     const pool = source?.stagePools?.[stageId];
     if (pool?.inflight !== undefined && pool.outputsQueueSize !== undefined) {
       this.recorders().stageReplica.observe([
