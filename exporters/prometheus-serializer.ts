@@ -3,7 +3,7 @@ import type { DataPoint, Histogram, MetricData, ResourceMetrics } from '@opentel
 import type { FamilyType } from '../views/family-definition';
 import { formatGoFloat } from '../views/go-float';
 import { LimitedWarning } from '../views/limited-warning';
-import { renderLabelText } from '../views/store/label-text';
+import { bucketLabelParts, renderLabelText } from '../views/store/label-text';
 import { createdHeader, familyHeader, familyStem, hasCreatedSeries, type ExpositionFormat } from './exposition-text';
 import { expandSamples, prometheusFamilyName, prometheusType } from './samples';
 
@@ -126,16 +126,17 @@ function familyText(family: Family, openMetrics: boolean, createdSeries: boolean
   const created = createdSeries && hasCreatedSeries(family.type) ? `${familyStem(family.name, family.type)}_created` : undefined;
   let out = familyHeader(family.name, family.type, family.help, openMetrics);
   for (const { labels, point, placeholder } of family.series) {
-    const text = renderLabelText(labels, family.type === 'histogram');
+    const text = renderLabelText(labels);
+    const bucket = family.type === 'histogram' ? bucketLabelParts(text) : undefined;
     expandSamples(family.name, point.value, (sampleName, value, le) => {
-      out += `${sampleName}${le === undefined ? text.plain : `${text.beforeLe}${le}${text.afterLe}`} ${formatGoFloat(value)}\n`;
+      out += `${sampleName}${le === undefined || bucket === undefined ? text.plain : `${bucket.before}${le}${bucket.after}`} ${formatGoFloat(value)}\n`;
     });
     if (created !== undefined && openMetrics && !placeholder) out += `${created}${text.plain} ${createdText(point.startTime)}\n`;
   }
   const withCreated = created === undefined || openMetrics ? [] : family.series.filter((series) => !series.placeholder);
   if (withCreated.length > 0) {
     out += createdHeader(family.name, family.type, family.help);
-    for (const { labels, point } of withCreated) out += `${created}${renderLabelText(labels, false).plain} ${createdText(point.startTime)}\n`;
+    for (const { labels, point } of withCreated) out += `${created}${renderLabelText(labels).plain} ${createdText(point.startTime)}\n`;
   }
   return out;
 }
@@ -165,6 +166,6 @@ function createdText([seconds, nanos]: HrTime): string {
 export function targetInfoText(resourceMetrics: ResourceMetrics, openMetrics: boolean): string {
   // OpenMetrics names an info family without its `_info` sample suffix.
   const family = openMetrics ? 'target' : 'target_info';
-  const labels = renderLabelText(resourceMetrics.resource.attributes, false).plain;
+  const labels = renderLabelText(resourceMetrics.resource.attributes).plain;
   return `# HELP ${family} Target metadata\n# TYPE ${family} ${openMetrics ? 'info' : 'gauge'}\ntarget_info${labels} 1${openMetrics ? '' : '.0'}\n`;
 }

@@ -1,5 +1,6 @@
 import { formatGoFloat } from '../views/go-float';
 import type { FamilySeries } from '../views/store/family-series';
+import { bucketLabelParts } from '../views/store/label-text';
 import type { CounterSeries, GaugeSeries, HistogramSeries } from '../views/store/series';
 import type { SeriesStore } from '../views/store/series-store';
 import { createdHeader, familyHeader, familyStem, hasCreatedSeries, type ExpositionFormat } from './exposition-text';
@@ -71,20 +72,20 @@ export function renderStore(store: SeriesStore, options: StoreExpositionOptions)
     if (family.family.type === 'histogram') {
       for (const series of family.series as HistogramSeries[]) {
         out.text += histogramLines(text, series);
-        if (created && openMetrics) out.text += `${text.created}${series.labels.plain} ${series.createdText}\n`;
+        if (created && openMetrics) out.text += `${text.created}${series.plain} ${series.createdText}\n`;
         out.checkpoint();
       }
     } else {
       for (const series of family.series as Array<CounterSeries | GaugeSeries>) {
-        out.text += `${text.sample}${series.labels.plain} ${formatGoFloat(series.value)}\n`;
-        if (created && openMetrics) out.text += `${text.created}${series.labels.plain} ${series.createdText}\n`;
+        out.text += `${text.sample}${series.plain} ${formatGoFloat(series.value)}\n`;
+        if (created && openMetrics) out.text += `${text.created}${series.plain} ${series.createdText}\n`;
         out.checkpoint();
       }
     }
     if (created && !openMetrics && family.series.length > 0) {
       out.text += text.createdHeader;
       for (const series of family.series) {
-        out.text += `${text.created}${series.labels.plain} ${series.createdText}\n`;
+        out.text += `${text.created}${series.plain} ${series.createdText}\n`;
         out.checkpoint();
       }
     }
@@ -93,13 +94,13 @@ export function renderStore(store: SeriesStore, options: StoreExpositionOptions)
 }
 
 function histogramLines(text: FamilyText, series: HistogramSeries): string {
-  const { beforeLe, afterLe, plain } = series.labels;
-  const counts = series.counts;
+  const { before, after } = bucketLabelParts(series);
+  const plain = series.plain;
   let out = '';
   let cumulative = 0;
-  for (let i = 0; i < counts.length; i++) {
-    cumulative += counts[i];
-    out += `${text.bucket}${beforeLe}${text.le[i]}${afterLe} ${formatGoFloat(cumulative)}\n`;
+  for (let i = 0; i < text.le.length; i++) {
+    cumulative += series.bucketCount(i);
+    out += `${text.bucket}${before}${text.le[i]}${after} ${formatGoFloat(cumulative)}\n`;
   }
   return `${out}${text.count}${plain} ${formatGoFloat(series.count)}\n${text.sum}${plain} ${formatGoFloat(series.sum)}\n`;
 }

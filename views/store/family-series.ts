@@ -1,11 +1,14 @@
 import type { Attributes } from '@opentelemetry/api';
 import type { ResolvedFamily } from '../catalog';
 import { LimitedWarning } from '../limited-warning';
-import { renderLabelText } from './label-text';
+import { renderLabelText, type LabelText } from './label-text';
 import { CounterSeries, GaugeSeries, HistogramSeries, type BoundSeries, type SeriesOwner, type StoredSeries } from './series';
 
 /** A label value as recorders pass it; numbers print as `String(n)`. */
 export type LabelValue = string | number;
+
+const MIN_SERIES_PER_PAGE = 4;
+const MAX_SERIES_PER_PAGE = 256;
 
 /** The attribute that marks the one series a family folds label sets into once it is full (as the OpenTelemetry SDK). */
 export const OVERFLOW_ATTRIBUTE = 'otel.metric.overflow';
@@ -28,6 +31,9 @@ export class FamilySeries implements SeriesOwner {
   readonly series: StoredSeries[] = [];
   /** The family's bucket bounds, shared by its series. Histograms only. */
   readonly bounds: Float64Array;
+  /** The typed array new histogram series take their cells from, and how much of it is taken. */
+  private page = new Float64Array(0);
+  private pageUsed = 0;
   readonly invalidValues = new LimitedWarning();
   private readonly overCapacity = new LimitedWarning(Infinity);
   private readonly byKey = new Map<string, StoredSeries>();
@@ -85,16 +91,32 @@ export class FamilySeries implements SeriesOwner {
 
   private create(attributes: Attributes): StoredSeries {
     Object.freeze(attributes);
-    const histogram = this.family.type === 'histogram';
-    const labels = renderLabelText(attributes, histogram);
+    const labels = renderLabelText(attributes);
     const created = this.context.now();
     const series =
       this.family.type === 'counter'
         ? new CounterSeries(this, attributes, labels, created)
         : this.family.type === 'gauge'
           ? new GaugeSeries(this, attributes, labels, created)
-          : new HistogramSeries(this, attributes, labels, created, this.bounds);
+          : this.newHistogram(attributes, labels, created);
     this.series.push(series);
+    return series;
+  }
+
+  /**
+   * Histogram series take `bounds.length + 3` cells from a page shared with their neighbours:
+   * one typed array per page instead of one per series. Pages never move (a series keeps its
+   * page), and grow with the family, from 4 series to 256, so little is left unused.
+   */
+  private newHistogram(attributes: Attributes, labels: LabelText, created: number): HistogramSeries {
+    const stride = this.bounds.length + 3;
+    if (this.pageUsed + stride > this.page.length) {
+      const seriesPerPage = Math.min(MAX_SERIES_PER_PAGE, Math.max(MIN_SERIES_PER_PAGE, this.series.length));
+      this.page = new Float64Array(seriesPerPage * stride);
+      this.pageUsed = 0;
+    }
+    const series = new HistogramSeries(this, attributes, labels, created, this.page, this.pageUsed);
+    this.pageUsed += stride;
     return series;
   }
 }

@@ -2,30 +2,40 @@ import type { Attributes, AttributeValue } from '@opentelemetry/api';
 import { prometheusLabelName } from '../names';
 
 /**
- * A series' labels as the exposition prints them, rendered once when the series is bound:
- * names sorted (prometheus_client's order, `le` sorted in with the rest), values escaped.
+ * A series' labels as the exposition prints them, rendered once when the series is bound: names
+ * sorted (prometheus_client's order, `le` sorted in with the rest), values escaped.
  */
 export interface LabelText {
   /** `{a="1",b="2"}`, or `''` for a series without labels: the labels of every non-bucket sample. */
   readonly plain: string;
-  /** A bucket sample's labels up to the `le` value: `{a="1",le="`. Histograms only. */
-  readonly beforeLe: string;
-  /** A bucket sample's labels after the `le` value: `",z="2"}`. Histograms only. */
-  readonly afterLe: string;
+  /**
+   * Where a bucket's `le` pair goes in `plain`: right after `{` or after the comma that ends the
+   * pair before it; `plain.length - 1` (the closing brace) when it sorts last.
+   */
+  readonly leOffset: number;
 }
 
-export function renderLabelText(attributes: Attributes, withLe: boolean): LabelText {
+export function renderLabelText(attributes: Attributes): LabelText {
   const pairs: Array<[string, string]> = [];
   for (const key of Object.keys(attributes)) {
     const value = attributes[key];
     if (value !== undefined) pairs.push([prometheusLabelName(key), escapeLabelValue(attributeText(value))]);
   }
+  if (pairs.length === 0) return { plain: '', leOffset: 0 };
   pairs.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
-  const plain = pairs.length === 0 ? '' : `{${pairs.map(([name, value]) => `${name}="${value}"`).join(',')}}`;
-  if (!withLe) return { plain, beforeLe: '', afterLe: '' };
-  const before = pairs.filter(([name]) => name < 'le').map(([name, value]) => `${name}="${value}",`);
-  const after = pairs.filter(([name]) => name >= 'le').map(([name, value]) => `,${name}="${value}"`);
-  return { plain, beforeLe: `{${before.join('')}le="`, afterLe: `"${after.join('')}}` };
+  const texts = pairs.map(([name, value]) => `${name}="${value}"`);
+  const before = pairs.filter(([name]) => name < 'le').length;
+  const plain = `{${texts.join(',')}}`;
+  const leOffset = before === pairs.length ? plain.length - 1 : 1 + texts.slice(0, before).reduce((length, text) => length + text.length + 1, 0);
+  return { plain, leOffset };
+}
+
+/** A bucket sample's labels around its `le` value: `{a="1",le="` and `",z="2"}`. */
+export function bucketLabelParts(labels: LabelText): { readonly before: string; readonly after: string } {
+  const { plain, leOffset } = labels;
+  if (plain === '') return { before: '{le="', after: '"}' };
+  if (leOffset === plain.length - 1) return { before: `${plain.slice(0, leOffset)},le="`, after: '"}' };
+  return { before: `${plain.slice(0, leOffset)}le="`, after: `",${plain.slice(leOffset)}` };
 }
 
 /** An attribute value as label text: arrays as JSON, everything else as `String()`. */

@@ -33,7 +33,7 @@ interface Baseline {
   value: number;
   count: number;
   sum: number;
-  counts?: Float64Array;
+  counts?: number[];
 }
 
 const INSTRUMENT_TYPES: Readonly<Record<FamilyType, InstrumentType>> = {
@@ -127,15 +127,16 @@ export class OmniMetricProducer implements MetricProducer {
   private histogramDelta(series: HistogramSeries, boundaries: number[], now: HrTime): DataPoint<Histogram> | undefined {
     const { baseline, start } = this.baselineOf(series);
     if (series.count === baseline.count) return undefined;
-    const previous = (baseline.counts ??= new Float64Array(series.counts.length));
-    const counts = Array.from(series.counts, (count, i) => count - (previous[i] ?? 0));
+    const current = series.bucketCounts();
+    const previous = (baseline.counts ??= new Array<number>(current.length).fill(0));
+    const counts = current.map((count, i) => count - (previous[i] ?? 0));
     const point: DataPoint<Histogram> = {
       attributes: series.attributes,
       startTime: start,
       endTime: now,
       value: { buckets: { boundaries, counts }, count: series.count - baseline.count, sum: series.sum - baseline.sum, min: undefined, max: undefined },
     };
-    previous.set(series.counts);
+    baseline.counts = current;
     baseline.count = series.count;
     baseline.sum = series.sum;
     return point;
@@ -160,6 +161,6 @@ function histogramPoint(series: HistogramSeries, boundaries: number[], startTime
     attributes: series.attributes,
     startTime,
     endTime,
-    value: { buckets: { boundaries, counts: Array.from(series.counts) }, count: series.count, sum: series.sum, min: undefined, max: undefined },
+    value: { buckets: { boundaries, counts: series.bucketCounts() }, count: series.count, sum: series.sum, min: undefined, max: undefined },
   };
 }

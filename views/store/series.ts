@@ -12,16 +12,21 @@ export interface BoundSeries {
 /** Shared do-nothing series for families this configuration does not register. */
 export const NOOP_SERIES: BoundSeries = Object.freeze({ record(): void {} });
 
-/** What a series needs of its family on the rare paths (a rejected value). */
+/** What a series needs of its family: its bucket bounds, and its name on the rare paths (a rejected value). */
 export interface SeriesOwner {
   readonly name: string;
   readonly invalidValues: LimitedWarning;
+  /** Histograms' bucket bounds (empty for other types). */
+  readonly bounds: Float64Array;
 }
 
 /** The identity every kind of series shares: labels as attributes and as text, and when it was created. */
-export abstract class StoredSeries implements BoundSeries {
-  /** The creation time as OpenTelemetry carries it: a cumulative point's start time. */
-  readonly createdTime: HrTime;
+export abstract class StoredSeries implements BoundSeries, LabelText {
+  readonly plain: string;
+  readonly leOffset: number;
+  // The creation time as two small integers (no array per series).
+  private readonly createdSeconds: number;
+  private readonly createdNanos: number;
   /** Seconds since the epoch, as the `_created` sample prints it. */
   readonly createdText: string;
 
@@ -29,18 +34,25 @@ export abstract class StoredSeries implements BoundSeries {
     readonly owner: SeriesOwner,
     /** Frozen; the same object on every collection, so consumers may cache by identity. */
     readonly attributes: Attributes,
-    readonly labels: LabelText,
+    labels: LabelText,
     /** Milliseconds since the epoch (fractional). */
     createdMillis: number,
   ) {
-    this.createdTime = millisToHrTime(createdMillis);
-    this.createdText = formatGoFloat(this.createdTime[0] + this.createdTime[1] / 1e9);
+    this.plain = labels.plain;
+    this.leOffset = labels.leOffset;
+    [this.createdSeconds, this.createdNanos] = millisToHrTime(createdMillis);
+    this.createdText = formatGoFloat(this.createdSeconds + this.createdNanos / 1e9);
+  }
+
+  /** The creation time as OpenTelemetry carries it: a cumulative point's start time. */
+  get createdTime(): HrTime {
+    return [this.createdSeconds, this.createdNanos];
   }
 
   abstract record(value: number): void;
 
   protected reject(value: number, why: string): void {
-    this.owner.invalidValues.warn(`${this.owner.name}${this.labels.plain}: ${String(value)} dropped (${why})`);
+    this.owner.invalidValues.warn(`${this.owner.name}${this.plain}: ${String(value)} dropped (${why})`);
   }
 }
 
@@ -67,23 +79,21 @@ export class GaugeSeries extends StoredSeries {
 
 /**
  * Bucket counts (one per bound, upper bounds inclusive, then `+Inf`; not cumulative), count and
- * sum. Negative and zero values are kept, as prometheus_client keeps them; NaN and ±∞ are not.
+ * sum: `bounds.length + 3` cells of a typed array the family shares among several series (see
+ * `FamilySeries`). Negative and zero values are kept, as prometheus_client keeps them; NaN and
+ * ±∞ are not.
  */
 export class HistogramSeries extends StoredSeries {
-  readonly counts: Float64Array;
-  count = 0;
-  sum = 0;
-
   constructor(
     owner: SeriesOwner,
     attributes: Attributes,
     labels: LabelText,
     createdMillis: number,
-    /** Shared by every series of the family. */
-    readonly bounds: Float64Array,
+    private readonly cells: Float64Array,
+    /** Index of this series' first cell in `cells`. */
+    private readonly offset: number,
   ) {
     super(owner, attributes, labels, createdMillis);
-    this.counts = new Float64Array(bounds.length + 1);
   }
 
   record(value: number): void {
@@ -91,7 +101,7 @@ export class HistogramSeries extends StoredSeries {
       this.reject(value, 'a histogram takes finite values');
       return;
     }
-    const bounds = this.bounds;
+    const bounds = this.owner.bounds;
     let low = 0;
     let high = bounds.length;
     while (low < high) {
@@ -99,8 +109,28 @@ export class HistogramSeries extends StoredSeries {
       if (value <= bounds[middle]) high = middle;
       else low = middle + 1;
     }
-    this.counts[low]++;
-    this.count++;
-    this.sum += value;
+    const cells = this.cells;
+    const base = this.offset;
+    cells[base + low]++;
+    cells[base + bounds.length + 1]++;
+    cells[base + bounds.length + 2] += value;
+  }
+
+  get count(): number {
+    return this.cells[this.offset + this.owner.bounds.length + 1];
+  }
+
+  get sum(): number {
+    return this.cells[this.offset + this.owner.bounds.length + 2];
+  }
+
+  /** The count of bucket `i` (not cumulative); `bounds.length` is `+Inf`'s. */
+  bucketCount(i: number): number {
+    return this.cells[this.offset + i];
+  }
+
+  /** A copy of the bucket counts, `+Inf` last (not cumulative). */
+  bucketCounts(): number[] {
+    return Array.from(this.cells.subarray(this.offset, this.offset + this.owner.bounds.length + 1));
   }
 }
