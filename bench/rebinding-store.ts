@@ -5,6 +5,7 @@ import type { FamilyKey, ResolvedCatalog, ResolvedFamily } from '../views/catalo
 import { FamilySeries, type LabelValue } from '../views/store/family-series';
 import { NOOP_SERIES, type BoundSeries } from '../views/store/series';
 import { SeriesStore, type SeriesStoreOptions } from '../views/store/series-store';
+import { OMNI_METER_NAME, PACKAGE_VERSION } from '../views/views';
 
 /**
  * Where a contender's series live: given a family and a label set, the series `record` writes to.
@@ -95,9 +96,12 @@ export class CollectingReader extends MetricReader {
   protected override async onShutdown(): Promise<void> {}
 }
 
-/** Plain OpenTelemetry SDK instruments with a frozen attribute object per series (the package's path before the store). */
+/**
+ * Plain OpenTelemetry SDK instruments with a frozen attribute object per series, on the package's
+ * meter (so `createOmniViews` names them): the package's path before the store.
+ */
 export function otelSdkSeries(provider: MeterProvider): SeriesFactory {
-  const meter = provider.getMeter('bench');
+  const meter = provider.getMeter(OMNI_METER_NAME, PACKAGE_VERSION);
   const instruments = new Map<string, (value: number, attributes: Attributes) => void>();
   const instrumentOf = (family: ResolvedFamily): ((value: number, attributes: Attributes) => void) => {
     let record = instruments.get(family.name);
