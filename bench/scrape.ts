@@ -1,7 +1,8 @@
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { Registry } from 'prom-client';
 import { registerOmniMetrics } from '../instrumentation/register';
 import { compare, type Measurement } from './measure';
 import { COUNTER_INCREMENT, GAUGE_VALUE, HISTOGRAM_VALUES, populateAllSeries } from './populate-all';
+import { promClientSeries } from './rebinding-store';
 
 function toBytes(text: string): void {
   Buffer.from(text, 'utf8');
@@ -37,25 +38,13 @@ export async function scrape(replicas: number): Promise<ScrapeResult> {
   const engines = handle.stageReplicaMap.entries().map(([, engine]) => engine);
   const populated = populateAllSeries(handle.store, engines);
 
+  // prom-client holds the very same series with the very same values.
   const registry = new Registry();
-  const metrics = new Map<string, Counter | Gauge | Histogram>();
+  const mirror = promClientSeries(registry);
   for (const { family, attributes } of populated) {
-    const labelNames = Object.keys(attributes).sort();
-    let metric = metrics.get(family.name);
-    if (metric === undefined) {
-      const common = { name: family.name, help: family.help, labelNames, registers: [registry] };
-      metric =
-        family.type === 'counter'
-          ? new Counter(common)
-          : family.type === 'gauge'
-            ? new Gauge(common)
-            : new Histogram({ ...common, buckets: [...(family.buckets ?? [])] });
-      metrics.set(family.name, metric);
-    }
-    const labels = Object.fromEntries(labelNames.map((name) => [name, String(attributes[name])]));
-    if (metric instanceof Counter) metric.labels(labels).inc(COUNTER_INCREMENT);
-    else if (metric instanceof Gauge) metric.labels(labels).set(GAUGE_VALUE);
-    else for (const value of HISTOGRAM_VALUES) metric.labels(labels).observe(value);
+    const series = mirror(family, attributes);
+    if (family.type === 'histogram') for (const value of HISTOGRAM_VALUES) series.record(value);
+    else series.record(family.type === 'counter' ? COUNTER_INCREMENT : GAUGE_VALUE);
   }
 
   const text = await handle.metricsText();
