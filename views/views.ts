@@ -3,8 +3,7 @@ import type { ResolvedCatalog, ResolvedFamily } from './catalog';
 import { EngineRelabelProcessor } from './engine-relabel-processor';
 import type { StageReplicaMap } from './stage-replica-map';
 
-/** The meter every catalog instrument is created on; views select on it so a user's own
- *  instruments with similar names are never touched. */
+/** The instrumentation scope of the catalog's families: the producer's scope, and the meter the views select. */
 export const OMNI_METER_NAME = 'omni-otel-metrics';
 
 /** The package version, as the instrumentation scope's version. */
@@ -28,8 +27,9 @@ export interface OmniViewsOptions {
 
 /**
  * One view per catalog family: the exposed name, HELP as description, the family's buckets, and
- * the engine relabel processor on upstream families. Pass these to `new MeterProvider({ views })`
- * when you bring your own provider.
+ * the engine relabel processor on upstream families, for instruments on the package's meter. The
+ * package's own families do not need them (they live in the series store, named and bucketed by
+ * the same catalog); they shape instruments you create yourself under the catalog's names.
  */
 export function createOmniViews(catalog: ResolvedCatalog, options: OmniViewsOptions = {}): ViewOptions[] {
   const naming = options.naming ?? 'vllm';
