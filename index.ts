@@ -67,12 +67,26 @@ export type { DeclaredFamily, ExpositionFormat, SerializeOptions } from './expor
 export {
   createMetricsHandler,
   startPrometheusServer,
+  serveMetrics,
+  resolvePrometheusServerSettings,
   negotiateFormat,
   DEFAULT_PROMETHEUS_PORT,
   DEFAULT_PROMETHEUS_HOST,
   DEFAULT_METRICS_PATH,
+  DEFAULT_HEADERS_TIMEOUT_MILLIS,
+  DEFAULT_IDLE_TIMEOUT_MILLIS,
+  DEFAULT_MAX_CONNECTIONS,
 } from './exporters/prometheus-http';
-export type { MetricsMiddleware, MetricsTextSource, PrometheusServer, PrometheusServerOptions } from './exporters/prometheus-http';
+export type {
+  MetricsHandlerOptions,
+  MetricsMiddleware,
+  MetricsTextSource,
+  PrometheusServer,
+  PrometheusServerOptions,
+  PrometheusServerSettings,
+  PrometheusTlsOptions,
+} from './exporters/prometheus-http';
+export type { ScrapeAuth } from './exporters/scrape-auth';
 export { formatGoFloat } from './views/go-float';
 
 // OTLP, console and the standard OTEL_* configuration

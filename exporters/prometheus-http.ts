@@ -1,11 +1,24 @@
 import { diag } from '@opentelemetry/api';
+import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { OPENMETRICS_CONTENT_TYPE, TEXT_CONTENT_TYPE, type ExpositionFormat } from './prometheus-serializer';
+import { promisify } from 'node:util';
+import { gzip } from 'node:zlib';
+import { coalesced } from './coalesced';
+import { acceptsGzip, negotiateFormat } from './content-negotiation';
+import { OPENMETRICS_CONTENT_TYPE, TEXT_CONTENT_TYPE, type ExpositionFormat } from './exposition-text';
+import { challenges, isAuthorized, validateScrapeAuth, type ScrapeAuth } from './scrape-auth';
+
+export { negotiateFormat } from './content-negotiation';
 
 export const DEFAULT_PROMETHEUS_PORT = 9464;
-export const DEFAULT_PROMETHEUS_HOST = '0.0.0.0';
+/** Loopback, as OpenTelemetry's `OTEL_EXPORTER_PROMETHEUS_HOST` default (`localhost`): metrics are not published to the network unless asked. */
+export const DEFAULT_PROMETHEUS_HOST = '127.0.0.1';
 export const DEFAULT_METRICS_PATH = '/metrics';
+export const DEFAULT_HEADERS_TIMEOUT_MILLIS = 10_000;
+export const DEFAULT_IDLE_TIMEOUT_MILLIS = 60_000;
+export const DEFAULT_MAX_CONNECTIONS = 64;
 
 /** Anything that renders the exposition: an `OmniPrometheusReader`, or a cluster aggregate. */
 export interface MetricsTextSource {
@@ -17,12 +30,30 @@ export interface MetricsTextSource {
 /** Node's request listener shape, plus the optional `next` that express/connect/fastify-middie pass. */
 export type MetricsMiddleware = (request: IncomingMessage, response: ServerResponse, next?: (error?: unknown) => void) => void;
 
+export interface MetricsHandlerOptions {
+  /** Default `/metrics`. */
+  readonly path?: string;
+  /** Credentials a scrape must present; without them, 401. */
+  readonly auth?: ScrapeAuth;
+}
+
+const gzipAsync = promisify(gzip);
+
 /**
- * A handler for `GET|HEAD <path>` that serves the reader's text (OpenMetrics when the scraper's
- * `Accept` asks for it). Other methods on the path get 405. Other paths go to `next` when the
- * host's framework provides one (mounted middleware), or 404 on a bare `node:http` server.
+ * A handler for `GET|HEAD <path>` that serves the source's exposition: OpenMetrics when the
+ * scraper's `Accept` prefers it (q-values honoured), gzip when `Accept-Encoding` allows it,
+ * `Content-Length` always (HEAD: headers only). Other methods on the path get 405. Other paths go
+ * to `next` when the host's framework provides one (mounted middleware), or 404 on a bare
+ * `node:http` server: the host's own server stays in charge of everything else.
  */
-export function createMetricsHandler(reader: MetricsTextSource, path: string = DEFAULT_METRICS_PATH): MetricsMiddleware {
+export function createMetricsHandler(source: MetricsTextSource, pathOrOptions: string | MetricsHandlerOptions = {}): MetricsMiddleware {
+  const options = typeof pathOrOptions === 'string' ? { path: pathOrOptions } : pathOrOptions;
+  const path = options.path ?? DEFAULT_METRICS_PATH;
+  validateScrapeAuth(options.auth, 'auth');
+  const auth = options.auth;
+  // Scrapes that overlap share one rendering, and one compression of it.
+  const renderShared = coalesced((format: ExpositionFormat) => render(source, format));
+  const compressed = new WeakMap<Buffer, Promise<Buffer>>();
   return (request, response, next) => {
     const pathname = (request.url ?? '/').split('?', 1)[0];
     if (pathname !== path) {
@@ -33,25 +64,41 @@ export function createMetricsHandler(reader: MetricsTextSource, path: string = D
       response.setHeader('Allow', 'GET, HEAD');
       return reply(response, 405, `Method ${request.method ?? ''} not allowed on ${path}\n`);
     }
+    if (auth !== undefined && !isAuthorized(auth, request.headers)) {
+      response.setHeader('WWW-Authenticate', challenges(auth));
+      return reply(response, 401, 'Unauthorized\n');
+    }
     const format = negotiateFormat(request.headers.accept);
-    const rendering: Promise<string | Buffer> = reader.metricsBytes ? reader.metricsBytes(format) : reader.metricsText(format);
-    rendering.then(
-      (body) => {
-        response.statusCode = 200;
-        response.setHeader('Content-Type', format === 'openmetrics' ? OPENMETRICS_CONTENT_TYPE : TEXT_CONTENT_TYPE);
-        response.end(request.method === 'HEAD' ? undefined : body);
-      },
-      (error: unknown) => {
-        diag.error('omni-otel-metrics: metrics collection failed', error);
-        reply(response, 500, 'metrics collection failed\n');
-      },
-    );
+    const gzipped = acceptsGzip(request.headers['accept-encoding']);
+    renderShared(format)
+      .then((bytes) => {
+        if (!gzipped) return bytes;
+        let body = compressed.get(bytes);
+        if (body === undefined) {
+          body = gzipAsync(bytes);
+          compressed.set(bytes, body);
+        }
+        return body;
+      })
+      .then(
+        (body) => {
+          response.statusCode = 200;
+          response.setHeader('Content-Type', format === 'openmetrics' ? OPENMETRICS_CONTENT_TYPE : TEXT_CONTENT_TYPE);
+          response.setHeader('Vary', 'Accept, Accept-Encoding');
+          if (gzipped) response.setHeader('Content-Encoding', 'gzip');
+          response.setHeader('Content-Length', body.length);
+          response.end(request.method === 'HEAD' ? undefined : body);
+        },
+        (error: unknown) => {
+          diag.error('omni-otel-metrics: metrics collection failed', error);
+          reply(response, 500, 'metrics collection failed\n');
+        },
+      );
   };
 }
 
-/** OpenMetrics only when the scraper names it; everything else gets the 0.0.4 text format. */
-export function negotiateFormat(accept: string | undefined): ExpositionFormat {
-  return accept !== undefined && accept.includes('application/openmetrics-text') ? 'openmetrics' : 'text';
+async function render(source: MetricsTextSource, format: ExpositionFormat): Promise<Buffer> {
+  return source.metricsBytes ? source.metricsBytes(format) : Buffer.from(await source.metricsText(format), 'utf8');
 }
 
 function reply(response: ServerResponse, status: number, body: string): void {
@@ -60,44 +107,102 @@ function reply(response: ServerResponse, status: number, body: string): void {
   response.end(body);
 }
 
+export interface PrometheusTlsOptions {
+  /** PEM private key file. */
+  readonly keyFile: string;
+  /** PEM certificate (chain) file. */
+  readonly certFile: string;
+}
+
 export interface PrometheusServerOptions {
-  /** Default `OTEL_EXPORTER_PROMETHEUS_HOST`, else 0.0.0.0. */
+  /** Default `OTEL_EXPORTER_PROMETHEUS_HOST`, else 127.0.0.1 (loopback); `0.0.0.0` publishes to every interface. */
   readonly host?: string;
   /** Default `OTEL_EXPORTER_PROMETHEUS_PORT`, else 9464; 0 picks a free port. */
   readonly port?: number;
   readonly path?: string;
+  /** Credentials every scrape must present (bearer token and/or basic auth). */
+  readonly auth?: ScrapeAuth;
+  /** Serve HTTPS with this key and certificate (Prometheus: `scheme: https`). */
+  readonly tls?: PrometheusTlsOptions;
+  /** A client must have sent its request headers within this time; default 10 000. */
+  readonly headersTimeoutMillis?: number;
+  /** A connection with no traffic for this long is closed; default 60 000. */
+  readonly idleTimeoutMillis?: number;
+  /** Connections open at once; more are refused. Default 64. */
+  readonly maxConnections?: number;
 }
 
-export interface PrometheusServer {
+/** What a Prometheus server is started with: options over `OTEL_EXPORTER_PROMETHEUS_*` over defaults, files read. */
+export interface PrometheusServerSettings {
   readonly host: string;
   readonly port: number;
-  /** Scrape URL, e.g. `http://127.0.0.1:9464/metrics`. */
-  readonly url: string;
-  close(): Promise<void>;
+  readonly path: string;
+  readonly auth?: ScrapeAuth;
+  readonly tls?: { readonly key: Buffer; readonly cert: Buffer };
+  readonly headersTimeoutMillis: number;
+  readonly idleTimeoutMillis: number;
+  readonly maxConnections: number;
 }
 
-/** Serves the reader on its own port. Resolves once listening; rejects on bind errors. */
-export async function startPrometheusServer(
-  reader: MetricsTextSource,
-  options: PrometheusServerOptions = {},
-  env: NodeJS.ProcessEnv = process.env,
-): Promise<PrometheusServer> {
+/** Settles and checks every server option (reading the TLS files) before anything listens; throws naming the option. */
+export function resolvePrometheusServerSettings(options: PrometheusServerOptions = {}, env: NodeJS.ProcessEnv = process.env): PrometheusServerSettings {
   const host = options.host ?? nonEmpty(env.OTEL_EXPORTER_PROMETHEUS_HOST) ?? DEFAULT_PROMETHEUS_HOST;
   const port = options.port ?? parsePort(env.OTEL_EXPORTER_PROMETHEUS_PORT) ?? DEFAULT_PROMETHEUS_PORT;
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
     throw new RangeError(`prometheus.port must be an integer from 0 to 65535, got ${String(port)}`);
   }
   const path = options.path ?? DEFAULT_METRICS_PATH;
-  const server = createServer(createMetricsHandler(reader, path));
-  await listen(server, host, port);
+  if (typeof path !== 'string' || !path.startsWith('/')) throw new TypeError(`prometheus.path must start with '/', got ${String(path)}`);
+  validateScrapeAuth(options.auth, 'prometheus.auth');
+  return {
+    host,
+    port,
+    path,
+    auth: options.auth,
+    tls: options.tls === undefined ? undefined : { key: readPem(options.tls.keyFile, 'prometheus.tls.keyFile'), cert: readPem(options.tls.certFile, 'prometheus.tls.certFile') },
+    headersTimeoutMillis: positiveInteger(options.headersTimeoutMillis, DEFAULT_HEADERS_TIMEOUT_MILLIS, 'prometheus.headersTimeoutMillis'),
+    idleTimeoutMillis: positiveInteger(options.idleTimeoutMillis, DEFAULT_IDLE_TIMEOUT_MILLIS, 'prometheus.idleTimeoutMillis'),
+    maxConnections: positiveInteger(options.maxConnections, DEFAULT_MAX_CONNECTIONS, 'prometheus.maxConnections'),
+  };
+}
+
+export interface PrometheusServer {
+  readonly host: string;
+  readonly port: number;
+  /** Scrape URL, e.g. `http://127.0.0.1:9464/metrics` (`https://` with TLS). */
+  readonly url: string;
+  close(): Promise<void>;
+}
+
+/** Serves the source on its own port. Resolves once listening; rejects on bad options and bind errors. */
+export async function startPrometheusServer(source: MetricsTextSource, options: PrometheusServerOptions = {}, env: NodeJS.ProcessEnv = process.env): Promise<PrometheusServer> {
+  return serveMetrics(source, resolvePrometheusServerSettings(options, env));
+}
+
+/** Serves the source with settings already resolved (`resolvePrometheusServerSettings`). */
+export async function serveMetrics(source: MetricsTextSource, settings: PrometheusServerSettings): Promise<PrometheusServer> {
+  const handler = createMetricsHandler(source, { path: settings.path, auth: settings.auth });
+  const server: Server = settings.tls ? createTlsServer({ key: settings.tls.key, cert: settings.tls.cert }, handler) : createServer(handler);
+  server.headersTimeout = settings.headersTimeoutMillis;
+  server.requestTimeout = settings.headersTimeoutMillis * 2;
+  // A socket silent for this long is destroyed (the server has no 'timeout' listener): one that
+  // never sends a byte cannot hold a file descriptor forever.
+  server.setTimeout(settings.idleTimeoutMillis);
+  server.maxConnections = settings.maxConnections;
+  await listen(server, settings.host, settings.port);
   server.unref();
   const bound = (server.address() as AddressInfo).port;
+  const host = settings.host;
   const urlHost = host === '0.0.0.0' || host === '::' ? 'localhost' : host.includes(':') ? `[${host}]` : host;
   return {
     host,
     port: bound,
-    url: `http://${urlHost}:${bound}${path}`,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    url: `${settings.tls ? 'https' : 'http'}://${urlHost}:${bound}${settings.path}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+      }),
   };
 }
 
@@ -109,6 +214,21 @@ function listen(server: Server, host: string, port: number): Promise<void> {
       resolve();
     });
   });
+}
+
+function readPem(file: string, option: string): Buffer {
+  if (typeof file !== 'string' || file === '') throw new TypeError(`${option} must be a file path`);
+  try {
+    return readFileSync(file);
+  } catch (error) {
+    throw new Error(`${option}: cannot read ${file} (${(error as Error).message})`);
+  }
+}
+
+function positiveInteger(value: number | undefined, fallback: number, option: string): number {
+  if (value === undefined) return fallback;
+  if (!Number.isInteger(value) || value < 1) throw new RangeError(`${option} must be a positive integer, got ${String(value)}`);
+  return value;
 }
 
 function nonEmpty(value: string | undefined): string | undefined {

@@ -2,6 +2,7 @@ import { diag } from '@opentelemetry/api';
 import { MetricReader, type CollectionResult, type MetricCollectOptions } from '@opentelemetry/sdk-metrics';
 import { OmniMetricProducer } from '../views/store/metric-producer';
 import type { SeriesStore } from '../views/store/series-store';
+import { coalesced } from './coalesced';
 import { createdSeriesDisabledByEnv, type ExpositionFormat } from './exposition-text';
 import { serializeFamilies, serializePrometheus, targetInfoText, type DeclaredFamily } from './prometheus-serializer';
 import { renderStore } from './store-exposition';
@@ -33,7 +34,7 @@ export class OmniPrometheusReader extends MetricReader {
   private declared: readonly DeclaredFamily[];
   private store: { readonly series: SeriesStore; readonly producer: OmniMetricProducer; readonly families: readonly DeclaredFamily[]; readonly names: ReadonlySet<string> } | undefined;
   private readonly createdSeries: boolean;
-  private readonly inFlight = new Map<ExpositionFormat, Promise<Buffer>>();
+  private readonly renderShared = coalesced((format: ExpositionFormat) => this.render(format));
 
   constructor(private readonly options: OmniPrometheusReaderOptions = {}) {
     super();
@@ -69,12 +70,7 @@ export class OmniPrometheusReader extends MetricReader {
 
   /** The exact bytes a scrape would receive (UTF-8); scrapes that overlap share one rendering. */
   metricsBytes(format: ExpositionFormat = 'text'): Promise<Buffer> {
-    let rendering = this.inFlight.get(format);
-    if (rendering === undefined) {
-      rendering = this.render(format).finally(() => this.inFlight.delete(format));
-      this.inFlight.set(format, rendering);
-    }
-    return rendering;
+    return this.renderShared(format);
   }
 
   private async render(format: ExpositionFormat): Promise<Buffer> {

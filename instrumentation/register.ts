@@ -1,7 +1,15 @@
 import { diag, type MeterProvider as ApiMeterProvider } from '@opentelemetry/api';
 import { MeterProvider, type MetricReader } from '@opentelemetry/sdk-metrics';
 import type { Resource } from '@opentelemetry/resources';
-import { createMetricsHandler, startPrometheusServer, type MetricsMiddleware, type PrometheusServer, type PrometheusServerOptions } from '../exporters/prometheus-http';
+import {
+  createMetricsHandler,
+  resolvePrometheusServerSettings,
+  serveMetrics,
+  type MetricsHandlerOptions,
+  type MetricsMiddleware,
+  type PrometheusServer,
+  type PrometheusServerOptions,
+} from '../exporters/prometheus-http';
 import { resolveExportSettings, type ExportSettings } from '../exporters/otlp/export-settings';
 import { parseOtelEnv } from '../exporters/otlp/otel-env';
 import { buildResource } from '../exporters/otlp/otel-resource';
@@ -113,8 +121,8 @@ export interface OmniMetricsHandle extends OmniRecorders {
   readonly prometheusServer?: PrometheusServer;
   /** The settled exporter configuration (options over `OTEL_*` variables over defaults). */
   readonly exportSettings: ExportSettings;
-  /** A handler to mount `/metrics` on the host's own HTTP server or framework. */
-  metricsHandler(path?: string): MetricsMiddleware;
+  /** A handler to mount `/metrics` (or `path`) on the host's own HTTP server or framework, optionally behind `auth`. */
+  metricsHandler(pathOrOptions?: string | MetricsHandlerOptions): MetricsMiddleware;
   /** The exact text the Prometheus endpoint would serve. */
   metricsText(format?: ExpositionFormat): Promise<string>;
   /**
@@ -157,6 +165,9 @@ export async function registerOmniMetrics(options: OmniMetricsOptions): Promise<
   const ownsProvider = options.meterProvider === undefined;
   const otelEnv = parseOtelEnv(process.env);
   const exportSettings = resolveExportSettings(options, otelEnv);
+  // Checked (TLS files read) before any provider, reader or timer exists.
+  const serverSettings =
+    options.prometheus !== false && exportSettings.exporters.has('prometheus') ? resolvePrometheusServerSettings(options.prometheus ?? {}) : undefined;
   const resource = ownsProvider ? buildResource(otelEnv, options) : undefined;
   const pushReaders = ownsProvider ? createPushReaders(exportSettings, store) : [];
   if (!ownsProvider && (exportSettings.exporters.has('otlp') || exportSettings.exporters.has('console'))) {
@@ -198,10 +209,10 @@ export async function registerOmniMetrics(options: OmniMetricsOptions): Promise<
   const recorders = createRecorders(store, settings, meterProvider);
 
   let server: PrometheusServer | undefined;
-  if (options.prometheus !== false && exportSettings.exporters.has('prometheus')) {
+  if (serverSettings !== undefined) {
     try {
       if (reader === undefined) throw new Error('a Prometheus server needs prometheusReader when you bring your own meterProvider');
-      server = await startPrometheusServer(reader, options.prometheus ?? {});
+      server = await serveMetrics(reader, serverSettings);
     } catch (error) {
       // Nothing half-started stays behind: no log timer, no provider of ours.
       recorders.statLogger?.stop();
@@ -220,9 +231,9 @@ export async function registerOmniMetrics(options: OmniMetricsOptions): Promise<
     prometheusReader: reader,
     prometheusServer: server,
     exportSettings,
-    metricsHandler: (path) => {
+    metricsHandler: (pathOrOptions) => {
       if (reader === undefined) throw new Error('metricsHandler() needs an OmniPrometheusReader (pass prometheusReader)');
-      return createMetricsHandler(reader, path);
+      return createMetricsHandler(reader, pathOrOptions);
     },
     metricsText: async (format) => {
       if (reader === undefined) throw new Error('metricsText() needs an OmniPrometheusReader (pass prometheusReader)');

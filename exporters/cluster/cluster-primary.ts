@@ -5,10 +5,12 @@ import { resolveCatalog, type CatalogOptions, type ResolvedCatalog, type Resolve
 import type { NamingScheme } from '../../views/views';
 import {
   createMetricsHandler,
-  startPrometheusServer,
+  resolvePrometheusServerSettings,
+  serveMetrics,
   type MetricsMiddleware,
   type MetricsTextSource,
   type PrometheusServer,
+  type MetricsHandlerOptions,
   type PrometheusServerOptions,
 } from '../prometheus-http';
 import { createdSeriesDisabledByEnv } from '../exposition-text';
@@ -44,7 +46,7 @@ export interface ClusterPrimary extends MetricsTextSource {
   /** The aggregate a scrape would receive: asks every live worker first. */
   metricsText(format?: ExpositionFormat): Promise<string>;
   /** A handler to mount the aggregate's `/metrics` on the host's own server. */
-  handler(path?: string): MetricsMiddleware;
+  handler(pathOrOptions?: string | MetricsHandlerOptions): MetricsMiddleware;
   /** The built-in server, unless `prometheus: false`. */
   readonly server?: PrometheusServer;
   /** Stops listening to workers and closes the server; workers are left running. */
@@ -94,6 +96,7 @@ export async function startClusterPrimary(options: ClusterPrimaryOptions): Promi
   }
   const catalog = isResolvedCatalog(options.catalog) ? options.catalog : resolveCatalog(options.catalog);
   const naming = options.naming ?? 'vllm';
+  const serverSettings = options.prometheus === false ? undefined : resolvePrometheusServerSettings(options.prometheus ?? {});
   const aggregate = new ClusterAggregate(
     declaredFamilies(catalog, options.modelName, naming),
     gaugeMergePolicy(catalog, options.gaugeMerge),
@@ -102,9 +105,9 @@ export async function startClusterPrimary(options: ClusterPrimaryOptions): Promi
   );
 
   let server: PrometheusServer | undefined;
-  if (options.prometheus !== false) {
+  if (serverSettings !== undefined) {
     try {
-      server = await startPrometheusServer(aggregate, options.prometheus ?? {});
+      server = await serveMetrics(aggregate, serverSettings);
     } catch (error) {
       aggregate.stop();
       throw error;
@@ -112,7 +115,7 @@ export async function startClusterPrimary(options: ClusterPrimaryOptions): Promi
   }
   return {
     metricsText: (format = 'text') => aggregate.metricsText(format),
-    handler: (path) => createMetricsHandler(aggregate, path),
+    handler: (pathOrOptions) => createMetricsHandler(aggregate, pathOrOptions),
     server,
     stop: async () => {
       aggregate.stop();

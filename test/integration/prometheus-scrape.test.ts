@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { registerOmniMetrics, type OmniMetricsHandle } from '../../instrumentation/register';
 import { IterationStats } from '../../instrumentation/stats/iteration-stats';
 import { createRequestStateStats, createSchedulerStats } from '../../instrumentation/stats/types';
+import { join } from 'node:path';
 import { startPrometheus, type PrometheusHandle } from '../support/prometheus-server';
 
 /** A real Prometheus server (Debian's package) scrapes the exporter every second. */
@@ -65,5 +66,44 @@ describe('a real Prometheus server scraping the exporter', function () {
     assert.equal(result[0]?.value[1], '1');
     assert.equal(result[0]?.metric.stage, undefined);
     assert.equal(result[0]?.metric.model_name, 'omni-test');
+  });
+});
+
+/** The endpoint as a production scrape config reaches it: https with a private CA, and a bearer token. */
+describe('a real Prometheus server scraping over TLS with a bearer token', function () {
+  this.timeout(60_000);
+  const certFile = join(__dirname, '..', 'exporters', 'fixtures', 'tls', 'cert.pem');
+  const keyFile = join(__dirname, '..', 'exporters', 'fixtures', 'tls', 'key.pem');
+  let metrics: OmniMetricsHandle;
+  let prometheus: PrometheusHandle;
+
+  before(async () => {
+    metrics = await registerOmniMetrics({
+      modelName: 'omni-tls',
+      stagePools: [1],
+      logStats: true,
+      prometheus: { host: '127.0.0.1', port: 0, tls: { keyFile, certFile }, auth: { bearerToken: 'scrape-token' } },
+      logIntervalSeconds: 0,
+    });
+    metrics.pipeline.requestSucceeded(0.7, 'stop');
+    const server = metrics.prometheusServer;
+    assert.ok(server);
+    prometheus = await startPrometheus({
+      scrapeTargets: [{ job: 'omni-tls', target: `127.0.0.1:${server.port}`, scheme: 'https', caFile: certFile, bearerToken: 'scrape-token' }],
+      scrapeIntervalSeconds: 1,
+    });
+  });
+
+  after(async () => {
+    await prometheus?.stop();
+    await metrics?.shutdown();
+  });
+
+  it('stores the series (OpenMetrics and gzip negotiated by Prometheus itself)', async () => {
+    const result = await prometheus.waitFor('vllm:omni_requests_success_total', (r) => r.length === 1, 20_000);
+    assert.deepEqual(result[0]?.metric, { __name__: 'vllm:omni_requests_success_total', finished_reason: 'stop', instance: result[0]?.metric.instance, job: 'omni-tls', model_name: 'omni-tls' });
+    assert.equal(result[0]?.value[1], '1');
+    const up = await prometheus.query('up{job="omni-tls"}');
+    assert.equal(up[0]?.value[1], '1');
   });
 });

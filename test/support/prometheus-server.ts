@@ -39,6 +39,11 @@ export interface ScrapeTarget {
   target: string;
   /** Default `/metrics`. */
   metricsPath?: string;
+  /** `https` scrapes over TLS, trusting `caFile`. */
+  scheme?: 'http' | 'https';
+  caFile?: string;
+  /** Sent as `Authorization: Bearer …` (the scrape config's `authorization` section). */
+  bearerToken?: string;
 }
 
 export interface StartPrometheusOptions {
@@ -194,7 +199,7 @@ function buildConfig(opts: StartPrometheusOptions): string {
   const intervalSec = opts.scrapeIntervalSeconds ?? 1;
   const intervalMs = Math.round(intervalSec * 1000);
   const timeoutMs = Math.min(800, intervalMs); // < 1s, and never above the interval
-  const byJob = new Map<string, { metricsPath: string; targets: string[] }>();
+  const byJob = new Map<string, { metricsPath: string; targets: string[]; first: ScrapeTarget }>();
   for (const t of opts.scrapeTargets) {
     if (!t.job) throw new Error('startPrometheus: scrape target without job name');
     if (!t.target) throw new Error(`startPrometheus: job ${t.job} has an empty target`);
@@ -208,7 +213,7 @@ function buildConfig(opts: StartPrometheusOptions): string {
       }
       existing.targets.push(t.target);
     } else {
-      byJob.set(t.job, { metricsPath, targets: [t.target] });
+      byJob.set(t.job, { metricsPath, targets: [t.target], first: t });
     }
   }
   // JSON is valid YAML, so no YAML library is needed.
@@ -219,10 +224,13 @@ function buildConfig(opts: StartPrometheusOptions): string {
       evaluation_interval: '1s',
     },
     rule_files: (opts.ruleFiles ?? []).map((f) => path.resolve(f)),
-    scrape_configs: [...byJob].map(([job, { metricsPath, targets }]) => ({
+    scrape_configs: [...byJob].map(([job, { metricsPath, targets, first }]) => ({
       job_name: job,
       metrics_path: metricsPath,
       static_configs: [{ targets }],
+      ...(first.scheme ? { scheme: first.scheme } : {}),
+      ...(first.caFile ? { tls_config: { ca_file: path.resolve(first.caFile) } } : {}),
+      ...(first.bearerToken ? { authorization: { type: 'Bearer', credentials: first.bearerToken } } : {}),
     })),
   };
   return JSON.stringify(config, null, 2) + '\n';
