@@ -26,7 +26,7 @@ import type { PipelinePrefix } from '../views/names';
 import { StageReplicaMap } from '../views/stage-replica-map';
 import { streamNameFor, type NamingScheme } from '../views/views';
 import { createRecorders, type OmniRecorders, type RecorderSettings } from './recorders/recorders';
-import type { CacheConfigInfo } from './recorders/stat-logger';
+import { validateCacheConfig, type CacheConfigInfo } from './recorders/stat-logger';
 
 export interface PrometheusOptions extends PrometheusServerOptions {
   /** Add `target_info` from the resource (vLLM has none). */
@@ -159,6 +159,7 @@ export async function registerOmniMetrics(options: OmniMetricsOptions): Promise<
     buckets: config?.buckets,
     customFamilies: config?.customFamilies,
   });
+  if (options.cacheConfig !== undefined) validateCacheConfig(options.cacheConfig);
   const naming = options.naming ?? 'vllm';
   const store = new SeriesStore(catalog, { modelName: options.modelName, naming, cardinalityLimit: options.cardinalityLimit, stageReplicaMap });
 

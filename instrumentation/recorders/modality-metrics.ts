@@ -4,6 +4,7 @@ import { countAudioFrames } from '../audio/frames';
 import type { LabelValue } from '../../views/store/family-series';
 import type { SeriesStore } from '../../views/store/series-store';
 import { SeriesTable } from '../series-table';
+import { isPositive, neverThrow } from './never-throw';
 import type { RecorderOptions } from './pipeline-metrics';
 
 /** What the final stage reports about a finished request (vLLM-Omni `StageRequestStats`). */
@@ -70,6 +71,18 @@ export class OmniModalityMetrics {
     this.underrun = new SeriesTable(store, 'pipeline.audioUnderrun', model);
     this.continuityOk = new SeriesTable(store, 'pipeline.audioContinuityOk', model);
     this.skipped = new SeriesTable(store, 'pipeline.audioSkippedRequests', model);
+    neverThrow(this, 'OmniModalityMetrics', [
+      'observeAudioTtfp',
+      'observeAudioDuration',
+      'observeAudioRtf',
+      'incAudioFrames',
+      'observeAudioUnderrun',
+      'incAudioContinuityOk',
+      'incAudioSkipped',
+      'observeModalityAtFinalize',
+      'observeAudioFirstPacket',
+      'observeAudioStreamingFinalize',
+    ]);
   }
 
   observeAudioTtfp(stage: LabelValue, replica: LabelValue, seconds: number): void {
@@ -86,7 +99,7 @@ export class OmniModalityMetrics {
 
   /** Zero or negative frame counts create no series. */
   incAudioFrames(stage: LabelValue, replica: LabelValue, frames: number): void {
-    if (this.logStats && frames > 0) this.frames.get(stage, replica).record(frames);
+    if (this.logStats && isPositive(frames)) this.frames.get(stage, replica).record(frames);
   }
 
   /** Negative underruns clamp to 0. */

@@ -1,6 +1,7 @@
 import type { BoundSeries } from '../../views/store/series';
 import type { SeriesStore } from '../../views/store/series-store';
 import { SeriesTable } from '../series-table';
+import { isPositive, neverThrow } from './never-throw';
 
 export interface RecorderOptions {
   readonly modelName: string;
@@ -35,6 +36,7 @@ export class OmniPrometheusMetrics {
     this.waiting = store.bind('pipeline.numRequestsWaiting', model);
     this.e2e = store.bind('pipeline.e2eRequestLatency', model);
     this.success = new SeriesTable(store, 'pipeline.requestsSuccess', model);
+    neverThrow(this, 'OmniPrometheusMetrics', ['setRunning', 'setWaiting', 'requestSucceeded', 'requestFailed', 'observeTokens']);
   }
 
   setRunning(count: number): void {
@@ -60,8 +62,8 @@ export class OmniPrometheusMetrics {
   /** Token totals of a finished request; zero or negative counts are skipped. */
   observeTokens(promptTokens: number, generationTokens: number): void {
     if (!this.logStats) return;
-    if (promptTokens > 0) (this.promptTokens ??= this.store.bind('pipeline.promptTokens', this.model)).record(promptTokens);
-    if (generationTokens > 0) (this.generationTokens ??= this.store.bind('pipeline.generationTokens', this.model)).record(generationTokens);
+    if (isPositive(promptTokens)) (this.promptTokens ??= this.store.bind('pipeline.promptTokens', this.model)).record(promptTokens);
+    if (isPositive(generationTokens)) (this.generationTokens ??= this.store.bind('pipeline.generationTokens', this.model)).record(generationTokens);
   }
 }
 

@@ -1,6 +1,7 @@
 import type { LabelValue } from '../../views/store/family-series';
 import type { SeriesStore } from '../../views/store/series-store';
 import { SeriesTable } from '../series-table';
+import { neverThrow } from './never-throw';
 
 export interface StageReplicaSample {
   readonly stage: LabelValue;
@@ -22,6 +23,7 @@ export class OmniStageReplicaMetrics {
   constructor(store: SeriesStore, modelName: string) {
     this.queueSize = new SeriesTable(store, 'pipeline.stageOutputsQueueSize', [modelName]);
     this.inflight = new SeriesTable(store, 'pipeline.stageInflightRequests', [modelName]);
+    neverThrow(this, 'OmniStageReplicaMetrics', ['observe']);
   }
 
   observe(samples: Iterable<StageReplicaSample>): void {

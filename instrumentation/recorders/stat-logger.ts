@@ -6,6 +6,8 @@ import type { IterationStats } from '../stats/iteration-stats';
 import { LoggingStatLogger } from '../stats/logging-stat-logger';
 import { DEFAULT_LOG_STATS_INTERVAL_SECONDS, PeriodicLogger } from '../stats/periodic-logger';
 import { isFinishReason, type SchedulerStats } from '../stats/types';
+import { LABEL_NAME_PATTERN } from '../../views/names';
+import { neverThrow } from './never-throw';
 import { bindEngineSeries, type EngineSeries } from './engine-series';
 
 /** vLLM's `CacheConfig.metrics_info()`: field name → value, exposed as `vllm:cache_config_info` labels. */
@@ -56,7 +58,10 @@ export class OmniStatLogger {
     const engines = options.stageReplicaMap.entries().map(([, engine]) => engine);
     this.engines = bindEngineSeries(store, options.modelName, engines, options.features);
     for (const series of this.engines) this.recordSleepStateOn(series, false, 0);
-    if (options.cacheConfig) this.logEngineInitialized(options.cacheConfig);
+    if (options.cacheConfig) {
+      validateCacheConfig(options.cacheConfig);
+      this.logEngineInitialized(options.cacheConfig);
+    }
     const periodic =
       interval > 0
         ? new PeriodicLogger({ intervalSeconds: interval, onError: (error) => diag.warn('omni-otel-metrics: periodic stats log failed', error) })
@@ -69,6 +74,7 @@ export class OmniStatLogger {
       periodic.add(logger);
       return logger;
     });
+    neverThrow(this, 'OmniStatLogger', ['recordSleepState', 'logEngineInitialized']);
   }
 
   get stageReplicaMap(): StageReplicaMap {
@@ -105,8 +111,9 @@ export class OmniStatLogger {
     }
   }
 
-  /** `vllm:cache_config_info` = 1 for every engine, labelled with the config's fields. */
+  /** `vllm:cache_config_info` = 1 for every engine, labelled with the config's fields (checked: see `validateCacheConfig`). */
   logEngineInitialized(cacheConfig: CacheConfigInfo): void {
+    validateCacheConfig(cacheConfig);
     const labels = Object.fromEntries(Object.entries(cacheConfig).map(([key, value]) => [key, pythonStr(value)]));
     for (const [, { stage, replica }] of this.options.stageReplicaMap.entries()) {
       this.store.bind('upstream.cacheConfigInfo', [stage, replica], labels).record(1);
@@ -229,6 +236,26 @@ export class OmniStatLogger {
       series.timePerOutputTokenPerRequest.record(finished.meanTimePerOutputToken);
       if (finished.maxTokensParam) series.paramsMaxTokens.record(finished.maxTokensParam);
     }
+  }
+}
+
+/** Labels `vllm:cache_config_info` has besides the config's fields. */
+const CACHE_CONFIG_RESERVED = new Set(['stage', 'replica', 'le']);
+
+/**
+ * Throws naming the field when a config cannot become `vllm:cache_config_info` labels: every key
+ * a label name of its own (`[a-zA-Z_][a-zA-Z0-9_]*`, not `__`-prefixed, not stage / replica / le),
+ * every value a string, finite number, boolean or null. A bad key would make every scrape
+ * unparseable, so it is refused at registration.
+ */
+export function validateCacheConfig(cacheConfig: CacheConfigInfo): void {
+  if (typeof cacheConfig !== 'object' || cacheConfig === null || Array.isArray(cacheConfig)) throw new TypeError('cacheConfig must be an object of field → value');
+  for (const [key, value] of Object.entries(cacheConfig)) {
+    if (!LABEL_NAME_PATTERN.test(key) || key.startsWith('__') || CACHE_CONFIG_RESERVED.has(key)) {
+      throw new RangeError(`cacheConfig key ${JSON.stringify(key)} is not usable as a label name (want [a-zA-Z_][a-zA-Z0-9_]*, not __-prefixed, not stage / replica / le)`);
+    }
+    const valid = value === null || typeof value === 'string' || typeof value === 'boolean' || (typeof value === 'number' && Number.isFinite(value));
+    if (!valid) throw new TypeError(`cacheConfig.${key} must be a string, finite number, boolean or null`);
   }
 }
 

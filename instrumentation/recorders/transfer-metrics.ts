@@ -1,6 +1,7 @@
 import type { LabelValue } from '../../views/store/family-series';
 import type { SeriesStore } from '../../views/store/series-store';
 import { SeriesTable } from '../series-table';
+import { neverThrow } from './never-throw';
 import type { RecorderOptions } from './pipeline-metrics';
 
 /**
@@ -22,6 +23,7 @@ export class OmniTransferMetrics {
     this.tx = new SeriesTable(store, 'pipeline.transferTx', model);
     this.rx = new SeriesTable(store, 'pipeline.transferRx', model);
     this.inFlight = new SeriesTable(store, 'pipeline.transferInFlight', model);
+    neverThrow(this, 'OmniTransferMetrics', ['observeSize', 'observeTxTime', 'observeRxTime', 'observeInFlightTime']);
   }
 
   observeSize(fromStage: LabelValue, fromReplica: LabelValue, toStage: LabelValue, toReplica: LabelValue, bytes: number): void {

@@ -10,6 +10,20 @@ export type LabelValue = string | number;
 const MIN_SERIES_PER_PAGE = 4;
 const MAX_SERIES_PER_PAGE = 256;
 
+/**
+ * A label value as text. Values come from the host: anything that is not a string or a finite
+ * number (a Symbol, an object whose `toString` throws, NaN) becomes a fixed placeholder instead of
+ * throwing into the caller.
+ */
+function labelValueText(value: unknown): string {
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' || typeof value === 'bigint' || typeof value === 'boolean') return String(value);
+  return INVALID_LABEL_VALUE;
+}
+
+/** What a label value that cannot be text is recorded as. */
+export const INVALID_LABEL_VALUE = 'invalid';
+
 /** The attribute that marks the one series a family folds label sets into once it is full (as the OpenTelemetry SDK). */
 export const OVERFLOW_ATTRIBUTE = 'otel.metric.overflow';
 
@@ -64,13 +78,14 @@ export class FamilySeries implements SeriesOwner {
       throw new RangeError(`${this.name} takes ${labels.length} label values (${labels.join(', ')}), got ${values.length}`);
     }
     if (extraLabels !== undefined && !this.family.info) throw new TypeError(`${this.name} is not an info family: it has no extra labels`);
-    const key = extraLabels === undefined ? values.join('\u0000') : `${values.join('\u0000')}\u0001${JSON.stringify(extraLabels)}`;
+    const texts = values.map(labelValueText);
+    const key = extraLabels === undefined ? texts.join('\u0000') : `${texts.join('\u0000')}\u0001${JSON.stringify(extraLabels)}`;
     const existing = this.byKey.get(key);
     if (existing !== undefined) return existing;
     if (this.byKey.size >= this.context.cardinalityLimit) return this.overflowSeries();
     const attributes: Attributes = { ...extraLabels };
     labels.forEach((name, i) => {
-      attributes[name] = String(values[i]);
+      attributes[name] = texts[i];
     });
     const series = this.create(attributes);
     this.byKey.set(key, series);

@@ -51,8 +51,9 @@ export abstract class StoredSeries implements BoundSeries, LabelText {
 
   abstract record(value: number): void;
 
-  protected reject(value: number, why: string): void {
-    this.owner.invalidValues.warn(`${this.owner.name}${this.plain}: ${String(value)} dropped (${why})`);
+  protected reject(value: unknown, why: string): void {
+    const shown = typeof value === 'number' ? String(value) : `a ${typeof value}`;
+    this.owner.invalidValues.warn(`${this.owner.name}${this.plain}: ${shown} dropped (${why})`);
   }
 }
 
@@ -61,7 +62,8 @@ export class CounterSeries extends StoredSeries {
   value = 0;
 
   record(increment: number): void {
-    if (increment > 0 && increment < Infinity) this.value += increment;
+    // `typeof` first: a Symbol or BigInt from an untyped caller must not reach the comparisons.
+    if (typeof increment === 'number' && increment > 0 && increment < Infinity) this.value += increment;
     else if (increment !== 0) this.reject(increment, 'a counter takes finite increments >= 0');
   }
 }
@@ -72,7 +74,7 @@ export class GaugeSeries extends StoredSeries {
 
   record(value: number): void {
     if (value === this.value) return;
-    if (value - value === 0) this.value = value;
+    if (typeof value === 'number' && value - value === 0) this.value = value;
     else this.reject(value, 'a gauge takes finite values');
   }
 }
@@ -97,7 +99,7 @@ export class HistogramSeries extends StoredSeries {
   }
 
   record(value: number): void {
-    if (value - value !== 0) {
+    if (typeof value !== 'number' || value - value !== 0) {
       this.reject(value, 'a histogram takes finite values');
       return;
     }

@@ -1,0 +1,128 @@
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { registerOmniMetrics, type OmniMetricsHandle } from '../../instrumentation/register';
+import { parseSamples, type Sample } from '../support/exposition';
+import { checkMetrics } from '../support/promtool';
+import { withWarnings } from '../views/store/store-fixture';
+
+/** Whatever an untyped host might pass where a number or a label goes. */
+const hostile = fc.oneof(
+  fc.double(),
+  fc.integer({ min: -3, max: 5 }),
+  fc.constantFrom(undefined, null, Number.NaN, Infinity, -Infinity, -0, true, 2n ** 70n, Symbol('s')),
+  fc.string({ maxLength: 12 }),
+  fc.constant({ valueOf: () => { throw new Error('valueOf'); }, toString: () => { throw new Error('toString'); } }),
+  fc.object({ maxDepth: 1 }),
+);
+
+type Call = (handle: OmniMetricsHandle) => unknown;
+
+/** One call of a public recorder method with hostile arguments. */
+const call: fc.Arbitrary<Call> = fc.oneof(
+  fc.tuple(hostile).map(([v]) => (h: OmniMetricsHandle) => h.pipeline.setRunning(v as number)),
+  fc.tuple(hostile).map(([v]) => (h: OmniMetricsHandle) => h.pipeline.setWaiting(v as number)),
+  fc.tuple(hostile, hostile).map(([v, reason]) => (h: OmniMetricsHandle) => h.pipeline.requestSucceeded(v as number, reason as string)),
+  fc.constant((h: OmniMetricsHandle) => h.pipeline.requestFailed()),
+  fc.tuple(hostile, hostile).map(([p, g]) => (h: OmniMetricsHandle) => h.pipeline.observeTokens(p as number, g as number)),
+  fc.tuple(hostile, hostile, hostile).map(([s, r, v]) => (h: OmniMetricsHandle) => h.audio.observeAudioTtfp(s as number, r as number, v as number)),
+  fc.tuple(hostile, hostile, hostile).map(([s, r, v]) => (h: OmniMetricsHandle) => h.audio.observeAudioRtf(s as number, r as number, v as number)),
+  fc.tuple(hostile, hostile, hostile).map(([s, r, v]) => (h: OmniMetricsHandle) => h.audio.observeAudioUnderrun(s as number, r as number, v as number)),
+  fc.tuple(hostile, hostile, hostile).map(([s, r, v]) => (h: OmniMetricsHandle) => h.audio.incAudioContinuityOk(s as number, r as number, v as number)),
+  fc.tuple(hostile, hostile, hostile).map(([s, r, v]) => (h: OmniMetricsHandle) => h.audio.incAudioSkipped(s as number, r as number, v as string)),
+  fc.tuple(hostile).map(([input]) => (h: OmniMetricsHandle) => h.audio.observeModalityAtFinalize(input as never)),
+  fc.tuple(hostile).map(([input]) => (h: OmniMetricsHandle) => h.audio.observeAudioFirstPacket(input as never)),
+  fc.tuple(hostile).map(([input]) => (h: OmniMetricsHandle) => h.audio.observeAudioStreamingFinalize(input as never)),
+  fc.tuple(hostile, hostile, hostile, hostile, hostile).map(([a, b, c, d, v]) => (h: OmniMetricsHandle) => h.transfer.observeInFlightTime(a as number, b as number, c as number, d as number, v as number)),
+  fc.tuple(hostile).map(([samples]) => (h: OmniMetricsHandle) => h.stageReplica.observe(samples as never)),
+  fc.tuple(hostile, hostile, hostile).map(([s, i, e]) => (h: OmniMetricsHandle) => h.statLogger?.record(s as never, i as never, e as number)),
+  fc.tuple(hostile, hostile, hostile).map(([s, l, e]) => (h: OmniMetricsHandle) => h.statLogger?.recordSleepState(s as boolean, l as number, e as number)),
+);
+
+/** Histograms are consistent: buckets never decrease, `+Inf` equals `_count`; counters are finite and not negative. */
+function assertConsistent(samples: readonly Sample[]): void {
+  const series = new Map<string, Sample[]>();
+  for (const sample of samples) {
+    if (!sample.name.endsWith('_bucket')) continue;
+    const { le: _le, ...labels } = sample.labels;
+    const key = `${sample.name}${JSON.stringify(Object.entries(labels).sort())}`;
+    series.set(key, [...(series.get(key) ?? []), sample]);
+  }
+  for (const [key, buckets] of series) {
+    for (let i = 1; i < buckets.length; i++) assert.ok((buckets[i]?.value ?? 0) >= (buckets[i - 1]?.value ?? 0), `${key}: buckets never decrease`);
+    const last = buckets.at(-1);
+    assert.equal(last?.labels.le, '+Inf');
+    const { le: _le, ...labels } = last?.labels ?? {};
+    const count = samples.find((s) => s.name === last?.name.replace(/_bucket$/, '_count') && JSON.stringify(Object.entries(s.labels).sort()) === JSON.stringify(Object.entries(labels).sort()));
+    assert.equal(count?.value, last?.value, `${key}: +Inf equals _count`);
+  }
+  for (const sample of samples) {
+    if (sample.name.endsWith('_total')) assert.ok(Number.isFinite(sample.value) && sample.value >= 0, `${sample.name} ${sample.rawValue}`);
+  }
+}
+
+describe('recorders under hostile input', function () {
+  this.timeout(120_000);
+  let handle: OmniMetricsHandle;
+  let lastText = '';
+  before(async () => {
+    handle = await registerOmniMetrics({
+      modelName: 'm',
+      stagePools: [1, 2],
+      logStats: true,
+      features: { specDecode: { numSpeculativeTokens: 2 }, kvConnector: 'nixl', lora: { maxLoras: 1 }, kvCacheMetrics: true, corruptedRequests: true },
+      prometheus: false,
+      exporters: [],
+      logIntervalSeconds: 0,
+    });
+  });
+  after(() => handle.shutdown());
+
+  it('property: no sequence of calls throws, and every scrape parses, with consistent histograms and counters, in both formats', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(call, { minLength: 1, maxLength: 40 }), async (calls) => {
+        withWarnings(() => {
+          for (const c of calls) assert.doesNotThrow(() => c(handle));
+        });
+        const text = await handle.metricsText();
+        assertConsistent(parseSamples(text));
+        const openMetrics = await handle.metricsText('openmetrics');
+        assert.ok(openMetrics.endsWith('# EOF\n'));
+        assertConsistent(parseSamples(openMetrics.replace(/^# EOF\n$/m, '')));
+        lastText = text;
+      }),
+      { numRuns: 150 },
+    );
+  });
+
+  it('property: a counter equals the sum of its valid increments, whatever else arrives', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.oneof(hostile, fc.double({ min: 0.5, max: 1e6, noNaN: true })), { maxLength: 60 }), async (values) => {
+        const fresh = await registerOmniMetrics({ modelName: 'm', stagePools: [1], logStats: true, prometheus: false, exporters: [], logIntervalSeconds: 0 });
+        try {
+          withWarnings(() => {
+            for (const value of values) {
+              fresh.audio.incAudioFrames(0, 0, value as number);
+              fresh.pipeline.observeTokens(value as number, 1);
+            }
+          });
+          const valid = values.filter((v): v is number => typeof v === 'number' && v > 0 && v < Infinity);
+          const expected = valid.reduce((sum, v) => sum + v, 0);
+          const samples = parseSamples(await fresh.metricsText());
+          const value = (name: string) => samples.find((s) => s.name === name)?.value ?? 0;
+          assert.equal(value('vllm:omni_audio_frames_total'), expected);
+          assert.equal(value('vllm:omni_prompt_tokens_total'), expected);
+          assert.equal(value('vllm:omni_generation_tokens_total'), values.length, 'the valid argument of each call is kept');
+        } finally {
+          await fresh.shutdown();
+        }
+      }),
+      { numRuns: 60 },
+    );
+  });
+
+  it('promtool parses the scrape left by the hostile sequences (lints only, no parse error)', async () => {
+    assert.ok(lastText.length > 0);
+    const result = await checkMetrics(lastText);
+    assert.equal(result.parseError, undefined, result.raw);
+  });
+});
