@@ -126,3 +126,42 @@ describe('recorders under hostile input', function () {
     assert.equal(result.parseError, undefined, result.raw);
   });
 });
+
+describe('configuration and indices from outside', () => {
+  it('cacheConfig keys that cannot be label names are refused at registration, naming the key', async () => {
+    for (const [key, message] of [
+      ['', /cacheConfig key "" is not usable as a label name/],
+      ['a.b', /cacheConfig key "a\.b"/],
+      ['__name__', /cacheConfig key "__name__"/],
+      ['stage', /cacheConfig key "stage"/],
+      ['le', /cacheConfig key "le"/],
+    ] as const) {
+      await assert.rejects(
+        registerOmniMetrics({ modelName: 'm', stagePools: [1], logStats: true, prometheus: false, exporters: [], cacheConfig: { [key]: 1 } }),
+        message,
+      );
+    }
+    await assert.rejects(
+      registerOmniMetrics({ modelName: 'm', stagePools: [1], logStats: true, prometheus: false, exporters: [], cacheConfig: { block_size: Number.NaN } }),
+      /cacheConfig\.block_size must be a string, finite number, boolean or null/,
+    );
+  });
+
+  it('an engine index that is not an integer in the map records nothing and pollutes nothing', async () => {
+    const handle = await registerOmniMetrics({ modelName: 'm', stagePools: [1, 2], logStats: true, prometheus: false, exporters: [], logIntervalSeconds: 0 });
+    try {
+      const before = await handle.metricsText();
+      withWarnings(() => {
+        for (const engine of ['length', '__proto__', 'constructor', '1', 1.5, -1, 3, Number.NaN]) {
+          assert.doesNotThrow(() => handle.statLogger?.record({ numRunningReqs: 7 } as never, null, engine as number));
+          assert.doesNotThrow(() => handle.statLogger?.recordSleepState(true, 1, engine as number));
+        }
+      });
+      assert.equal(await handle.metricsText(), before);
+      assert.equal(Object.prototype.hasOwnProperty.call(Array.prototype, 'running'), false);
+      assert.equal(({} as Record<string, unknown>).running, undefined);
+    } finally {
+      await handle.shutdown();
+    }
+  });
+});
