@@ -9,6 +9,7 @@ import {
 } from '@opentelemetry/instrumentation';
 import type { OmniMetricsHandle } from '../register';
 import { createRecorders, type OmniRecorders } from '../recorders/recorders';
+import { LimitedWarning } from '../../views/limited-warning';
 import { OMNI_METER_NAME, PACKAGE_VERSION } from '../../views/views';
 import { subscribeChannels } from './channels';
 import { methodOwner, type HostClass } from './class-patcher';
@@ -39,6 +40,8 @@ export interface OmniInstrumentationConfig extends InstrumentationConfig {
   /** Also listen on `OMNI_CHANNELS` (default true). */
   readonly diagnosticsChannels?: boolean;
 }
+
+const unobservableStreams = new LimitedWarning();
 
 const ORCHESTRATOR_METHODS = ['addRequest', 'cleanupRequest', 'submitToStage', 'pollEngine', 'sendToNextStage', 'receiveFromPreviousStage'] as const;
 type OrchestratorMethod = (typeof ORCHESTRATOR_METHODS)[number];
@@ -195,15 +198,20 @@ export class OmniInstrumentation extends InstrumentationBase<OmniInstrumentation
         const stream = original.apply(this, args);
         if (!instrumentation.isEnabled()) return stream;
         const guard = instrumentation.guard();
-        const requestId = (args[0] as { requestId?: unknown } | undefined)?.requestId;
-        if (typeof requestId !== 'string') return stream;
-        const observer = instrumentation.observer;
-        guard.run('generate start', () => observer.generateStarted(requestId));
-        return observeStream(stream, guard, {
-          output: (value) => observer.generateOutput(requestId, value),
-          ended: (outcome) => observer.generateEnded(requestId, outcome),
-          active: () => instrumentation.isEnabled() && instrumentation.currentObserver === observer,
+        guard.run('generate start', () => {
+          // The request object is the host's: a getter that throws is the hooks' problem, not the host's.
+          const requestId = (args[0] as { requestId?: unknown } | undefined)?.requestId;
+          if (typeof requestId !== 'string') return;
+          const observer = instrumentation.observer;
+          const observed = observeStream(stream, guard, {
+            output: (value) => observer.generateOutput(requestId, value),
+            ended: (outcome) => observer.generateEnded(requestId, outcome),
+            active: () => instrumentation.isEnabled() && instrumentation.currentObserver === observer,
+          });
+          if (observed) observer.generateStarted(requestId);
+          else unobservableStreams.warn('a generate stream could not be observed (not iterable, frozen, or refusing new properties); its request is not counted');
         });
+        return stream;
       };
   }
 }

@@ -8,8 +8,11 @@ import type { StageReplicaMap } from '../../views/stage-replica-map';
 import { EngineStatsFeed } from './engine-stats-feed';
 import type { EngineCoreOutputs, OmniRequestOutput, ReceiveReceipt, StagePoolLike, StageRequest, TransferReceipt } from './host-contract';
 
-/** How a `generate` stream ended, as its consumer saw it. */
-export type GenerateOutcome = 'completed' | 'abandoned' | 'failed';
+/**
+ * How a `generate` stream ended, as its consumer saw it; `unobserved`: the stream turned out to
+ * be one the hooks cannot watch (its iterator refuses them), so its request is forgotten uncounted.
+ */
+export type GenerateOutcome = 'completed' | 'abandoned' | 'failed' | 'unobserved';
 
 /** Per-request serving state: lives from `generateStarted` to `generateEnded`, never longer. */
 interface GenerateState {
@@ -173,6 +176,7 @@ export class PipelineObserver {
     const state = this.generating.get(requestId);
     if (state === undefined) return;
     this.generating.delete(requestId);
+    if (outcome === 'unobserved') return this.publishGauges();
     const { audio, pipeline } = this.recorders();
     if (!state.finalized) pipeline.requestFailed();
     // Upstream finalizes the stream after its loop ends normally: a stream run to its end, or left

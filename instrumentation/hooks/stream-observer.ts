@@ -12,37 +12,38 @@ export interface StreamCallbacks {
 type AnyIterator = AsyncIterator<OmniRequestOutput> & Record<PropertyKey, unknown>;
 
 /**
- * Observes an async iterable of outputs without replacing it: the host's object is returned as is,
+ * Observes an async iterable of outputs without replacing it: the host's object stays the host's,
  * with its own `next` / `return` / `throw` shadowed on the instance by versions that call the
  * originals, hand back the originals' very promises, and watch them on side branches.
+ *
+ * Returns whether the stream is observed. One that cannot be (not iterable, frozen, a Proxy that
+ * refuses new properties) is left exactly as it was, and the caller does not track it.
  */
-export function observeStream<T>(iterable: T, guard: TelemetryGuard, callbacks: StreamCallbacks): T {
-  if (typeof iterable !== 'object' || iterable === null) return iterable;
-  const target = iterable as unknown as AnyIterator & AsyncIterable<OmniRequestOutput>;
-  if (typeof target.next === 'function') {
-    patchIterator(target, guard, callbacks);
-    return iterable;
-  }
+export function observeStream(iterable: unknown, guard: TelemetryGuard, callbacks: StreamCallbacks): boolean {
+  if (typeof iterable !== 'object' || iterable === null) return false;
+  const target = iterable as AnyIterator & AsyncIterable<OmniRequestOutput>;
+  if (typeof target.next === 'function') return patchIterator(target, guard, callbacks);
   const makeIterator = target[Symbol.asyncIterator];
-  if (typeof makeIterator !== 'function') return iterable;
+  if (typeof makeIterator !== 'function') return false;
   // A plain iterable: observe the iterator it hands out (only the first consumer is observed).
   let observed = false;
-  Object.defineProperty(target, Symbol.asyncIterator, {
-    configurable: true,
-    writable: true,
-    value: function (this: unknown) {
-      const iterator = makeIterator.call(this) as AnyIterator;
-      if (!observed && typeof iterator?.next === 'function') {
-        observed = true;
-        patchIterator(iterator, guard, callbacks);
-      }
-      return iterator;
-    },
-  });
-  return iterable;
+  return shadowAll(target, [
+    [
+      Symbol.asyncIterator,
+      function (this: unknown) {
+        const iterator = makeIterator.call(this) as AnyIterator;
+        if (!observed && typeof iterator?.next === 'function') {
+          observed = true;
+          // An iterator that cannot be observed ends the request's tracking at once, uncounted.
+          if (!patchIterator(iterator, guard, callbacks)) guard.run('generate stream end', () => callbacks.ended('unobserved'));
+        }
+        return iterator;
+      },
+    ],
+  ]);
 }
 
-function patchIterator(iterator: AnyIterator, guard: TelemetryGuard, callbacks: StreamCallbacks): void {
+function patchIterator(iterator: AnyIterator, guard: TelemetryGuard, callbacks: StreamCallbacks): boolean {
   let ended = false;
   const end = (outcome: GenerateOutcome): void => {
     if (ended) return;
@@ -51,7 +52,8 @@ function patchIterator(iterator: AnyIterator, guard: TelemetryGuard, callbacks: 
   };
 
   const next = iterator.next as (...args: unknown[]) => Promise<IteratorResult<OmniRequestOutput>>;
-  shadow(iterator, 'next', function (this: unknown, ...args: unknown[]) {
+  const shadows: Array<[PropertyKey, (...args: unknown[]) => unknown]> = [];
+  shadows.push(['next', function (this: unknown, ...args: unknown[]) {
     if (ended || !callbacks.active()) return next.apply(this, args);
     let result: Promise<IteratorResult<OmniRequestOutput>>;
     try {
@@ -68,18 +70,38 @@ function patchIterator(iterator: AnyIterator, guard: TelemetryGuard, callbacks: 
       () => end('failed'),
     );
     return result;
-  });
+  }]);
 
   for (const method of ['return', 'throw'] as const) {
     const original = iterator[method] as ((...args: unknown[]) => unknown) | undefined;
     if (typeof original !== 'function') continue;
-    shadow(iterator, method, function (this: unknown, ...args: unknown[]) {
+    shadows.push([method, function (this: unknown, ...args: unknown[]) {
       if (callbacks.active()) end('abandoned');
       return original.apply(this, args);
-    });
+    }]);
   }
+  return shadowAll(iterator, shadows);
 }
 
-function shadow(target: object, name: string, value: (...args: unknown[]) => unknown): void {
-  Object.defineProperty(target, name, { configurable: true, writable: true, enumerable: false, value });
+/**
+ * Defines every shadow on the instance, or none: an object that refuses one (frozen, sealed, a
+ * Proxy whose trap says no or throws) gets back exactly the properties it had.
+ */
+function shadowAll(target: object, shadows: ReadonlyArray<[PropertyKey, (...args: unknown[]) => unknown]>): boolean {
+  const done: PropertyKey[] = [];
+  try {
+    for (const [name, value] of shadows) {
+      if (!Reflect.defineProperty(target, name, { configurable: true, writable: true, enumerable: false, value })) break;
+      done.push(name);
+    }
+  } catch {
+    // A Proxy trap that throws: treated as a refusal.
+  }
+  if (done.length === shadows.length) return true;
+  try {
+    for (const name of done) Reflect.deleteProperty(target, name);
+  } catch {
+    // Nothing more can be undone on an object that refuses; its own methods were never replaced.
+  }
+  return false;
 }

@@ -1,0 +1,111 @@
+import assert from 'node:assert/strict';
+import type { OmniRequestOutput } from '../../instrumentation/hooks/host-contract';
+import { OmniInstrumentation } from '../../instrumentation/hooks/omni-instrumentation';
+import { registerOmniMetrics, type OmniMetricsHandle } from '../../instrumentation/register';
+import { withWarnings } from '../views/store/store-fixture';
+
+const FINAL: OmniRequestOutput = { requestId: 'r', stageId: 0, replicaId: 0, finalOutputType: 'text', finished: true, finishReason: 'stop' };
+
+async function* outputs(): AsyncGenerator<OmniRequestOutput> {
+  yield FINAL;
+}
+
+/** A hand-written async iterator (a Proxy cannot stand in for a generator object: its methods check their receiver). */
+function handWritten(): AsyncIterableIterator<OmniRequestOutput> {
+  let done = false;
+  return {
+    next: async () => (done ? { done: true, value: undefined } : ((done = true), { done: false, value: FINAL })),
+    return: async () => ({ done: true, value: undefined }),
+    [Symbol.asyncIterator]() {
+      return this;
+    },
+  };
+}
+
+/** A serving class whose `generate` returns whatever the test hands it, so every shape the host may return is tried. */
+function servingReturning(make: () => unknown) {
+  return class Serving {
+    generate(_request: unknown): unknown {
+      return make();
+    }
+  };
+}
+
+async function consume(stream: unknown): Promise<unknown[]> {
+  const seen: unknown[] = [];
+  for await (const value of stream as AsyncIterable<unknown>) seen.push(value);
+  return seen;
+}
+
+describe('hooks and the shapes a generate stream may have', () => {
+  let metrics: OmniMetricsHandle;
+  beforeEach(async () => {
+    metrics = await registerOmniMetrics({ modelName: 'm', stagePools: [1], logStats: true, prometheus: false, exporters: [], logIntervalSeconds: 0 });
+  });
+  afterEach(() => metrics.shutdown());
+
+  async function run(make: () => unknown, request: unknown = { requestId: 'r' }) {
+    const Serving = servingReturning(make);
+    const plain = new Serving().generate(request);
+    const instrumentation = new OmniInstrumentation({ metrics, servingClass: Serving, diagnosticsChannels: false });
+    try {
+      const { result: hooked, warnings } = withWarnings(() => new Serving().generate(request));
+      return { plain, hooked, warnings, tracked: () => (instrumentation.observer.trackedRequests.generating) };
+    } finally {
+      setImmediate(() => instrumentation.disable());
+    }
+  }
+
+  for (const [name, make] of [
+    ['a frozen async generator', () => Object.freeze(outputs())],
+    ['a frozen async iterable', () => Object.freeze({ [Symbol.asyncIterator]: () => outputs() })],
+    ['a Proxy that refuses new properties', () => new Proxy(handWritten(), { defineProperty: () => false })],
+    ['a Proxy whose defineProperty trap throws', () => new Proxy(handWritten(), { defineProperty: () => { throw new Error('no'); } })],
+  ] as const) {
+    it(`${name}: returned untouched, iterated as the host wrote it, not tracked, no throw`, async () => {
+      const stream = make();
+      const { hooked, tracked } = await run(() => stream);
+      assert.equal(hooked, stream, 'the very same object');
+      assert.deepEqual(await consume(hooked), [FINAL]);
+      assert.equal(tracked(), 0);
+      const text = await metrics.metricsText();
+      assert.ok(!text.includes('vllm:omni_requests_success_total{'), 'nothing counted for a stream the hooks cannot see');
+    });
+  }
+
+  it('an iterable whose iterator refuses the hooks: tracking ends when it is handed out, uncounted', async () => {
+    const iterable = { [Symbol.asyncIterator]: () => Object.freeze(outputs()) };
+    const { hooked, tracked } = await run(() => iterable);
+    assert.equal(hooked, iterable);
+    assert.equal(tracked(), 1, 'tracked until its iterator is asked for');
+    assert.deepEqual(await consume(hooked), [FINAL]);
+    assert.equal(tracked(), 0);
+  });
+
+  it('a generate that returns no iterable (undefined, a number, a promise) is returned as is and not tracked', async () => {
+    for (const value of [undefined, 42, Promise.resolve('x')]) {
+      const { hooked, tracked } = await run(() => value);
+      assert.equal(hooked, value);
+      assert.equal(tracked(), 0);
+    }
+  });
+
+  it('a request whose requestId getter throws: the host gets its stream, the hooks stay out', async () => {
+    const request = {
+      get requestId(): string {
+        throw new Error('getter');
+      },
+    };
+    const stream = outputs();
+    const { hooked, tracked } = await run(() => stream, request);
+    assert.equal(hooked, stream);
+    assert.equal(tracked(), 0);
+    assert.deepEqual(await consume(hooked), [FINAL]);
+  });
+
+  it('an ordinary async generator is still observed and counted', async () => {
+    const { hooked } = await run(() => outputs());
+    assert.deepEqual(await consume(hooked), [FINAL]);
+    assert.ok((await metrics.metricsText()).includes('vllm:omni_requests_success_total{finished_reason="stop",model_name="m"} 1.0'));
+  });
+});
