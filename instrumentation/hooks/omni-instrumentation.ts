@@ -14,7 +14,7 @@ import { OMNI_METER_NAME, PACKAGE_VERSION } from '../../views/views';
 import { subscribeChannels } from './channels';
 import { methodOwner, type HostClass } from './class-patcher';
 import type { EngineCoreOutputs, OrchestratorRequest, ReceiveReceipt, StageRequest, TransferReceipt } from './host-contract';
-import { PipelineObserver, type BindingSource } from './pipeline-observer';
+import { DEFAULT_REQUEST_IDLE_TIMEOUT_MILLIS, PipelineObserver, type BindingSource } from './pipeline-observer';
 import { observeStream } from './stream-observer';
 import { observeResult, TelemetryGuard } from './telemetry-guard';
 
@@ -39,9 +39,21 @@ export interface OmniInstrumentationConfig extends InstrumentationConfig {
   readonly modules?: readonly HostModuleHook[];
   /** Also listen on `OMNI_CHANNELS` (default true). */
   readonly diagnosticsChannels?: boolean;
+  /**
+   * A request with no activity (stream output, stage submission) for this long is ended: its
+   * stream counted as an abort, its admission released. Default 600 000 (10 minutes).
+   */
+  readonly requestIdleTimeoutMillis?: number;
+  /** Requests tracked at once; past it the oldest is ended as an abort. Default 100 000. */
+  readonly maxTrackedRequests?: number;
 }
 
 const unobservableStreams = new LimitedWarning();
+
+/** Streams collected while still tracked: their request ended without its consumer saying so. */
+const droppedStreams = new FinalizationRegistry<{ observer: PipelineObserver; requestId: string; token: object }>(({ observer, requestId, token }) => {
+  observer.generateEnded(requestId, 'abandoned', token);
+});
 
 const ORCHESTRATOR_METHODS = ['addRequest', 'cleanupRequest', 'submitToStage', 'pollEngine', 'sendToNextStage', 'receiveFromPreviousStage'] as const;
 type OrchestratorMethod = (typeof ORCHESTRATOR_METHODS)[number];
@@ -62,10 +74,15 @@ export class OmniInstrumentation extends InstrumentationBase<OmniInstrumentation
   declare private currentObserver: PipelineObserver | undefined;
   declare private currentGuard: TelemetryGuard | undefined;
   declare private unsubscribe: (() => void) | undefined;
+  declare private sweeper: NodeJS.Timeout | undefined;
   declare private patched: Array<{ owner: object; name: string }> | undefined;
 
   constructor(config: OmniInstrumentationConfig) {
     if (!config?.metrics) throw new TypeError('OmniInstrumentation needs { metrics } from registerOmniMetrics()');
+    for (const option of ['requestIdleTimeoutMillis', 'maxTrackedRequests'] as const) {
+      const value = config[option];
+      if (value !== undefined && (!Number.isInteger(value) || value < 1)) throw new RangeError(`${option} must be a positive integer, got ${String(value)}`);
+    }
     super(OMNI_METER_NAME, PACKAGE_VERSION, config);
   }
 
@@ -76,7 +93,10 @@ export class OmniInstrumentation extends InstrumentationBase<OmniInstrumentation
 
   /** The call-site logic the hooks and channels feed (exposed for tests and diagnostics). */
   get observer(): PipelineObserver {
-    this.currentObserver ??= new PipelineObserver(() => this.recorders, this._config.metrics.stageReplicaMap);
+    this.currentObserver ??= new PipelineObserver(() => this.recorders, this._config.metrics.stageReplicaMap, {
+      requestIdleTimeoutMillis: this._config.requestIdleTimeoutMillis,
+      maxTrackedRequests: this._config.maxTrackedRequests,
+    });
     return this.currentObserver;
   }
 
@@ -117,6 +137,9 @@ export class OmniInstrumentation extends InstrumentationBase<OmniInstrumentation
     this.patchClass(this._config.orchestratorClass, 'orchestrator');
     this.patchClass(this._config.servingClass, 'serving');
     if (this._config.diagnosticsChannels !== false) this.unsubscribe = subscribeChannels(() => this.observer, this.guard());
+    const idleMillis = this._config.requestIdleTimeoutMillis ?? DEFAULT_REQUEST_IDLE_TIMEOUT_MILLIS;
+    this.sweeper = setInterval(() => this.guard().run('idle request sweep', () => this.currentObserver?.sweep()), Math.max(10, Math.min(idleMillis / 4, 30_000)));
+    this.sweeper.unref();
   }
 
   override disable(): void {
@@ -125,7 +148,10 @@ export class OmniInstrumentation extends InstrumentationBase<OmniInstrumentation
     this.unpatchAll();
     this.unsubscribe?.();
     this.unsubscribe = undefined;
-    // Requests in flight when disabled are forgotten, so nothing is recorded until enabled again.
+    clearInterval(this.sweeper);
+    this.sweeper = undefined;
+    // Requests in flight when disabled are forgotten (uncounted; gauges back to 0), so nothing is recorded until enabled again.
+    this.currentObserver?.settle();
     this.currentObserver = undefined;
   }
 
@@ -203,13 +229,22 @@ export class OmniInstrumentation extends InstrumentationBase<OmniInstrumentation
           const requestId = (args[0] as { requestId?: unknown } | undefined)?.requestId;
           if (typeof requestId !== 'string') return;
           const observer = instrumentation.observer;
+          // Until tracking starts, a token nothing matches: a second stream with an id in flight changes nothing.
+          let token: object = {};
           const observed = observeStream(stream, guard, {
-            output: (value) => observer.generateOutput(requestId, value),
-            ended: (outcome) => observer.generateEnded(requestId, outcome),
+            output: (value) => observer.generateOutput(requestId, value, token),
+            ended: (outcome) => observer.generateEnded(requestId, outcome, token),
             active: () => instrumentation.isEnabled() && instrumentation.currentObserver === observer,
           });
-          if (observed) observer.generateStarted(requestId);
-          else unobservableStreams.warn('a generate stream could not be observed (not iterable, frozen, or refusing new properties); its request is not counted');
+          if (!observed) {
+            unobservableStreams.warn('a generate stream could not be observed (not iterable, frozen, or refusing new properties); its request is not counted');
+            return;
+          }
+          const tracked = observer.generateStarted(requestId);
+          if (tracked === undefined) return;
+          token = tracked;
+          // A stream dropped without being closed ends when it is collected, not at the idle timeout.
+          droppedStreams.register(stream as object, { observer, requestId, token });
         });
         return stream;
       };

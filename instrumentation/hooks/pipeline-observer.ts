@@ -4,6 +4,7 @@ import { OrchestratorAggregator, type TransferEmitter } from '../recorders/orche
 import { OmniRequestCounter, waitingRequests } from '../recorders/pipeline-metrics';
 import type { OmniRecorders } from '../recorders/recorders';
 import { monotonicSeconds } from '../stats/clock';
+import { LimitedWarning } from '../../views/limited-warning';
 import type { StageReplicaMap } from '../../views/stage-replica-map';
 import { EngineStatsFeed } from './engine-stats-feed';
 import type { EngineCoreOutputs, OmniRequestOutput, ReceiveReceipt, StagePoolLike, StageRequest, TransferReceipt } from './host-contract';
@@ -18,6 +19,10 @@ export type GenerateOutcome = 'completed' | 'abandoned' | 'failed' | 'unobserved
 interface GenerateState {
   /** Monotonic seconds; every interval below is measured on this one clock. */
   readonly start: number;
+  /** Monotonic seconds of the last output (or the start): what the idle timeout measures. */
+  lastActivity: number;
+  /** Tells this request's state from a later one that reuses its id. */
+  readonly token: object;
   finalized: boolean;
   audioStage?: number;
   audioReplica?: number;
@@ -31,8 +36,15 @@ export interface BindingSource {
   readonly stagePools?: readonly StagePoolLike[];
 }
 
-/** Requests tracked at once; beyond it new requests are not observed (memory stays bounded). */
-const MAX_TRACKED_REQUESTS = 100_000;
+export interface RequestLifetimeOptions {
+  /** A request with no activity for this long is ended as an abort; default 10 minutes. */
+  readonly requestIdleTimeoutMillis?: number;
+  /** Requests tracked at once; past it the oldest is ended as an abort to make room. Default 100 000. */
+  readonly maxTrackedRequests?: number;
+}
+
+export const DEFAULT_REQUEST_IDLE_TIMEOUT_MILLIS = 600_000;
+export const DEFAULT_MAX_TRACKED_REQUESTS = 100_000;
 
 /**
  * The call sites of the multi-stage design, independent of how they are reached (patched host
@@ -42,8 +54,12 @@ const MAX_TRACKED_REQUESTS = 100_000;
  */
 export class PipelineObserver {
   private readonly running = new OmniRequestCounter();
-  private readonly admitted = new Set<string>();
+  /** Admitted requests and when (monotonic seconds). */
+  private readonly admitted = new Map<string, number>();
   private readonly generating = new Map<string, GenerateState>();
+  private readonly idleTimeoutSeconds: number;
+  private readonly maxTracked: number;
+  private readonly ended = new LimitedWarning();
   private readonly feed: EngineStatsFeed;
   private readonly aggregators = new WeakMap<object, OrchestratorAggregator>();
   private readonly unboundAggregator: OrchestratorAggregator;
@@ -54,7 +70,10 @@ export class PipelineObserver {
   constructor(
     private readonly recorders: () => OmniRecorders,
     stageReplicaMap: StageReplicaMap,
+    lifetime: RequestLifetimeOptions = {},
   ) {
+    this.idleTimeoutSeconds = (lifetime.requestIdleTimeoutMillis ?? DEFAULT_REQUEST_IDLE_TIMEOUT_MILLIS) / 1000;
+    this.maxTracked = lifetime.maxTrackedRequests ?? DEFAULT_MAX_TRACKED_REQUESTS;
     this.feed = new EngineStatsFeed(stageReplicaMap);
     this.transferEmitter = {
       observeSize: (fs, fr, ts, tr, bytes) => this.recorders().transfer.observeSize(fs, fr, ts, tr, bytes),
@@ -69,8 +88,9 @@ export class PipelineObserver {
 
   requestAdded(requestId: string): void {
     this.orchestratorSeen = true;
-    if (this.admitted.has(requestId) || this.admitted.size >= MAX_TRACKED_REQUESTS) return;
-    this.admitted.add(requestId);
+    if (this.admitted.has(requestId)) return;
+    if (this.admitted.size >= this.maxTracked) this.evictOldestAdmitted();
+    this.admitted.set(requestId, monotonicSeconds());
     this.running.increment();
     this.publishGauges();
   }
@@ -86,6 +106,8 @@ export class PipelineObserver {
 
   // Engine statistics feed only the upstream families: with logStats off there is nothing to build.
   stageSubmitted(request: StageRequest): void {
+    // Entering a stage is activity: the idle timeout counts from the last one.
+    if (this.admitted.has(request.requestId)) this.admitted.set(request.requestId, monotonicSeconds());
     if (this.recorders().statLogger) this.feed.submitted(request);
   }
 
@@ -122,16 +144,22 @@ export class PipelineObserver {
 
   // ---- serving side ----
 
-  generateStarted(requestId: string): void {
-    if (this.generating.has(requestId) || this.generating.size >= MAX_TRACKED_REQUESTS) return;
-    this.generating.set(requestId, { start: monotonicSeconds(), finalized: false, arrivals: [], bytes: [] });
+  /** Starts tracking a served request; returns its token (see `generateEnded`), or undefined when it is tracked already. */
+  generateStarted(requestId: string): object | undefined {
+    if (this.generating.has(requestId)) return undefined;
+    if (this.generating.size >= this.maxTracked) this.evictOldestGenerating();
+    const now = monotonicSeconds();
+    const token = {};
+    this.generating.set(requestId, { start: now, lastActivity: now, token, finalized: false, arrivals: [], bytes: [] });
     this.publishGauges();
+    return token;
   }
 
-  generateOutput(requestId: string, output: OmniRequestOutput): void {
+  generateOutput(requestId: string, output: OmniRequestOutput, token?: object): void {
     const state = this.generating.get(requestId);
-    if (state === undefined) return;
+    if (state === undefined || (token !== undefined && state.token !== token)) return;
     const now = monotonicSeconds();
+    state.lastActivity = now;
     const { audio, pipeline } = this.recorders();
     const mmOut = output.multimodalOutput;
     if (output.finalOutputType === 'audio' && mmOut?.audio !== undefined && mmOut.audio !== null) {
@@ -172,9 +200,9 @@ export class PipelineObserver {
    * The stream is over. A request that never produced its final output counts as aborted, once,
    * whatever ended it (client disconnect, cancellation, host error, or a stream that just stopped).
    */
-  generateEnded(requestId: string, outcome: GenerateOutcome): void {
+  generateEnded(requestId: string, outcome: GenerateOutcome, token?: object): void {
     const state = this.generating.get(requestId);
-    if (state === undefined) return;
+    if (state === undefined || (token !== undefined && state.token !== token)) return;
     this.generating.delete(requestId);
     if (outcome === 'unobserved') return this.publishGauges();
     const { audio, pipeline } = this.recorders();
@@ -194,6 +222,37 @@ export class PipelineObserver {
     this.publishGauges();
   }
 
+  /**
+   * Ends what has been idle longer than the idle timeout: a stream nobody iterates or closes is
+   * counted as an abort, an admission never cleaned up is released. Called periodically by the
+   * instrumentation; `now` is monotonic seconds.
+   */
+  sweep(now: number = monotonicSeconds()): void {
+    const cutoff = now - this.idleTimeoutSeconds;
+    let endedStreams = 0;
+    for (const [requestId, state] of this.generating) {
+      if (state.lastActivity > cutoff) continue;
+      this.generateEnded(requestId, 'abandoned');
+      endedStreams++;
+    }
+    let released = 0;
+    for (const [requestId, admittedAt] of this.admitted) {
+      if (admittedAt > cutoff || this.generating.has(requestId)) continue;
+      this.requestCleanedUp(requestId);
+      released++;
+    }
+    if (endedStreams + released > 0) {
+      this.ended.warn(`${endedStreams} request stream(s) and ${released} admission(s) idle for over ${this.idleTimeoutSeconds} s were ended (streams counted as aborts)`);
+    }
+  }
+
+  /** Forgets every request in flight without counting it (the instrumentation is being disabled): gauges return to 0. */
+  settle(): void {
+    for (const requestId of this.admitted.keys()) this.requestCleanedUp(requestId);
+    this.generating.clear();
+    this.publishGauges();
+  }
+
   /** Requests currently observed (for tests and debugging). */
   get trackedRequests(): { admitted: number; generating: number } {
     return { admitted: this.admitted.size, generating: this.generating.size };
@@ -203,6 +262,20 @@ export class PipelineObserver {
    * Running = the orchestrator's admitted requests (or, without an orchestrator hook, the requests
    * being served); waiting = served but not yet admitted, never below 0.
    */
+  private evictOldestGenerating(): void {
+    const oldest = this.generating.keys().next();
+    if (oldest.done) return;
+    this.generateEnded(oldest.value, 'abandoned');
+    this.ended.warn(`more than ${this.maxTracked} requests in flight: the oldest is ended as an abort to make room`);
+  }
+
+  private evictOldestAdmitted(): void {
+    const oldest = this.admitted.keys().next();
+    if (oldest.done) return;
+    this.requestCleanedUp(oldest.value);
+    this.ended.warn(`more than ${this.maxTracked} admitted requests: the oldest is released to make room`);
+  }
+
   private publishGauges(): void {
     const tracked = this.generating.size;
     const running = this.orchestratorSeen ? this.running.value : tracked;

@@ -57,14 +57,20 @@ export abstract class StoredSeries implements BoundSeries, LabelText {
   }
 }
 
-/** A monotonic total: increments must be finite and not negative (prometheus_client raises on negative). */
+/**
+ * A monotonic total: increments must be finite and not negative (prometheus_client raises on
+ * negative), and must leave the total finite.
+ */
 export class CounterSeries extends StoredSeries {
   value = 0;
 
   record(increment: number): void {
     // `typeof` first: a Symbol or BigInt from an untyped caller must not reach the comparisons.
-    if (typeof increment === 'number' && increment > 0 && increment < Infinity) this.value += increment;
-    else if (increment !== 0) this.reject(increment, 'a counter takes finite increments >= 0');
+    if (typeof increment === 'number' && increment > 0) {
+      const total = this.value + increment;
+      if (total < Infinity) this.value = total;
+      else this.reject(increment, 'the total would no longer be finite');
+    } else if (increment !== 0) this.reject(increment, 'a counter takes finite increments >= 0');
   }
 }
 
@@ -113,9 +119,14 @@ export class HistogramSeries extends StoredSeries {
     }
     const cells = this.cells;
     const base = this.offset;
+    const sum = cells[base + bounds.length + 2] + value;
+    if (sum - sum !== 0) {
+      this.reject(value, 'the sum would no longer be finite');
+      return;
+    }
     cells[base + low]++;
     cells[base + bounds.length + 1]++;
-    cells[base + bounds.length + 2] += value;
+    cells[base + bounds.length + 2] = sum;
   }
 
   get count(): number {

@@ -1,0 +1,140 @@
+import assert from 'node:assert/strict';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { OmniInstrumentation } from '../../instrumentation/hooks/omni-instrumentation';
+import { registerOmniMetrics, type OmniMetricsHandle } from '../../instrumentation/register';
+import { monotonicSeconds } from '../../instrumentation/stats/clock';
+import { sampleValue } from '../support/exposition';
+import { withWarnings } from '../views/store/store-fixture';
+import { FakeOrchestrator, FakeServing } from './fake-host';
+
+setFlagsFromString('--expose-gc');
+const collectGarbage = runInNewContext('gc') as () => void;
+
+const M = { model_name: 'm' };
+const count = async (metrics: OmniMetricsHandle, reason: string): Promise<number> =>
+  sampleValue(await metrics.metricsText(), 'vllm:omni_requests_success_total', { ...M, finished_reason: reason }) ?? 0;
+const running = async (metrics: OmniMetricsHandle): Promise<number | undefined> => sampleValue(await metrics.metricsText(), 'vllm:omni_num_requests_running', M);
+
+async function drain(stream: AsyncIterable<unknown>): Promise<void> {
+  for await (const _ of stream) {
+    // consume
+  }
+}
+
+describe('per-request state: it ends, it is bounded, nothing is left behind', function () {
+  this.timeout(60_000);
+  let metrics: OmniMetricsHandle;
+  let instrumentation: OmniInstrumentation | undefined;
+  beforeEach(async () => {
+    metrics = await registerOmniMetrics({ modelName: 'm', stagePools: [1, 2], logStats: true, prometheus: false, exporters: [], logIntervalSeconds: 0 });
+  });
+  afterEach(async () => {
+    instrumentation?.disable();
+    instrumentation = undefined;
+    await metrics.shutdown();
+  });
+  const instrument = (options: { requestIdleTimeoutMillis?: number; maxTrackedRequests?: number } = {}) => {
+    instrumentation = new OmniInstrumentation({ metrics, orchestratorClass: FakeOrchestrator, servingClass: FakeServing, diagnosticsChannels: false, ...options });
+    return instrumentation;
+  };
+
+  it('a stream nobody iterates or closes is ended as an abort after the idle timeout; an admission never cleaned up is released', async () => {
+    const inst = instrument({ requestIdleTimeoutMillis: 60_000 });
+    const serving = new FakeServing(new FakeOrchestrator());
+    const kept = serving.generate({ requestId: 'never-read' });
+    new FakeOrchestrator().addRequest({ requestId: 'never-cleaned' });
+    assert.deepEqual(inst.observer.trackedRequests, { admitted: 1, generating: 1 });
+    inst.observer.sweep(monotonicSeconds() + 30);
+    assert.deepEqual(inst.observer.trackedRequests, { admitted: 1, generating: 1 }, 'not yet idle long enough');
+    withWarnings(() => inst.observer.sweep(monotonicSeconds() + 61));
+    assert.deepEqual(inst.observer.trackedRequests, { admitted: 0, generating: 0 });
+    assert.equal(await count(metrics, 'abort'), 1, 'the stream counts as one abort');
+    assert.equal(await running(metrics), 0);
+    assert.ok(kept, 'the stream object itself was alive all along');
+  });
+
+  it('the sweep runs by itself', async () => {
+    const inst = instrument({ requestIdleTimeoutMillis: 40 });
+    const serving = new FakeServing(new FakeOrchestrator());
+    const kept = serving.generate({ requestId: 'r' });
+    assert.equal(inst.observer.trackedRequests.generating, 1);
+    await withWarnings(() => new Promise((resolve) => setTimeout(resolve, 300))).result;
+    assert.equal(inst.observer.trackedRequests.generating, 0);
+    assert.equal(await count(metrics, 'abort'), 1);
+    assert.ok(kept);
+  });
+
+  it('a stream dropped without being closed ends when it is garbage-collected', async () => {
+    const inst = instrument();
+    (() => {
+      new FakeServing(new FakeOrchestrator()).generate({ requestId: 'dropped' });
+    })();
+    assert.equal(inst.observer.trackedRequests.generating, 1);
+    for (let attempt = 0; attempt < 50 && inst.observer.trackedRequests.generating > 0; attempt++) {
+      collectGarbage();
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    assert.equal(inst.observer.trackedRequests.generating, 0);
+    assert.equal(await count(metrics, 'abort'), 1);
+  });
+
+  it('at the cap the oldest request is ended to make room: no cliff after which nothing is observed', async () => {
+    const inst = instrument({ maxTrackedRequests: 3 });
+    const serving = new FakeServing(new FakeOrchestrator());
+    const streams = withWarnings(() => ['a', 'b', 'c', 'd', 'e'].map((requestId) => serving.generate({ requestId }))).result;
+    assert.equal(inst.observer.trackedRequests.generating, 3);
+    assert.equal(await count(metrics, 'abort'), 2, 'a and b were ended as aborts');
+    for (const stream of streams.slice(2)) await drain(stream);
+    assert.equal(await count(metrics, 'stop'), 3, 'every later request is counted');
+    assert.deepEqual(inst.observer.trackedRequests, { admitted: 0, generating: 0 });
+  });
+
+  it('disable() settles what is in flight: gauges back to 0, nothing counted for it', async () => {
+    const inst = instrument();
+    const serving = new FakeServing(new FakeOrchestrator());
+    const stream = serving.generate({ requestId: 'in-flight' });
+    await stream.next();
+    assert.equal(await running(metrics), 1);
+    inst.disable();
+    assert.equal(await running(metrics), 0);
+    await drain(stream);
+    assert.equal(await count(metrics, 'stop'), 0);
+    assert.equal(await count(metrics, 'abort'), 0);
+  });
+
+  it('soak: 100k requests, 10 % aborted and 1 % dropped — state empty after the idle timeout, every request counted, heap bounded', async function () {
+    this.timeout(120_000);
+    const inst = instrument({ requestIdleTimeoutMillis: 100 });
+    const serving = new FakeServing(new FakeOrchestrator());
+    const total = 100_000;
+    let aborted = 0;
+    let dropped = 0;
+    const kept: unknown[] = [];
+    collectGarbage();
+    const heapBefore = process.memoryUsage().heapUsed;
+    await withWarnings(async () => {
+      for (let i = 0; i < total; i++) {
+        const stream = serving.generate({ requestId: `soak-${i}`, chunks: 1 });
+        if (i % 100 === 7) {
+          dropped++;
+          kept.push(stream); // never iterated, never closed; kept alive so only the idle timeout can end it
+        } else if (i % 10 === 3) {
+          aborted++;
+          await stream.next();
+          await stream.return(undefined);
+        } else {
+          await drain(stream);
+        }
+      }
+    }).result;
+    await withWarnings(() => new Promise((resolve) => setTimeout(resolve, 400))).result;
+    assert.deepEqual(inst.observer.trackedRequests, { admitted: 0, generating: 0 });
+    assert.equal(await count(metrics, 'stop'), total - aborted - dropped);
+    assert.equal(await count(metrics, 'abort'), aborted + dropped);
+    assert.equal(await running(metrics), 0);
+    collectGarbage();
+    const growth = process.memoryUsage().heapUsed - heapBefore;
+    assert.ok(growth < 32 * 2 ** 20, `heap grew ${(growth / 2 ** 20).toFixed(1)} MiB over 100k requests (${kept.length} streams still referenced)`);
+  });
+});
