@@ -32,6 +32,16 @@ export function createdHeader(name: string, type: FamilyType, help: string): str
   return `# HELP ${createdName} ${escapeHelp(help, false)}\n# TYPE ${createdName} gauge\n`;
 }
 
+/**
+ * OpenMetrics treats a histogram's `_sum` as a counter that must not be negative, and has `_count`
+ * and `_sum` appear together: a histogram whose sum is negative (negative observations) carries
+ * neither, its `+Inf` bucket still counting everything. The 0.0.4 text format prints both either
+ * way, as prometheus_client does.
+ */
+export function omitsCountAndSum(sum: number, openMetrics: boolean): boolean {
+  return openMetrics && sum < 0;
+}
+
 /** Whether `PROMETHEUS_DISABLE_CREATED_SERIES` turns `_created` off, read as prometheus_client reads it. */
 export function createdSeriesDisabledByEnv(env: NodeJS.ProcessEnv = process.env): boolean {
   return ['true', '1', 't'].includes((env.PROMETHEUS_DISABLE_CREATED_SERIES ?? 'False').toLowerCase());

@@ -4,7 +4,7 @@ import type { FamilyType } from '../views/family-definition';
 import { formatGoFloat } from '../views/go-float';
 import { LimitedWarning } from '../views/limited-warning';
 import { bucketLabelParts, renderLabelText } from '../views/store/label-text';
-import { createdHeader, familyHeader, familyStem, hasCreatedSeries, type ExpositionFormat } from './exposition-text';
+import { createdHeader, familyHeader, familyStem, hasCreatedSeries, omitsCountAndSum, type ExpositionFormat } from './exposition-text';
 import { expandSamples, prometheusFamilyName, prometheusType } from './samples';
 
 export { OPENMETRICS_CONTENT_TYPE, TEXT_CONTENT_TYPE, type ExpositionFormat } from './exposition-text';
@@ -128,7 +128,9 @@ function familyText(family: Family, openMetrics: boolean, createdSeries: boolean
   for (const { labels, point, placeholder } of family.series) {
     const text = renderLabelText(labels);
     const bucket = family.type === 'histogram' ? bucketLabelParts(text) : undefined;
-    expandSamples(family.name, point.value, (sampleName, value, le) => {
+    const noCountAndSum = typeof point.value !== 'number' && omitsCountAndSum(point.value.sum ?? 0, openMetrics);
+    expandSamples(family.name, point.value, (sampleName, value, le, suffix) => {
+      if (noCountAndSum && (suffix === '_count' || suffix === '_sum')) return;
       out += `${sampleName}${le === undefined || bucket === undefined ? text.plain : `${bucket.before}${le}${bucket.after}`} ${formatGoFloat(value)}\n`;
     });
     if (created !== undefined && openMetrics && !placeholder) out += `${created}${text.plain} ${createdText(point.startTime)}\n`;

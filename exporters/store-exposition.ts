@@ -3,7 +3,7 @@ import type { FamilySeries } from '../views/store/family-series';
 import { bucketLabelParts } from '../views/store/label-text';
 import type { CounterSeries, GaugeSeries, HistogramSeries } from '../views/store/series';
 import type { SeriesStore } from '../views/store/series-store';
-import { createdHeader, familyHeader, familyStem, hasCreatedSeries, type ExpositionFormat } from './exposition-text';
+import { createdHeader, familyHeader, familyStem, hasCreatedSeries, omitsCountAndSum, type ExpositionFormat } from './exposition-text';
 
 export interface StoreExpositionOptions {
   readonly format: ExpositionFormat;
@@ -71,7 +71,7 @@ export function renderStore(store: SeriesStore, options: StoreExpositionOptions)
     out.text += openMetrics ? text.openMetricsHeader : text.textHeader;
     if (family.family.type === 'histogram') {
       for (const series of family.series as HistogramSeries[]) {
-        out.text += histogramLines(text, series);
+        out.text += histogramLines(text, series, openMetrics);
         if (created && openMetrics) out.text += `${text.created}${series.plain} ${series.createdText}\n`;
         out.checkpoint();
       }
@@ -93,7 +93,7 @@ export function renderStore(store: SeriesStore, options: StoreExpositionOptions)
   return out.bytes();
 }
 
-function histogramLines(text: FamilyText, series: HistogramSeries): string {
+function histogramLines(text: FamilyText, series: HistogramSeries, openMetrics: boolean): string {
   const { before, after } = bucketLabelParts(series);
   const plain = series.plain;
   let out = '';
@@ -102,6 +102,7 @@ function histogramLines(text: FamilyText, series: HistogramSeries): string {
     cumulative += series.bucketCount(i);
     out += `${text.bucket}${before}${text.le[i]}${after} ${formatGoFloat(cumulative)}\n`;
   }
+  if (omitsCountAndSum(series.sum, openMetrics)) return out;
   return `${out}${text.count}${plain} ${formatGoFloat(series.count)}\n${text.sum}${plain} ${formatGoFloat(series.sum)}\n`;
 }
 

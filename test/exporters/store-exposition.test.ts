@@ -88,6 +88,18 @@ describe('store exposition: golden text', () => {
     assert.ok(text.includes('vllm:omni_e2e_request_latency_s_sum{model_name="m"} 7.3\nvllm:omni_e2e_request_latency_s_created{model_name="m"} 1.7000000025e+09\n'));
   });
 
+  it('a histogram whose sum is negative: text prints `_count` and `_sum` as prometheus_client does; OpenMetrics, which forbids a negative sum, leaves both out', () => {
+    const store = fixedClockStore();
+    store.bind('upstream.timeToFirstTokenSeconds', ['m', '0', '0']).record(-0.5);
+    const text = renderStore(store, { format: 'text', createdSeries: false }).toString('utf8');
+    assert.ok(text.includes('vllm:time_to_first_token_seconds_bucket{le="+Inf",model_name="m",replica="0",stage="0"} 1.0\nvllm:time_to_first_token_seconds_count{model_name="m",replica="0",stage="0"} 1.0\nvllm:time_to_first_token_seconds_sum{model_name="m",replica="0",stage="0"} -0.5\n'));
+    const openMetrics = renderStore(store, { format: 'openmetrics', createdSeries: false }).toString('utf8');
+    assert.ok(openMetrics.includes('vllm:time_to_first_token_seconds_bucket{le="0.001",model_name="m",replica="0",stage="0"} 1.0\n'));
+    assert.ok(openMetrics.includes('vllm:time_to_first_token_seconds_bucket{le="+Inf",model_name="m",replica="0",stage="0"} 1.0\n# HELP'));
+    assert.ok(!openMetrics.includes('vllm:time_to_first_token_seconds_count'));
+    assert.ok(!openMetrics.includes('vllm:time_to_first_token_seconds_sum'));
+  });
+
   it('without `_created`, nothing else changes', () => {
     const store = pipelineWorkload();
     const withCreated = renderStore(store, { format: 'text', createdSeries: true }).toString('utf8');
