@@ -211,7 +211,7 @@ describe('recorders: OmniStatLogger (upstream vllm:* families)', function () {
       assert.equal(seriesOf(text, 'vllm:num_requests_running').length, 3, 'engine 2 never recorded: its series exists since registration, at 0');
     });
 
-    it('the engine is awake by default on its first record', () => {
+    it('the engine is awake from registration, as vLLM reports it at engine start', () => {
       sample('vllm:engine_sleep_state', { ...L, sleep_state: 'awake' }, 1);
       sample('vllm:engine_sleep_state', { ...L, sleep_state: 'weights_offloaded' }, 0);
       sample('vllm:engine_sleep_state', { ...L, sleep_state: 'discard_all' }, 0);
