@@ -45,8 +45,14 @@ export function subscribeChannels(observer: () => PipelineObserver, guard: Telem
     transferSent: (m) => observer().transferSent(m),
     transferReceived: (m) => observer().transferReceived(m),
     generateStart: (m) => observer().generateStarted(m.requestId),
-    generateOutput: (m) => observer().generateOutput(m.requestId, m.output),
-    generateEnd: (m) => observer().generateEnded(m.requestId, m.outcome),
+    generateOutput: (m) => {
+      const stream = observer().streamOf(m.requestId);
+      if (stream !== undefined) observer().generateOutput(stream, m.output);
+    },
+    generateEnd: (m) => {
+      const stream = observer().streamOf(m.requestId);
+      if (stream !== undefined) observer().generateEnded(stream, m.outcome);
+    },
   };
   const subscriptions = (Object.keys(OMNI_CHANNELS) as Array<keyof OmniChannelMessages>).map((key) => {
     const name = OMNI_CHANNELS[key];

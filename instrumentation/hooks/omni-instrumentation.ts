@@ -51,8 +51,8 @@ export interface OmniInstrumentationConfig extends InstrumentationConfig {
 const unobservableStreams = new LimitedWarning();
 
 /** Streams collected while still tracked: their request ended without its consumer saying so. */
-const droppedStreams = new FinalizationRegistry<{ observer: PipelineObserver; requestId: string; token: object }>(({ observer, requestId, token }) => {
-  observer.generateEnded(requestId, 'abandoned', token);
+const droppedStreams = new FinalizationRegistry<{ observer: PipelineObserver; token: object }>(({ observer, token }) => {
+  observer.generateEnded(token, 'abandoned');
 });
 
 const ORCHESTRATOR_METHODS = ['addRequest', 'cleanupRequest', 'submitToStage', 'pollEngine', 'sendToNextStage', 'receiveFromPreviousStage'] as const;
@@ -63,8 +63,9 @@ type Method = (this: unknown, ...args: unknown[]) => unknown;
  * Registers every metric of a pipeline by wrapping its orchestrator and serving classes: no
  * metric call in the host's code. `enable()` patches, `disable()` restores the original
  * methods exactly; enabling twice never stacks wrappers. A wrapped method returns what the
- * original returns (the same value or promise object) and rethrows the host's errors untouched;
- * telemetry failures are reported once through `diag` and never reach the host.
+ * original returns (the same value; a promise of the same outcome, see `followResult`) and
+ * rethrows the host's errors untouched; telemetry failures are reported once through `diag` and
+ * never reach the host.
  */
 export class OmniInstrumentation extends InstrumentationBase<OmniInstrumentationConfig> {
   // Declared, not initialised: the base constructor calls init(), _updateMetricInstruments() and
@@ -229,22 +230,20 @@ export class OmniInstrumentation extends InstrumentationBase<OmniInstrumentation
           const requestId = (args[0] as { requestId?: unknown } | undefined)?.requestId;
           if (typeof requestId !== 'string') return;
           const observer = instrumentation.observer;
-          // Until tracking starts, a token nothing matches: a second stream with an id in flight changes nothing.
+          // Until tracking starts, a token nothing matches.
           let token: object = {};
           const observed = observeStream(stream, guard, {
-            output: (value) => observer.generateOutput(requestId, value, token),
-            ended: (outcome) => observer.generateEnded(requestId, outcome, token),
+            output: (value) => observer.generateOutput(token, value),
+            ended: (outcome) => observer.generateEnded(token, outcome),
             active: () => instrumentation.isEnabled() && instrumentation.currentObserver === observer,
           });
           if (!observed) {
             unobservableStreams.warn('a generate stream could not be observed (not iterable, frozen, or refusing new properties); its request is not counted');
             return;
           }
-          const tracked = observer.generateStarted(requestId);
-          if (tracked === undefined) return;
-          token = tracked;
+          token = observer.generateStarted(requestId);
           // A stream dropped without being closed ends when it is collected, not at the idle timeout.
-          droppedStreams.register(stream as object, { observer, requestId, token });
+          droppedStreams.register(stream as object, { observer, token });
         });
         return stream;
       };

@@ -15,14 +15,13 @@ import type { EngineCoreOutputs, OmniRequestOutput, ReceiveReceipt, StagePoolLik
  */
 export type GenerateOutcome = 'completed' | 'abandoned' | 'failed' | 'unobserved';
 
-/** Per-request serving state: lives from `generateStarted` to `generateEnded`, never longer. */
+/** Per-stream serving state: lives from `generateStarted` to `generateEnded`, never longer. */
 interface GenerateState {
+  readonly requestId: string;
   /** Monotonic seconds; every interval below is measured on this one clock. */
   readonly start: number;
   /** Monotonic seconds of the last output (or the start): what the idle timeout measures. */
   lastActivity: number;
-  /** Tells this request's state from a later one that reuses its id. */
-  readonly token: object;
   finalized: boolean;
   audioStage?: number;
   audioReplica?: number;
@@ -56,7 +55,13 @@ export class PipelineObserver {
   private readonly running = new OmniRequestCounter();
   /** Admitted requests and when (monotonic seconds). */
   private readonly admitted = new Map<string, number>();
-  private readonly generating = new Map<string, GenerateState>();
+  /**
+   * One entry per `generate` call, keyed by the token `generateStarted` returned: calls that share
+   * a request id are separate requests to their clients and are counted separately.
+   */
+  private readonly generating = new Map<object, GenerateState>();
+  /** Open streams per request id, oldest first: what id-only callers (channels, the sweep) address. */
+  private readonly streamsById = new Map<string, object[]>();
   private readonly idleTimeoutSeconds: number;
   private readonly maxTracked: number;
   private readonly ended = new LimitedWarning();
@@ -144,20 +149,28 @@ export class PipelineObserver {
 
   // ---- serving side ----
 
-  /** Starts tracking a served request; returns its token (see `generateEnded`), or undefined when it is tracked already. */
-  generateStarted(requestId: string): object | undefined {
-    if (this.generating.has(requestId)) return undefined;
+  /** Starts tracking one served stream; returns the token its later calls name it by. */
+  generateStarted(requestId: string): object {
     if (this.generating.size >= this.maxTracked) this.evictOldestGenerating();
     const now = monotonicSeconds();
     const token = {};
-    this.generating.set(requestId, { start: now, lastActivity: now, token, finalized: false, arrivals: [], bytes: [] });
+    this.generating.set(token, { requestId, start: now, lastActivity: now, finalized: false, arrivals: [], bytes: [] });
+    const open = this.streamsById.get(requestId);
+    if (open === undefined) this.streamsById.set(requestId, [token]);
+    else open.push(token);
     this.publishGauges();
     return token;
   }
 
-  generateOutput(requestId: string, output: OmniRequestOutput, token?: object): void {
-    const state = this.generating.get(requestId);
-    if (state === undefined || (token !== undefined && state.token !== token)) return;
+  /** The newest open stream of a request id, for callers that know only the id. */
+  streamOf(requestId: string): object | undefined {
+    const open = this.streamsById.get(requestId);
+    return open?.[open.length - 1];
+  }
+
+  generateOutput(token: object, output: OmniRequestOutput): void {
+    const state = this.generating.get(token);
+    if (state === undefined) return;
     const now = monotonicSeconds();
     state.lastActivity = now;
     const { audio, pipeline } = this.recorders();
@@ -200,10 +213,11 @@ export class PipelineObserver {
    * The stream is over. A request that never produced its final output counts as aborted, once,
    * whatever ended it (client disconnect, cancellation, host error, or a stream that just stopped).
    */
-  generateEnded(requestId: string, outcome: GenerateOutcome, token?: object): void {
-    const state = this.generating.get(requestId);
-    if (state === undefined || (token !== undefined && state.token !== token)) return;
-    this.generating.delete(requestId);
+  generateEnded(token: object, outcome: GenerateOutcome): void {
+    const state = this.generating.get(token);
+    if (state === undefined) return;
+    this.generating.delete(token);
+    this.forgetStream(state.requestId, token);
     if (outcome === 'unobserved') return this.publishGauges();
     const { audio, pipeline } = this.recorders();
     if (!state.finalized) pipeline.requestFailed();
@@ -230,14 +244,14 @@ export class PipelineObserver {
   sweep(now: number = monotonicSeconds()): void {
     const cutoff = now - this.idleTimeoutSeconds;
     let endedStreams = 0;
-    for (const [requestId, state] of this.generating) {
+    for (const [token, state] of this.generating) {
       if (state.lastActivity > cutoff) continue;
-      this.generateEnded(requestId, 'abandoned');
+      this.generateEnded(token, 'abandoned');
       endedStreams++;
     }
     let released = 0;
     for (const [requestId, admittedAt] of this.admitted) {
-      if (admittedAt > cutoff || this.generating.has(requestId)) continue;
+      if (admittedAt > cutoff || this.streamsById.has(requestId)) continue;
       this.requestCleanedUp(requestId);
       released++;
     }
@@ -250,6 +264,7 @@ export class PipelineObserver {
   settle(): void {
     for (const requestId of this.admitted.keys()) this.requestCleanedUp(requestId);
     this.generating.clear();
+    this.streamsById.clear();
     this.publishGauges();
   }
 
@@ -258,10 +273,14 @@ export class PipelineObserver {
     return { admitted: this.admitted.size, generating: this.generating.size };
   }
 
-  /**
-   * Running = the orchestrator's admitted requests (or, without an orchestrator hook, the requests
-   * being served); waiting = served but not yet admitted, never below 0.
-   */
+  private forgetStream(requestId: string, token: object): void {
+    const open = this.streamsById.get(requestId);
+    if (open === undefined) return;
+    const at = open.indexOf(token);
+    if (at >= 0) open.splice(at, 1);
+    if (open.length === 0) this.streamsById.delete(requestId);
+  }
+
   private evictOldestGenerating(): void {
     const oldest = this.generating.keys().next();
     if (oldest.done) return;
@@ -276,6 +295,10 @@ export class PipelineObserver {
     this.ended.warn(`more than ${this.maxTracked} admitted requests: the oldest is released to make room`);
   }
 
+  /**
+   * Running = the orchestrator's admitted requests (or, without an orchestrator hook, the streams
+   * being served); waiting = served but not yet admitted, never below 0.
+   */
   private publishGauges(): void {
     const tracked = this.generating.size;
     const running = this.orchestratorSeen ? this.running.value : tracked;

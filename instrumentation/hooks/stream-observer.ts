@@ -1,6 +1,6 @@
 import type { OmniRequestOutput } from './host-contract';
 import type { GenerateOutcome } from './pipeline-observer';
-import type { TelemetryGuard } from './telemetry-guard';
+import { followResult, type TelemetryGuard } from './telemetry-guard';
 
 export interface StreamCallbacks {
   output(value: OmniRequestOutput): void;
@@ -62,14 +62,16 @@ function patchIterator(iterator: AnyIterator, guard: TelemetryGuard, callbacks: 
       end('failed');
       throw error;
     }
-    Promise.resolve(result).then(
-      (step) => {
-        if (step?.done) end('completed');
-        else guard.run('generate stream output', () => callbacks.output(step.value));
-      },
+    return followResult(
+      result,
+      // A step is the host's object: a throwing `done` getter must not reach the follower promise.
+      (step) =>
+        guard.run('generate stream output', () => {
+          if (step?.done) end('completed');
+          else callbacks.output(step.value);
+        }),
       () => end('failed'),
     );
-    return result;
   }]);
 
   for (const method of ['return', 'throw'] as const) {

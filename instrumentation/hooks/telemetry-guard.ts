@@ -1,3 +1,4 @@
+import { types } from 'node:util';
 import { diag } from '@opentelemetry/api';
 
 /**
@@ -22,23 +23,58 @@ export class TelemetryGuard {
   }
 }
 
+/** The intrinsic `then`, captured before any host code could replace `Promise.prototype.then`. */
+const promiseThen = Promise.prototype.then;
+
 /**
- * Lets `observe` see a method's result without touching it: a plain value is observed at once; a
- * promise is observed when it fulfils, on a side branch whose own rejection is swallowed, and the
- * caller still gets the very same promise object.
+ * Calls `onValue` with a method's result, or with what its promise fulfils with, and `onReason`
+ * with what it rejects with; both must not throw (callers pass guarded callbacks).
+ *
+ * A plain native promise comes back as a promise that follows it: the same value once `onValue`
+ * ran, the same reason once `onReason` ran, in the same microtask turn. Any reaction to a promise
+ * marks it handled, so reacting to the host's own promise and returning it would silence the
+ * `unhandledRejection` of a rejection the host never awaits; the follower is unhandled exactly
+ * when the host leaves it so. Anything else that has a `then` (a Promise subclass, a promise
+ * carrying its own properties, a custom thenable) is returned as it is and watched on a side
+ * branch, since a follower would drop what it carries. A plain value is returned as it is.
  */
-export function observeResult<T>(result: T, guard: TelemetryGuard, site: string, observe: (value: Awaited<T>) => void): T {
-  if (isThenable(result)) {
-    result.then(
-      (value) => guard.run(site, () => observe(value as Awaited<T>)),
-      () => {
-        // The host's rejection belongs to the host's caller, who still holds the original promise.
+export function followResult<T>(result: T, onValue: (value: Awaited<T>) => void, onReason: (reason: unknown) => void): T {
+  if (isPlainPromise(result)) {
+    return promiseThen.call(
+      result,
+      (value) => {
+        onValue(value as Awaited<T>);
+        return value;
       },
-    );
-  } else {
-    guard.run(site, () => observe(result as Awaited<T>));
+      (reason: unknown) => {
+        onReason(reason);
+        throw reason;
+      },
+    ) as T;
   }
+  if (isThenable(result)) {
+    try {
+      result.then((value) => onValue(value as Awaited<T>), onReason);
+    } catch {
+      // A thenable whose `then` throws: the host meets the same error when it uses it.
+    }
+    return result;
+  }
+  onValue(result as Awaited<T>);
   return result;
+}
+
+/** Lets `observe` see a method's result (see `followResult`); a rejection is the host's alone. */
+export function observeResult<T>(result: T, guard: TelemetryGuard, site: string, observe: (value: Awaited<T>) => void): T {
+  return followResult(result, (value) => guard.run(site, () => observe(value)), ignoreReason);
+}
+
+function ignoreReason(): void {
+  // The host's rejection belongs to the host's caller.
+}
+
+function isPlainPromise(value: unknown): value is Promise<unknown> {
+  return types.isPromise(value) && Object.getPrototypeOf(value) === Promise.prototype && Reflect.ownKeys(value).length === 0;
 }
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {

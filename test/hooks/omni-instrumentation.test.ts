@@ -111,7 +111,7 @@ describe('OmniInstrumentation', () => {
     assert.equal(value(text, 'vllm:omni_audio_ttfp_s_count{model_name="m",replica="1",stage="1"}'), 2);
   });
 
-  it('returns exactly what the original returns: same value, same promise object, same iterator, host errors untouched', async () => {
+  it('returns what the original returns: same value, a promise of the same outcome, same iterator, host errors untouched', async () => {
     instrument();
     const orchestrator = new FakeOrchestrator();
     assert.equal(orchestrator.addRequest({ requestId: 'x' }), 'added:x');

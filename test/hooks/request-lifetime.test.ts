@@ -79,6 +79,20 @@ describe('per-request state: it ends, it is bounded, nothing is left behind', fu
     assert.equal(await count(metrics, 'abort'), 1);
   });
 
+  it('concurrent streams that share a request id are separate requests: each is counted', async () => {
+    const inst = instrument();
+    const serving = new FakeServing(new FakeOrchestrator());
+    const streams = ['dup', 'dup', 'dup'].map((requestId) => serving.generate({ requestId }));
+    for (const stream of streams) await stream.next();
+    assert.equal(inst.observer.trackedRequests.generating, 3);
+    await drain(streams[0]!);
+    await drain(streams[1]!);
+    await streams[2]!.return(undefined);
+    assert.equal(await count(metrics, 'stop'), 2);
+    assert.equal(await count(metrics, 'abort'), 1);
+    assert.deepEqual(inst.observer.trackedRequests, { admitted: 0, generating: 0 });
+  });
+
   it('at the cap the oldest request is ended to make room: no cliff after which nothing is observed', async () => {
     const inst = instrument({ maxTrackedRequests: 3 });
     const serving = new FakeServing(new FakeOrchestrator());

@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
 import type { OmniRequestOutput } from '../../instrumentation/hooks/host-contract';
 import { OmniInstrumentation } from '../../instrumentation/hooks/omni-instrumentation';
 import { registerOmniMetrics, type OmniMetricsHandle } from '../../instrumentation/register';
@@ -107,5 +109,84 @@ describe('hooks and the shapes a generate stream may have', () => {
     const { hooked } = await run(() => outputs());
     assert.deepEqual(await consume(hooked), [FINAL]);
     assert.ok((await metrics.metricsText()).includes('vllm:omni_requests_success_total{finished_reason="stop",model_name="m"} 1.0'));
+  });
+});
+
+describe('hooks and unhandled rejections: the host sees the ones it would see without them', function () {
+  this.timeout(60_000);
+  const FIXTURE = join(__dirname, 'fixtures', 'unhandled-rejections.ts');
+  const run = (mode: string) => spawnSync(process.execPath, ['--require', 'tsx/cjs', FIXTURE, mode], { encoding: 'utf8', timeout: 30_000 });
+
+  it('a rejection never awaited is unhandled, one handled late is reported as handled, awaited ones are silent', () => {
+    const plain = run('plain');
+    const hooked = run('hooked');
+    assert.equal(plain.status, 0, plain.stderr);
+    assert.equal(hooked.status, 0, hooked.stderr);
+    const expected = {
+      'poll rejected, never awaited': { unhandled: ['poll failed'], handledLate: 0 },
+      'poll rejected, awaited': { unhandled: [], handledLate: 0 },
+      'poll rejected, handled late': { unhandled: ['poll failed'], handledLate: 1 },
+      'poll fulfilled': { unhandled: [], handledLate: 0 },
+      'stream next rejected, never awaited': { unhandled: ['stream failed'], handledLate: 0 },
+      'stream consumed, error caught': { unhandled: [], handledLate: 0 },
+    };
+    assert.deepEqual(JSON.parse(plain.stdout), expected, 'the host on its own');
+    assert.deepEqual(JSON.parse(hooked.stdout), expected, 'the same host with the hooks');
+  });
+
+  it("with no listener, a rejection never awaited ends the process as Node's default does", () => {
+    for (const mode of ['crash-plain', 'crash-hooked']) {
+      const result = run(mode);
+      assert.equal(result.status, 1, `${mode}: exit status`);
+      assert.equal(result.stdout, '', `${mode}: did not carry on`);
+      assert.match(result.stderr, /Error: poll failed/, mode);
+    }
+  });
+});
+
+describe('hooks and the shapes an orchestrator method may return', () => {
+  let metrics: OmniMetricsHandle;
+  beforeEach(async () => {
+    metrics = await registerOmniMetrics({ modelName: 'm', stagePools: [1], logStats: true, prometheus: false, exporters: [], logIntervalSeconds: 0 });
+  });
+  afterEach(() => metrics.shutdown());
+
+  function hookedPollReturning(result: unknown): unknown {
+    class Orchestrator {
+      pollEngine(): unknown {
+        return result;
+      }
+    }
+    const instrumentation = new OmniInstrumentation({ metrics, orchestratorClass: Orchestrator, diagnosticsChannels: false });
+    try {
+      return new Orchestrator().pollEngine();
+    } finally {
+      instrumentation.disable();
+    }
+  }
+
+  it('a plain promise comes back as one that settles with the very same value or reason', async () => {
+    const value = { timestamp: 1, outputs: [] };
+    const fulfilled = hookedPollReturning(Promise.resolve(value));
+    assert.ok(fulfilled instanceof Promise);
+    assert.equal(await fulfilled, value);
+    const reason = new Error('poll failed');
+    const rejected = hookedPollReturning(Promise.reject(reason)) as Promise<unknown>;
+    await assert.rejects(rejected, (error: unknown) => error === reason);
+  });
+
+  it('a promise subclass, a promise carrying its own properties and a custom thenable come back as the very same object', () => {
+    class HostPromise<T> extends Promise<T> {}
+    const subclass = HostPromise.resolve({ timestamp: 1, outputs: [] });
+    const cancellable = Object.assign(Promise.resolve({ timestamp: 1, outputs: [] }), { cancel: () => undefined });
+    const thenable = { then: (resolve: (value: unknown) => void) => resolve({ timestamp: 1, outputs: [] }) };
+    const throwingThen = {
+      then: () => {
+        throw new Error('then refused');
+      },
+    };
+    for (const result of [subclass, cancellable, thenable, throwingThen, 42, undefined]) {
+      assert.equal(hookedPollReturning(result), result);
+    }
   });
 });
