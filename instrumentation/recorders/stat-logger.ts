@@ -4,6 +4,7 @@ import type { StageReplica, StageReplicaMap } from '../../views/stage-replica-ma
 import type { SeriesStore } from '../../views/store/series-store';
 import type { IterationStats } from '../stats/iteration-stats';
 import { LoggingStatLogger } from '../stats/logging-stat-logger';
+import { pythonFloatRepr } from '../stats/python-format';
 import { DEFAULT_LOG_STATS_INTERVAL_SECONDS, PeriodicLogger } from '../stats/periodic-logger';
 import { isFinishReason, type SchedulerStats } from '../stats/types';
 import { LABEL_NAME_PATTERN } from '../../views/names';
@@ -114,7 +115,7 @@ export class OmniStatLogger {
   /** `vllm:cache_config_info` = 1 for every engine, labelled with the config's fields (checked: see `validateCacheConfig`). */
   logEngineInitialized(cacheConfig: CacheConfigInfo): void {
     validateCacheConfig(cacheConfig);
-    const labels = Object.fromEntries(Object.entries(cacheConfig).map(([key, value]) => [key, pythonStr(value)]));
+    const labels = Object.fromEntries(Object.entries(cacheConfig).map(([key, value]) => [key, pythonStr(key, value)]));
     for (const [, { stage, replica }] of this.options.stageReplicaMap.entries()) {
       this.store.bind('upstream.cacheConfigInfo', [stage, replica], labels).record(1);
     }
@@ -213,7 +214,8 @@ export class OmniStatLogger {
     series.promptTokensBySource.external_kv_transfer.record(stats.promptTokenStats.externalKvTransfer);
     series.promptTokensCached.record(stats.promptTokenStats.cachedTokens);
     series.generationTokens.record(stats.numGenerationTokens);
-    series.iterationTokens.record(stats.numPromptTokens + stats.numGenerationTokens);
+    // As vLLM mainline since May 2026 (vllm#43346): prompt tokens actually computed (no cache hits, no KV transfers) plus generated ones.
+    series.iterationTokens.record(stats.promptTokenStats.computed + stats.numGenerationTokens);
     series.corruptedRequests.record(stats.numCorruptedReqs);
     for (const value of stats.maxNumGenerationTokensIter) series.maxNumGenerationTokens.record(value);
     for (const value of stats.nParamsIter) series.paramsN.record(value);
@@ -260,8 +262,22 @@ export function validateCacheConfig(cacheConfig: CacheConfigInfo): void {
 }
 
 /** Python's `str()` of a config value, as vLLM's `metrics_info()` builds its labels. */
-function pythonStr(value: string | number | boolean | null): string {
+/**
+ * `CacheConfig` fields Python holds as floats (current mainline and the releases before it), so
+ * `str()` prints `4.0` where JavaScript has the number 4.
+ */
+const PYTHON_FLOAT_FIELDS: ReadonlySet<string> = new Set([
+  'gpu_memory_utilization',
+  'swap_space',
+  'cpu_offload_gb',
+  'kv_offloading_size',
+  'kv_cache_max_concurrency',
+]);
+
+/** Python's `str()` of a config field's value: `None`, `True` / `False`, `4.0` for a float field, `16` for an int. */
+function pythonStr(field: string, value: string | number | boolean | null): string {
   if (value === null) return 'None';
   if (typeof value === 'boolean') return value ? 'True' : 'False';
+  if (typeof value === 'number' && (PYTHON_FLOAT_FIELDS.has(field) || !Number.isInteger(value))) return pythonFloatRepr(value);
   return String(value);
 }

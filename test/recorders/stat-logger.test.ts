@@ -24,7 +24,7 @@ import {
   REQUEST_PARAMS_N_BUCKETS,
   TIME_TO_FIRST_TOKEN_BUCKETS,
 } from '../../views/buckets';
-import { declaredFamilyNames, parseSamples, seriesOf, type Labels } from '../support/exposition';
+import { declaredFamilyNames, parseSamples, sampleValue, seriesOf, type Labels } from '../support/exposition';
 import { assertHistogram, assertNoSeries, assertSample, bucketCount, register, stageLabels } from './harness';
 
 /** vLLM's `build_1_2_5_buckets(4096)`, written out (the default max_model_len). */
@@ -38,7 +38,7 @@ const FEATURES = {
   corruptedRequests: true,
 };
 
-const CACHE_CONFIG = { block_size: 16, enable_prefix_caching: true, num_gpu_blocks: null, gpu_memory_utilization: 0.9, cache_dtype: 'auto' };
+const CACHE_CONFIG = { block_size: 16, enable_prefix_caching: true, num_gpu_blocks: null, gpu_memory_utilization: 0.9, swap_space: 4, kv_offloading_size: null, cache_dtype: 'auto' };
 
 function cacheCounts(queries: number, hits: number) {
   return { reset: false, requests: 1, queries, hits, preemptedRequests: 0, preemptedQueries: 0, preemptedHits: 0 };
@@ -242,13 +242,19 @@ describe('recorders: OmniStatLogger (upstream vllm:* families)', function () {
       sample('vllm:request_success_total', { ...L, finished_reason: 'length' }, 1);
     });
 
-    it('iteration_tokens_total observes prompt + generation once per record', () => {
-      const h = histogram('vllm:iteration_tokens_total', L, ITERATION_TOKENS_BUCKETS, [20 + 1, 100 + 7]);
-      assert.equal(bucketCount(h, '16.0'), 0);
-      assert.equal(bucketCount(h, '32.0'), 1);
+    it('iteration_tokens_total observes computed prompt + generation once per record (cache hits and KV transfers excluded)', () => {
+      // iter1: 20 prompt tokens of which 5 local cache hits and 3 transferred → 12 computed, + 1 generated.
+      const h = histogram('vllm:iteration_tokens_total', L, ITERATION_TOKENS_BUCKETS, [12 + 1, 100 + 7]);
+      assert.equal(bucketCount(h, '8.0'), 0);
+      assert.equal(bucketCount(h, '16.0'), 1);
       assert.equal(bucketCount(h, '64.0'), 1);
       assert.equal(bucketCount(h, '128.0'), 2);
-      assert.equal(h.sum, 128);
+      assert.equal(h.sum, 120);
+      // Per engine: the sum equals the locally computed prompt tokens plus the generated ones.
+      const computed = sampleValue(text, 'vllm:prompt_tokens_by_source_total', { ...L, source: 'local_compute' });
+      const generated = sampleValue(text, 'vllm:generation_tokens_total', L);
+      assert.equal(computed, 112);
+      assert.equal(h.sum, (computed ?? NaN) + (generated ?? NaN));
     });
 
     it('TTFT and inter-token latency (and the hidden time_per_output_token) land in their buckets', () => {
@@ -373,7 +379,8 @@ describe('recorders: OmniStatLogger (upstream vllm:* families)', function () {
 
     it('cache_config_info: 1 for every engine, labelled with the config fields as Python str() prints them', () => {
       checked.add('vllm:cache_config_info');
-      const config = { block_size: '16', cache_dtype: 'auto', enable_prefix_caching: 'True', gpu_memory_utilization: '0.9', num_gpu_blocks: 'None' };
+      // swap_space is a float field in vLLM: Python prints 4.0 where JavaScript holds 4.
+      const config = { block_size: '16', cache_dtype: 'auto', enable_prefix_caching: 'True', gpu_memory_utilization: '0.9', kv_offloading_size: 'None', num_gpu_blocks: 'None', swap_space: '4.0' };
       for (const [stage, replica] of [['0', '0'], ['1', '0'], ['1', '1']]) {
         assertSample(text, 'vllm:cache_config_info', { ...config, stage: stage as string, replica: replica as string }, 1);
       }
