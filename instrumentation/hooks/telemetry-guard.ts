@@ -31,7 +31,7 @@ const promiseThen = Promise.prototype.then;
  * with what it rejects with; both must not throw (callers pass guarded callbacks).
  *
  * A plain native promise comes back as a promise that follows it: the same value once `onValue`
- * ran, the same reason once `onReason` ran, in the same microtask turn. Any reaction to a promise
+ * ran, the same reason once `onReason` ran, one microtask after it settles. Any reaction to a promise
  * marks it handled, so reacting to the host's own promise and returning it would silence the
  * `unhandledRejection` of a rejection the host never awaits; the follower is unhandled exactly
  * when the host leaves it so. Anything else that has a `then` (a Promise subclass, a promise
