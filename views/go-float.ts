@@ -19,8 +19,10 @@ export function formatGoFloat(value: number): string {
   return repr;
 }
 
-/** Python's `repr(float)`: shortest round-trip digits, fixed notation for exponents in [-4, 16). */
+/** Python's `repr(float)` (also its `str()`): shortest round-trip digits, fixed notation for exponents in [-4, 16). */
 export function pythonFloatRepr(value: number): string {
+  if (Number.isNaN(value)) return 'nan';
+  if (!Number.isFinite(value)) return value > 0 ? 'inf' : '-inf';
   if (Object.is(value, -0)) return '-0.0';
   if (value === 0) return '0.0';
   const [mantissa, exponentText] = value.toExponential().split('e') as [string, string];

@@ -4,9 +4,9 @@ import type { StageReplica, StageReplicaMap } from '../../views/stage-replica-ma
 import type { SeriesStore } from '../../views/store/series-store';
 import type { IterationStats } from '../stats/iteration-stats';
 import { LoggingStatLogger } from '../stats/logging-stat-logger';
-import { pythonFloatRepr } from '../stats/python-format';
 import { DEFAULT_LOG_STATS_INTERVAL_SECONDS, PeriodicLogger } from '../stats/periodic-logger';
 import { isFinishReason, type SchedulerStats } from '../stats/types';
+import { pythonFloatRepr } from '../../views/go-float';
 import { LABEL_NAME_PATTERN } from '../../views/names';
 import { neverThrow } from './never-throw';
 import { bindEngineSeries, type EngineSeries } from './engine-series';

@@ -35,27 +35,3 @@ export function formatInteger(value: number): string {
   const truncated = Math.trunc(value);
   return String(truncated === 0 ? 0 : truncated);
 }
-
-/**
- * Python's `str(x)` / `repr(x)` of a float: the shortest digits that read back as `x`, in fixed
- * notation with at least one decimal (`4.0`, `0.9`) for decimal exponents -4 to 15, otherwise in
- * exponent notation with a signed two-digit exponent (`1e+16`, `1.5e-05`).
- */
-export function pythonFloatRepr(value: number): string {
-  if (Number.isNaN(value)) return 'nan';
-  if (!Number.isFinite(value)) return value > 0 ? 'inf' : '-inf';
-  const sign = value < 0 || Object.is(value, -0) ? '-' : '';
-  // `toExponential()` without digits gives the shortest round-tripping digits, as Python's repr does.
-  const [mantissa = '0', exponentText = '0'] = Math.abs(value).toExponential().split('e');
-  const digits = mantissa.replace('.', '');
-  const exponent = Number(exponentText);
-  if (exponent < -4 || exponent >= 16) {
-    const fraction = digits.length > 1 ? `.${digits.slice(1)}` : '';
-    const magnitude = String(Math.abs(exponent)).padStart(2, '0');
-    return `${sign}${digits[0]}${fraction}e${exponent < 0 ? '-' : '+'}${magnitude}`;
-  }
-  if (exponent < 0) return `${sign}0.${'0'.repeat(-exponent - 1)}${digits}`;
-  const whole = digits.slice(0, exponent + 1).padEnd(exponent + 1, '0');
-  const fraction = digits.slice(exponent + 1);
-  return `${sign}${whole}.${fraction || '0'}`;
-}

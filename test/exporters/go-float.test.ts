@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
-import { formatGoFloat } from '../../views/go-float';
+import { execFileSync } from 'node:child_process';
+import fc from 'fast-check';
+import { formatGoFloat, pythonFloatRepr } from '../../views/go-float';
 
 describe('formatGoFloat', () => {
   // Pairs produced by Python prometheus_client's floatToGoString (the code vLLM's /metrics uses).
@@ -31,4 +33,16 @@ describe('formatGoFloat', () => {
   for (const [value, expected] of cases) {
     it(`${String(value)} → ${expected}`, () => assert.equal(formatGoFloat(value), expected));
   }
+});
+
+describe("pythonFloatRepr (Python's str() of a float), checked against Python itself", () => {
+  it('prints exactly what /usr/bin/python3 prints for edge values and 400 random doubles', () => {
+    const edges = [4, 0.9, 0, -0, 1e16, 1e15, 9999999999999998, 1.5e-5, 1e-4, 1.2e-4, -2.5, 1e-7, 5e-324, Number.MAX_VALUE, 0.1 + 0.2, 1e22, 100, NaN, Infinity, -Infinity];
+    const random = fc.sample(fc.double(), { numRuns: 400, seed: 20261124 });
+    const values = [...edges, ...random];
+    // Python reads each double from its exact bit pattern, so nothing is lost on the way.
+    const hex = values.map((value) => Buffer.from(new Float64Array([value]).buffer).toString('hex')).join('\n');
+    const python = execFileSync('/usr/bin/python3', ['-c', "import struct,sys\nfor h in sys.stdin.read().split():\n print(str(struct.unpack('<d', bytes.fromhex(h))[0]))"], { input: hex, encoding: 'utf8' });
+    assert.deepEqual(values.map(pythonFloatRepr), python.trim().split('\n'));
+  });
 });
