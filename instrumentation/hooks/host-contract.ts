@@ -57,6 +57,11 @@ export interface EngineCoreOutput {
   readonly events?: readonly EngineCoreEvent[];
   /** Prompt tokens served from the prefix cache, on the output that carries the first SCHEDULED event. */
   readonly numCachedTokens?: number;
+  /**
+   * A completed wait for KV blocks from another stage's connector (`vllm_omni:kv_wait_s`), on the
+   * output where the wait ended; absent when the request waited for nothing.
+   */
+  readonly kvTransferParams?: { readonly kvWaitS?: number; readonly connectorType?: string } | null;
 }
 
 /** What one poll of one replica returns (vLLM's EngineCoreOutputs). */
@@ -66,6 +71,11 @@ export interface EngineCoreOutputs {
   readonly outputs: readonly EngineCoreOutput[];
   /** Present when the replica's scheduler passed its stats gate this step (see `StatsThrottle`). */
   readonly schedulerStats?: SchedulerStats | null;
+  /**
+   * The replica's waiting-request snapshot when it has no vLLM scheduler statistics (a diffusion
+   * stage); `schedulerStats.numWaitingReqs` is used when both are present.
+   */
+  readonly numWaitingRequests?: number;
 }
 
 /** Result of sending a request's payload from one stage to the next (sender side). */
@@ -86,6 +96,8 @@ export interface TransferReceipt {
 export interface ReceiveReceipt {
   readonly requestId: string;
   readonly stageId: number;
+  /** The sending stage; default `stageId - 1` (a linear pipeline). Set it where stages branch. */
+  readonly fromStage?: number;
   readonly replicaId: number;
   readonly sizeBytes?: number;
   /** Receive + deserialize, milliseconds. */
@@ -114,13 +126,50 @@ export interface OrchestratorLike {
   receiveFromPreviousStage(...args: unknown[]): ReceiveReceipt | undefined | Promise<ReceiveReceipt | undefined>;
 }
 
+/**
+ * Timing breakdown a diffusion stage reports for one request, seconds (vLLM-Omni's
+ * `diffusion_metrics`). Every field is optional: a missing one emits nothing, a measured zero is
+ * recorded.
+ */
+export interface DiffusionStageMetrics {
+  /** Core diffusion execution (`diffusion_exec_s`; per step when the step count is known). */
+  readonly diffusionEngineExecTimeS?: number;
+  readonly preprocessTimeS?: number;
+  readonly postprocessTimeS?: number;
+  readonly vaeDecodeTimeS?: number;
+  /** Forward-only denoise loop, when the pipeline profiler is on (`diffusion_forward_s`, `denoise_step_latency_s`). */
+  readonly forwardTimeS?: number;
+  /** Receiving the upstream stage's KV (`diffusion_kv_load_s`). */
+  readonly kvRecvTimeS?: number;
+  /** Diffusion scheduler enqueue to first execution admission (`stage_in_queue_s`). */
+  readonly schedulerQueueWaitS?: number;
+  /** Used when the stage statistics carry no `numInferenceSteps`. */
+  readonly numInferenceSteps?: number;
+}
+
 /** Per-stage request statistics reported with a final output (vLLM-Omni `StageRequestStats`). */
 export interface StageOutputMetrics {
-  /** Stage submit to output, milliseconds. */
+  /** Stage submit to output, milliseconds (`stage_gen_time_s`). */
   readonly stageGenTimeMs?: number;
+  /** `llm` (default) or `diffusion`: the `stage_type` label, and what enables the diffusion step histogram. */
+  readonly stageType?: string;
+  /** The replica that served this stage; the final output's `replicaId` is used for the final stage. */
+  readonly replicaId?: number;
   readonly audioGeneratedFrames?: number;
   readonly numTokensIn?: number;
   readonly numTokensOut?: number;
+  /** What the stage produced: `text`, `audio`, `image`, `video`. Image outputs feed the image families. */
+  readonly outputUnitType?: string;
+  /** Outputs produced (images for an image stage). */
+  readonly outputUnitCount?: number;
+  /** Pixels of the images produced, summed. */
+  readonly imagePixels?: number;
+  readonly numInferenceSteps?: number;
+  /** Stage submit to the first image materialized, milliseconds (`image_ttfp_s`). */
+  readonly imageTimeToFirstOutputMs?: number;
+  /** Peak accelerator memory during the stage's generation, MB; only positive values are recorded. */
+  readonly peakMemoryMb?: number;
+  readonly diffusionMetrics?: DiffusionStageMetrics | null;
 }
 
 /** One item a pipeline request yields to the serving layer (vLLM-Omni `OmniRequestOutput`). */
@@ -128,8 +177,8 @@ export interface OmniRequestOutput {
   readonly requestId: string;
   readonly stageId: number;
   readonly replicaId: number;
-  /** The stage whose outputs are the response (e.g. "text" from the thinker, "audio" from code2wav). */
-  readonly finalOutputType: 'text' | 'audio' | string;
+  /** The stage whose outputs are the response ("text" from the thinker, "audio" from code2wav, "image" from a diffusion stage). */
+  readonly finalOutputType: 'text' | 'audio' | 'image' | string;
   /** True on the last output of the final stage. */
   readonly finished: boolean;
   readonly finishReason?: string | null;
@@ -146,7 +195,17 @@ export interface OmniRequestOutput {
  * Pipeline e2e and TTFP are measured from the `generate` call (the request's arrival at the
  * serving layer). Each audio output carries the newest chunk; the finished output's
  * `stageMetrics[].audioGeneratedFrames` carries the request's total frames.
+ *
+ * A request that never yields its finished output is counted as failed, with the reason
+ * `client_disconnect` when the consumer leaves the stream early, `stage_error` when the stream
+ * throws, `client_abort` when the host's `abort` named it first, and `unknown` when the idle
+ * timeout or the tracking limit ended it.
  */
 export interface OmniServingLike {
   generate(request: { readonly requestId: string; readonly [key: string]: unknown }, ...rest: unknown[]): AsyncIterable<OmniRequestOutput>;
+  /**
+   * Optional: the host aborts requests (an API `abort`, a cancel endpoint). Each open stream of a
+   * named request counts as failed with reason `client_abort` at once; its later outputs are not counted.
+   */
+  abort?(requestId: string | readonly string[], ...rest: unknown[]): unknown;
 }
