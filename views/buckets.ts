@@ -10,6 +10,10 @@ export const SECONDS_FAST_BUCKETS = [
   0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 60.0,
 ] as const;
 export const RTF_BUCKETS = [0.1, 0.25, 0.5, 0.75, 0.9, 1.0, 1.25, 1.5, 2.0, 5.0, 10.0] as const;
+/** prometheus_client's `Histogram.DEFAULT_BUCKETS`, used where vLLM-Omni declares a histogram without buckets. */
+export const PROMETHEUS_CLIENT_DEFAULT_BUCKETS = [
+  0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0,
+] as const;
 export const BYTES_BUCKETS = [
   1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864, 268435456,
 ] as const;

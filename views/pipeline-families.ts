@@ -1,5 +1,6 @@
 import { BYTES_BUCKETS, RTF_BUCKETS, SECONDS_BUCKETS, SECONDS_FAST_BUCKETS } from './buckets';
 import type { FamilyDefinition } from './family-definition';
+import { DIFFUSION_FAMILIES, STAGE_SERVICE_FAMILIES } from './stage-service-families';
 
 /** Label sets of the multi-stage design (vLLM-Omni `metrics/definitions.py`). */
 export const PIPELINE_LABELS = ['model_name'] as const;
@@ -11,7 +12,8 @@ export const TRANSFER_LABELS = ['model_name', 'from_stage', 'from_replica', 'to_
 
 /**
  * The pipeline-level families: the 15 of the seed design (4 pipeline, 7 audio, 4 transfer), then
- * the newer token counters and per-replica queue gauges. Names are relative to the configurable
+ * the newer token counters and per-replica queue gauges, then the stage-service and diffusion
+ * families of image / diffusion stages. Names are relative to the configurable
  * prefix (`vllm:omni_` by default, `vllm_omni:` as newer upstream spells it).
  */
 export const PIPELINE_FAMILIES = {
@@ -186,6 +188,8 @@ export const PIPELINE_FAMILIES = {
     unit: '{request}',
     group: 'pipeline',
   },
+  ...STAGE_SERVICE_FAMILIES,
+  ...DIFFUSION_FAMILIES,
 } as const satisfies Record<string, FamilyDefinition>;
 
 export type PipelineFamilyKey = keyof typeof PIPELINE_FAMILIES;

@@ -18,6 +18,7 @@ export const OMNI_CHANNELS = {
   generateStart: 'omni-otel-metrics:serving.generate-start',
   generateOutput: 'omni-otel-metrics:serving.generate-output',
   generateEnd: 'omni-otel-metrics:serving.generate-end',
+  abort: 'omni-otel-metrics:serving.abort',
 } as const;
 
 /** Message shapes, by channel. */
@@ -31,6 +32,7 @@ export interface OmniChannelMessages {
   generateStart: { readonly requestId: string };
   generateOutput: { readonly requestId: string; readonly output: OmniRequestOutput };
   generateEnd: { readonly requestId: string; readonly outcome: GenerateOutcome };
+  abort: { readonly requestId: string };
 }
 
 type Handlers = { [K in keyof OmniChannelMessages]: (message: OmniChannelMessages[K]) => void };
@@ -53,6 +55,7 @@ export function subscribeChannels(observer: () => PipelineObserver, guard: Telem
       const stream = observer().streamOf(m.requestId);
       if (stream !== undefined) observer().generateEnded(stream, m.outcome);
     },
+    abort: (m) => observer().requestAborted(m.requestId),
   };
   const subscriptions = (Object.keys(OMNI_CHANNELS) as Array<keyof OmniChannelMessages>).map((key) => {
     const name = OMNI_CHANNELS[key];

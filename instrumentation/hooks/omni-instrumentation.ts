@@ -57,6 +57,7 @@ const droppedStreams = new FinalizationRegistry<{ observer: PipelineObserver; to
 
 const ORCHESTRATOR_METHODS = ['addRequest', 'cleanupRequest', 'submitToStage', 'pollEngine', 'sendToNextStage', 'receiveFromPreviousStage'] as const;
 type OrchestratorMethod = (typeof ORCHESTRATOR_METHODS)[number];
+const SERVING_METHODS = ['generate', 'abort'] as const;
 type Method = (this: unknown, ...args: unknown[]) => unknown;
 
 /**
@@ -165,11 +166,12 @@ export class OmniInstrumentation extends InstrumentationBase<OmniInstrumentation
     if (typeof hostClass !== 'function' && (typeof hostClass !== 'object' || hostClass === null)) return;
     const prototype = (hostClass as HostClass).prototype;
     if (typeof prototype !== 'object' || prototype === null) return;
-    const names: readonly string[] = kind === 'orchestrator' ? ORCHESTRATOR_METHODS : ['generate'];
+    const names: readonly string[] = kind === 'orchestrator' ? ORCHESTRATOR_METHODS : SERVING_METHODS;
     for (const name of names) {
       const owner = methodOwner(prototype, name);
       if (owner === undefined) continue;
-      const wrapper = kind === 'orchestrator' ? this.orchestratorWrapper(name as OrchestratorMethod) : this.generateWrapper();
+      const wrapper =
+        kind === 'orchestrator' ? this.orchestratorWrapper(name as OrchestratorMethod) : name === 'abort' ? this.abortWrapper() : this.generateWrapper();
       this._wrap(owner as Record<string, Method>, name, wrapper);
       this.patched ??= [];
       if (!this.patched.some((p) => p.owner === owner && p.name === name)) this.patched.push({ owner, name });
@@ -214,6 +216,26 @@ export class OmniInstrumentation extends InstrumentationBase<OmniInstrumentation
           }
         }
         return observeResult(original.apply(this, args), guard, name, (value) => observe(this, args, value));
+      };
+  }
+
+  /**
+   * Counts the named requests as aborted before the host's `abort` runs, so that the streams it
+   * ends are already settled as `client_abort` rather than read as disconnects.
+   */
+  private abortWrapper(): (original: Method) => Method {
+    const instrumentation = this;
+    return (original) =>
+      function (this: unknown, ...args: unknown[]) {
+        if (instrumentation.isEnabled()) {
+          instrumentation.guard().run('abort', () => {
+            const ids: unknown = args[0];
+            const observer = instrumentation.observer;
+            if (typeof ids === 'string') observer.requestAborted(ids);
+            else if (Array.isArray(ids)) for (const id of ids) if (typeof id === 'string') observer.requestAborted(id);
+          });
+        }
+        return original.apply(this, args);
       };
   }
 

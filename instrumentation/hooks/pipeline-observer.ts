@@ -5,9 +5,11 @@ import { OmniRequestCounter, waitingRequests } from '../recorders/pipeline-metri
 import type { OmniRecorders } from '../recorders/recorders';
 import { monotonicSeconds } from '../stats/clock';
 import { LimitedWarning } from '../../views/limited-warning';
+import type { FailureReason } from '../../views/stage-service-families';
 import type { StageReplicaMap } from '../../views/stage-replica-map';
 import { EngineStatsFeed } from './engine-stats-feed';
 import type { EngineCoreOutputs, OmniRequestOutput, ReceiveReceipt, StagePoolLike, StageRequest, TransferReceipt } from './host-contract';
+import { observeFinishedStages } from './stage-finish';
 
 /**
  * How a `generate` stream ended, as its consumer saw it; `unobserved`: the stream turned out to
@@ -22,7 +24,10 @@ interface GenerateState {
   readonly start: number;
   /** Monotonic seconds of the last output (or the start): what the idle timeout measures. */
   lastActivity: number;
-  finalized: boolean;
+  /** Counted once: as a success at its finished output, or as a failure (abort, or the stream's end). */
+  settled: 'open' | 'succeeded' | 'failed';
+  /** Monotonic seconds of the request's first stage submit (`request_queue_wait_s`). */
+  firstSubmit?: number;
   audioStage?: number;
   audioReplica?: number;
   readonly arrivals: number[];
@@ -113,12 +118,23 @@ export class PipelineObserver {
   stageSubmitted(request: StageRequest): void {
     // Entering a stage is activity: the idle timeout counts from the last one.
     if (this.admitted.has(request.requestId)) this.admitted.set(request.requestId, monotonicSeconds());
+    const stream = this.streamOf(request.requestId);
+    const state = stream === undefined ? undefined : this.generating.get(stream);
+    if (state !== undefined) state.firstSubmit ??= monotonicSeconds();
     if (this.recorders().statLogger) this.feed.submitted(request);
   }
 
   enginePolled(stageId: number, replicaId: number, outputs: EngineCoreOutputs | undefined, source?: BindingSource): void {
-    const statLogger = this.recorders().statLogger;
-    if (outputs && statLogger) this.feed.polled(stageId, replicaId, outputs, statLogger);
+    const { statLogger, stageService } = this.recorders();
+    if (outputs) {
+      if (statLogger) this.feed.polled(stageId, replicaId, outputs, statLogger);
+      const waiting = outputs.schedulerStats?.numWaitingReqs ?? outputs.numWaitingRequests;
+      if (waiting !== undefined) stageService.setReplicaWaiting(stageId, replicaId, waiting);
+      for (const output of outputs.outputs) {
+        const kv = output.kvTransferParams;
+        if (kv?.kvWaitS !== undefined) stageService.observeKvWait(kv.connectorType, kv.kvWaitS);
+      }
+    }
     const pool = source?.stagePools?.[stageId];
     if (pool?.inflight !== undefined && pool.outputsQueueSize !== undefined) {
       this.recorders().stageReplica.observe([
@@ -139,6 +155,7 @@ export class PipelineObserver {
     if (!receipt) return;
     this.aggregator(source).recordTransferRx({
       stageId: receipt.stageId,
+      fromStage: receipt.fromStage,
       requestId: receipt.requestId,
       replicaId: receipt.replicaId,
       rxTransferBytes: receipt.sizeBytes,
@@ -154,7 +171,7 @@ export class PipelineObserver {
     if (this.generating.size >= this.maxTracked) this.evictOldestGenerating();
     const now = monotonicSeconds();
     const token = {};
-    this.generating.set(token, { requestId, start: now, lastActivity: now, finalized: false, arrivals: [], bytes: [] });
+    this.generating.set(token, { requestId, start: now, lastActivity: now, settled: 'open', arrivals: [], bytes: [] });
     const open = this.streamsById.get(requestId);
     if (open === undefined) this.streamsById.set(requestId, [token]);
     else open.push(token);
@@ -173,7 +190,10 @@ export class PipelineObserver {
     if (state === undefined) return;
     const now = monotonicSeconds();
     state.lastActivity = now;
-    const { audio, pipeline } = this.recorders();
+    // An aborted request's later outputs are the abort's aftermath, not its result.
+    if (state.settled === 'failed') return;
+    const recorders = this.recorders();
+    const { audio, pipeline } = recorders;
     const mmOut = output.multimodalOutput;
     if (output.finalOutputType === 'audio' && mmOut?.audio !== undefined && mmOut.audio !== null) {
       if (state.audioReplica === undefined) {
@@ -189,8 +209,8 @@ export class PipelineObserver {
         state.sampleRate ??= resolveAudioSampleRate(mmOut);
       }
     }
-    if (output.finished && !state.finalized) {
-      state.finalized = true;
+    if (output.finished && state.settled === 'open') {
+      state.settled = 'succeeded';
       pipeline.requestSucceeded(now - state.start, output.finishReason || 'stop');
       let promptTokens = 0;
       let generationTokens = 0;
@@ -206,24 +226,37 @@ export class PipelineObserver {
         stageMetrics: output.stageMetrics?.find((stage) => stage.stageId === output.stageId),
         multimodalOutput: mmOut,
       });
+      observeFinishedStages(recorders, output);
+      if (state.firstSubmit !== undefined) recorders.stageService.observeQueueWait(state.firstSubmit - state.start);
+    }
+  }
+
+  /**
+   * The host aborted a request: each of its open streams counts as failed (`client_abort`) now,
+   * whatever ends the stream later.
+   */
+  requestAborted(requestId: string): void {
+    for (const token of this.streamsById.get(requestId) ?? []) {
+      const state = this.generating.get(token);
+      if (state !== undefined && state.settled === 'open') this.countFailure(state, 'client_abort');
     }
   }
 
   /**
    * The stream is over. A request that never produced its final output counts as aborted, once,
-   * whatever ended it (client disconnect, cancellation, host error, or a stream that just stopped).
+   * whatever ended it, with the failure reason the end implies (`reason` overrides it).
    */
-  generateEnded(token: object, outcome: GenerateOutcome): void {
+  generateEnded(token: object, outcome: GenerateOutcome, reason?: FailureReason): void {
     const state = this.generating.get(token);
     if (state === undefined) return;
     this.generating.delete(token);
     this.forgetStream(state.requestId, token);
     if (outcome === 'unobserved') return this.publishGauges();
-    const { audio, pipeline } = this.recorders();
-    if (!state.finalized) pipeline.requestFailed();
+    if (state.settled === 'open') this.countFailure(state, reason ?? failureReasonOf(outcome));
     // Upstream finalizes the stream after its loop ends normally: a stream run to its end, or left
     // by the consumer after the final output. A disconnect mid-stream or a host error skips it.
-    const endedNormally = outcome === 'completed' || (outcome === 'abandoned' && state.finalized);
+    const endedNormally = outcome === 'completed' || (outcome === 'abandoned' && state.settled === 'succeeded');
+    const { audio } = this.recorders();
     if (endedNormally && state.arrivals.length > 0 && state.audioReplica !== undefined) {
       audio.observeAudioStreamingFinalize({
         stageId: state.audioStage ?? 0,
@@ -246,7 +279,7 @@ export class PipelineObserver {
     let endedStreams = 0;
     for (const [token, state] of this.generating) {
       if (state.lastActivity > cutoff) continue;
-      this.generateEnded(token, 'abandoned');
+      this.generateEnded(token, 'abandoned', 'unknown');
       endedStreams++;
     }
     let released = 0;
@@ -273,6 +306,14 @@ export class PipelineObserver {
     return { admitted: this.admitted.size, generating: this.generating.size };
   }
 
+  /** `requests_success_total{finished_reason="abort"}` and `requests_failed_total{reason}`, as upstream pairs them. */
+  private countFailure(state: GenerateState, reason: FailureReason): void {
+    state.settled = 'failed';
+    const { pipeline, stageService } = this.recorders();
+    pipeline.requestFailed();
+    stageService.incRequestsFailed(reason);
+  }
+
   private forgetStream(requestId: string, token: object): void {
     const open = this.streamsById.get(requestId);
     if (open === undefined) return;
@@ -284,7 +325,7 @@ export class PipelineObserver {
   private evictOldestGenerating(): void {
     const oldest = this.generating.keys().next();
     if (oldest.done) return;
-    this.generateEnded(oldest.value, 'abandoned');
+    this.generateEnded(oldest.value, 'abandoned', 'unknown');
     this.ended.warn(`more than ${this.maxTracked} requests in flight: the oldest is ended as an abort to make room`);
   }
 
@@ -322,5 +363,18 @@ export class PipelineObserver {
       transferEmitter: this.transferEmitter,
       replicaResolver: source ? (stageId, requestId) => source.stagePools?.[stageId]?.getBoundReplicaId(requestId) : undefined,
     });
+  }
+}
+
+/** What a stream's end says about why its request failed. */
+function failureReasonOf(outcome: GenerateOutcome): FailureReason {
+  switch (outcome) {
+    case 'abandoned':
+      return 'client_disconnect';
+    case 'failed':
+      return 'stage_error';
+    default:
+      // A stream that ran out without its finished output.
+      return 'unknown';
   }
 }

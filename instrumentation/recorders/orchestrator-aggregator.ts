@@ -25,6 +25,8 @@ export interface TransferTxInput {
 /** What a stage reports when it finishes a request it received from the previous stage. */
 export interface TransferRxInput {
   readonly stageId: number | null | undefined;
+  /** The sending stage; default `stageId - 1`, the linear pipeline. */
+  readonly fromStage?: number | null;
   readonly requestId: string;
   readonly replicaId?: number | null;
   readonly rxTransferBytes?: number;
@@ -73,12 +75,12 @@ export class OrchestratorAggregator {
     }
   }
 
-  /** Stage 0 has no inbound edge; the pipeline is linear, so the edge is (stage - 1 → stage). */
+  /** Stage 0 has no inbound edge; unless the input names its sender, the edge is (stage - 1 → stage). */
   recordTransferRx(input: TransferRxInput): TransferEdgeStats | undefined {
     try {
       const toStage = input.stageId;
       if (toStage === null || toStage === undefined || toStage <= 0) return undefined;
-      const fromStage = toStage - 1;
+      const fromStage = input.fromStage ?? toStage - 1;
       if (input.replicaId !== null && input.replicaId !== undefined) {
         this.cacheReplica(toStage, input.requestId, input.replicaId);
       }

@@ -4,9 +4,11 @@ import type { StageReplicaMap } from '../../views/stage-replica-map';
 import type { SeriesStore } from '../../views/store/series-store';
 import { PACKAGE_VERSION, type NamingScheme } from '../../views/views';
 import { GEN_AI_METER_NAME, OmniGenAiMetrics } from './gen-ai-metrics';
+import { OmniDiffusionMetrics } from './diffusion-metrics';
 import { OmniModalityMetrics } from './modality-metrics';
 import { OmniPrometheusMetrics } from './pipeline-metrics';
 import { OmniStageReplicaMetrics } from './stage-replica-metrics';
+import { OmniStageServiceMetrics } from './stage-service-metrics';
 import { OmniStatLogger, type CacheConfigInfo } from './stat-logger';
 import { OmniTransferMetrics } from './transfer-metrics';
 
@@ -29,6 +31,8 @@ export interface RecorderSettings {
 export interface OmniRecorders {
   readonly pipeline: OmniPrometheusMetrics;
   readonly audio: OmniModalityMetrics;
+  readonly stageService: OmniStageServiceMetrics;
+  readonly diffusion: OmniDiffusionMetrics;
   readonly transfer: OmniTransferMetrics;
   readonly stageReplica: OmniStageReplicaMetrics;
   /** Upstream `vllm:*` statistics; present only when `logStats` is on. */
@@ -53,6 +57,8 @@ export function createRecorders(store: SeriesStore, settings: RecorderSettings, 
   return {
     pipeline: new OmniPrometheusMetrics(store, options),
     audio: new OmniModalityMetrics(store, options),
+    stageService: new OmniStageServiceMetrics(store, options),
+    diffusion: new OmniDiffusionMetrics(store, options),
     transfer: new OmniTransferMetrics(store, options),
     stageReplica: new OmniStageReplicaMetrics(store, settings.modelName),
     statLogger: settings.logStats

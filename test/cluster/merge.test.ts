@@ -6,7 +6,7 @@ import { snapshotToResourceMetrics, takeSnapshot, type ClusterSnapshot, type Sna
 import type { OmniPrometheusReader } from '../../exporters/prometheus-reader';
 import { serializePrometheus } from '../../exporters/prometheus-serializer';
 import { declaredFamilies, registerOmniMetrics, type OmniMetricsOptions } from '../../instrumentation/register';
-import { SECONDS_BUCKETS } from '../../views/buckets';
+import { PROMETHEUS_CLIENT_DEFAULT_BUCKETS, SECONDS_BUCKETS } from '../../views/buckets';
 import { declaredFamilyNames, parseSamples } from '../support/exposition';
 
 const SUM_ALL: GaugeMergePolicy = () => 'sum';
@@ -144,7 +144,13 @@ describe('startClusterPrimary', () => {
       // The engine series of a fresh worker depend on its pools, which only the workers know.
       const modelOnly = parseSamples(fresh).filter((sample) => Object.keys(sample.labels).every((name) => name === 'model_name' || name === 'le'));
       assert.deepEqual(parseSamples(text), modelOnly);
-      assert.equal(modelOnly.length, 2 + SECONDS_BUCKETS.length + 1 + 2, 'running, waiting and the e2e histogram at zero');
+      const histogramSeries = (buckets: readonly number[]): number => buckets.length + 1 + 2;
+      const eagerHistograms = histogramSeries(SECONDS_BUCKETS) * 2 + histogramSeries(PROMETHEUS_CLIENT_DEFAULT_BUCKETS) * 2;
+      assert.equal(
+        modelOnly.length,
+        2 + eagerHistograms + 1,
+        'running, waiting, image count and the e2e, queue wait, inference steps and image pixels histograms at zero',
+      );
     } finally {
       await worker.shutdown();
       await primary.stop();

@@ -23,6 +23,8 @@ const KEYS: ReadonlySet<FamilyKey> = new Set<FamilyKey>([
   'upstream.iterationTokensTotal', // histogram whose name ends in _total
   'upstream.cacheConfigInfo', // info gauge with extra labels
   'pipeline.transferSize', // histogram, byte buckets (1.048576e+06), `le` sorted between other labels
+  'pipeline.imagePixels', // histogram on prometheus_client's default buckets (0.005 … 7.5, 10.0)
+  'pipeline.requestsFailed', // counter with a bounded reason label
 ]);
 
 /**

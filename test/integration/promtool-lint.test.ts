@@ -33,7 +33,7 @@ describe('promtool check metrics on a full scrape', () => {
       const names = family.type === 'gauge' ? [family.name] : [family.name, created(family.name, family.type)];
       for (const name of names) {
         expected.add(`${name} metric names should not contain ':'`);
-        if (/_s(_created)?$/.test(name)) expected.add(`${name} metric names should not contain abbreviated units`);
+        if (/_(s|mb)(_created)?$/.test(name)) expected.add(`${name} metric names should not contain abbreviated units`);
       }
     }
     expected.add('vllm:iteration_tokens_total non-counter metrics should not have "_total" suffix');

@@ -150,7 +150,14 @@ describe('recorders: OmniPrometheusMetrics (pipeline families)', () => {
     after(() => handle.shutdown());
 
     it('every recorder method is a no-op: only the eager zero series are exposed', async () => {
-      const { pipeline, audio, transfer } = handle;
+      const { pipeline, audio, transfer, stageService, diffusion } = handle;
+      stageService.observeStageFinished({ stageId: 1, stageType: 'diffusion', stageGenTimeMs: 900, outputUnitType: 'image', outputUnitCount: 1, imagePixels: 4096, numInferenceSteps: 20, peakMemoryMb: 512, schedulerQueueWaitS: 0 });
+      stageService.observeQueueWait(0.1);
+      stageService.setReplicaWaiting(1, 0, 4);
+      stageService.incRequestsFailed('stage_error');
+      stageService.observeKvWait('SharedMemoryConnector', 0.02);
+      diffusion.observeImageTtfp(1, 0, 0.5);
+      diffusion.observeDiffusionFinalize({ stageId: 1, replicaId: 0, breakdown: { diffusionEngineExecTimeS: 0.8, forwardTimeS: 0.7 }, numInferenceSteps: 20, outputUnitType: 'image' });
       pipeline.setRunning(3);
       pipeline.setWaiting(2);
       pipeline.requestSucceeded(1.5, 'stop');
@@ -191,9 +198,25 @@ describe('recorders: OmniPrometheusMetrics (pipeline families)', () => {
         'vllm:omni_e2e_request_latency_s_count',
         'vllm:omni_e2e_request_latency_s_created',
         'vllm:omni_e2e_request_latency_s_sum',
+        'vllm:omni_image_count_created',
+        'vllm:omni_image_count_total',
+        'vllm:omni_image_pixels_bucket',
+        'vllm:omni_image_pixels_count',
+        'vllm:omni_image_pixels_created',
+        'vllm:omni_image_pixels_sum',
+        'vllm:omni_num_inference_steps_bucket',
+        'vllm:omni_num_inference_steps_count',
+        'vllm:omni_num_inference_steps_created',
+        'vllm:omni_num_inference_steps_sum',
         'vllm:omni_num_requests_running',
         'vllm:omni_num_requests_waiting',
+        'vllm:omni_request_queue_wait_s_bucket',
+        'vllm:omni_request_queue_wait_s_count',
+        'vllm:omni_request_queue_wait_s_created',
+        'vllm:omni_request_queue_wait_s_sum',
       ]);
+      assertSample(text, 'vllm:omni_image_count_total', M, 0);
+      assertHistogram(text, 'vllm:omni_request_queue_wait_s', M, SECONDS_BUCKETS, []);
       assertSample(text, 'vllm:omni_num_requests_running', M, 0);
       assertSample(text, 'vllm:omni_num_requests_waiting', M, 0);
       assertHistogram(text, E2E, M, SECONDS_BUCKETS, []);
@@ -206,9 +229,18 @@ describe('recorders: OmniPrometheusMetrics (pipeline families)', () => {
       const expected = Object.values(PIPELINE_FAMILIES).map(
         (def) => `vllm:omni_${def.baseName}${def.type === 'counter' ? '_total' : ''}`,
       );
-      assert.equal(expected.length, 19);
-      // The eager e2e histogram's `_created` companion is its own gauge family in the 0.0.4 text format, as prometheus_client prints it.
-      const withCreated = expected.flatMap((name) => (name === E2E ? [name, `${E2E}_created`] : [name]));
+      assert.equal(expected.length, 38);
+      // An eager histogram's or counter's `_created` companion is its own gauge family in the 0.0.4 text format, as prometheus_client prints it.
+      const eager = Object.values(PIPELINE_FAMILIES).filter((def) => 'eager' in def && def.eager && def.type !== 'gauge');
+      const createdOf = new Map(eager.map((def) => [`vllm:omni_${def.baseName}${def.type === 'counter' ? '_total' : ''}`, `vllm:omni_${def.baseName}_created`]));
+      assert.deepEqual([...createdOf.values()], [
+        'vllm:omni_e2e_request_latency_s_created',
+        'vllm:omni_request_queue_wait_s_created',
+        'vllm:omni_num_inference_steps_created',
+        'vllm:omni_image_count_created',
+        'vllm:omni_image_pixels_created',
+      ]);
+      const withCreated = expected.flatMap((name) => (createdOf.has(name) ? [name, createdOf.get(name) as string] : [name]));
       assert.deepEqual(declared, withCreated);
       assert.equal(sampleValue(text, 'vllm:num_requests_running', { model_name: 'm', stage: '0', replica: '0' }), undefined);
     });

@@ -1,0 +1,96 @@
+import type { LabelValue } from '../../views/store/family-series';
+import type { SeriesStore } from '../../views/store/series-store';
+import { SeriesTable } from '../series-table';
+import { isPositive, neverThrow } from './never-throw';
+import type { RecorderOptions } from './pipeline-metrics';
+
+/** A diffusion stage's timing breakdown for one request, seconds (vLLM-Omni `diffusion_metrics`). */
+export interface DiffusionBreakdown {
+  readonly diffusionEngineExecTimeS?: number | null;
+  readonly preprocessTimeS?: number | null;
+  readonly postprocessTimeS?: number | null;
+  readonly vaeDecodeTimeS?: number | null;
+  readonly forwardTimeS?: number | null;
+  readonly kvRecvTimeS?: number | null;
+  readonly numInferenceSteps?: number | null;
+}
+
+export interface DiffusionFinalizeInput {
+  readonly stageId: LabelValue;
+  readonly replicaId: LabelValue | null | undefined;
+  readonly breakdown: DiffusionBreakdown | null | undefined;
+  /** The stage's step count; the breakdown's own is used when this is absent or zero. */
+  readonly numInferenceSteps?: number | null;
+  /** Only `image` outputs record the mean denoise step latency. */
+  readonly outputUnitType?: string | null;
+}
+
+/**
+ * Diffusion timing breakdowns per (stage, replica) (vLLM-Omni `OmniModalityMetrics`, its
+ * diffusion half). Each family is recorded only when the stage reported its measurement.
+ */
+export class OmniDiffusionMetrics {
+  private readonly logStats: boolean;
+  private readonly exec: SeriesTable;
+  private readonly execPerStep: SeriesTable;
+  private readonly preprocess: SeriesTable;
+  private readonly postprocess: SeriesTable;
+  private readonly vaeDecode: SeriesTable;
+  private readonly forward: SeriesTable;
+  private readonly kvLoad: SeriesTable;
+  private readonly imageTtfp: SeriesTable;
+  private readonly denoiseStep: SeriesTable;
+
+  constructor(store: SeriesStore, options: RecorderOptions) {
+    this.logStats = options.logStats;
+    const model = [options.modelName];
+    this.exec = new SeriesTable(store, 'pipeline.diffusionExec', model);
+    this.execPerStep = new SeriesTable(store, 'pipeline.diffusionExecPerStep', model);
+    this.preprocess = new SeriesTable(store, 'pipeline.diffusionPreprocess', model);
+    this.postprocess = new SeriesTable(store, 'pipeline.diffusionPostprocess', model);
+    this.vaeDecode = new SeriesTable(store, 'pipeline.vaeDecode', model);
+    this.forward = new SeriesTable(store, 'pipeline.diffusionForward', model);
+    this.kvLoad = new SeriesTable(store, 'pipeline.diffusionKvLoad', model);
+    this.imageTtfp = new SeriesTable(store, 'pipeline.imageTtfp', model);
+    this.denoiseStep = new SeriesTable(store, 'pipeline.denoiseStepLatency', model);
+    neverThrow(this, 'OmniDiffusionMetrics', ['observeImageTtfp', 'observeDiffusionFinalize']);
+  }
+
+  /** Stage submit to the first image; negative values are skipped. */
+  observeImageTtfp(stage: LabelValue, replica: LabelValue, seconds: number): void {
+    if (this.logStats && seconds >= 0) this.imageTtfp.get(stage, replica).record(seconds);
+  }
+
+  /**
+   * A diffusion stage's breakdown at request finalize. Execution, preprocess and postprocess are
+   * recorded as reported; VAE decode, forward and KV load skip negatives; the per-step figures need
+   * a positive step count, and the denoise step latency an image output.
+   */
+  observeDiffusionFinalize(input: DiffusionFinalizeInput): void {
+    const { replicaId: replica, breakdown } = input;
+    if (!this.logStats || replica === null || replica === undefined || !breakdown) return;
+    const stage = input.stageId;
+    const stepsReported = input.numInferenceSteps || breakdown.numInferenceSteps;
+    const steps = isPositive(stepsReported) ? stepsReported : 0;
+    const exec = breakdown.diffusionEngineExecTimeS;
+    if (typeof exec === 'number') {
+      this.exec.get(stage, replica).record(exec);
+      if (steps > 0) this.execPerStep.get(stage, replica).record(exec / steps);
+    }
+    if (typeof breakdown.preprocessTimeS === 'number') this.preprocess.get(stage, replica).record(breakdown.preprocessTimeS);
+    if (typeof breakdown.postprocessTimeS === 'number') this.postprocess.get(stage, replica).record(breakdown.postprocessTimeS);
+    if (isMeasured(breakdown.vaeDecodeTimeS)) this.vaeDecode.get(stage, replica).record(breakdown.vaeDecodeTimeS);
+    const forward = breakdown.forwardTimeS;
+    if (isMeasured(forward)) {
+      this.forward.get(stage, replica).record(forward);
+      const perStep = steps > 0 ? forward / steps : 0;
+      if (input.outputUnitType === 'image' && perStep > 0) this.denoiseStep.get(stage, replica).record(perStep);
+    }
+    if (isMeasured(breakdown.kvRecvTimeS)) this.kvLoad.get(stage, replica).record(breakdown.kvRecvTimeS);
+  }
+}
+
+/** A reported duration that is not negative (zero counts). */
+function isMeasured(value: number | null | undefined): value is number {
+  return typeof value === 'number' && value >= 0;
+}

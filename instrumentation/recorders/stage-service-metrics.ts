@@ -1,0 +1,154 @@
+import type { LabelValue } from '../../views/store/family-series';
+import type { BoundSeries } from '../../views/store/series';
+import type { SeriesStore } from '../../views/store/series-store';
+import { FAILURE_REASONS, type FailureReason } from '../../views/stage-service-families';
+import { SeriesTable } from '../series-table';
+import { isPositive, neverThrow } from './never-throw';
+import type { RecorderOptions } from './pipeline-metrics';
+
+/** What one stage reports when it finishes a request (vLLM-Omni `StageRequestStats`, reduced). */
+export interface StageFinishInput {
+  readonly stageId: LabelValue;
+  /** `llm` when absent, as vLLM-Omni's stage default. */
+  readonly stageType?: string | null;
+  /** Stage submit to finished output, milliseconds; absent: no `stage_gen_time_s` sample. */
+  readonly stageGenTimeMs?: number | null;
+  readonly outputUnitType?: string | null;
+  readonly outputUnitCount?: number | null;
+  readonly imagePixels?: number | null;
+  readonly numInferenceSteps?: number | null;
+  readonly peakMemoryMb?: number | null;
+  /** Diffusion scheduler enqueue to first admission, seconds; a measured zero is recorded. */
+  readonly schedulerQueueWaitS?: number | null;
+}
+
+/** A known failure reason, or `unknown`: the label stays bounded whatever the caller passes. */
+export function normalizeFailureReason(reason: unknown): FailureReason {
+  return FAILURE_REASONS.includes(reason as FailureReason) ? (reason as FailureReason) : 'unknown';
+}
+
+/**
+ * Stage-service metrics (vLLM-Omni `OmniPrometheusMetrics`, its stage and image half): per-stage
+ * generation time and queueing, the waiting snapshot summed over a stage's replicas, failures by
+ * bounded reason, KV-transfer waits, and the image workload. Sparse: a measurement the host did
+ * not report records nothing, while a reported zero is recorded where upstream keeps it.
+ */
+export class OmniStageServiceMetrics {
+  private readonly logStats: boolean;
+  private readonly queueWait: BoundSeries;
+  private readonly inferenceSteps: BoundSeries;
+  private readonly imageCount: BoundSeries;
+  private readonly imagePixels: BoundSeries;
+  private readonly stageGenTime: SeriesTable;
+  private readonly stageWaiting: SeriesTable;
+  private readonly peakMemory: SeriesTable;
+  private readonly stageInQueue: SeriesTable;
+  private readonly failed: SeriesTable;
+  private readonly kvWait: SeriesTable;
+  /** Latest waiting snapshot per replica, per stage: the gauge is their sum. */
+  private readonly waitingByStage = new Map<number, Map<number, number>>();
+
+  constructor(store: SeriesStore, options: RecorderOptions) {
+    this.logStats = options.logStats;
+    const model = [options.modelName];
+    this.queueWait = store.bind('pipeline.requestQueueWait', model);
+    this.inferenceSteps = store.bind('pipeline.numInferenceSteps', model);
+    this.imageCount = store.bind('pipeline.imageCount', model);
+    this.imagePixels = store.bind('pipeline.imagePixels', model);
+    this.stageGenTime = new SeriesTable(store, 'pipeline.stageGenTime', model);
+    this.stageWaiting = new SeriesTable(store, 'pipeline.stageWaitingRequests', model);
+    this.peakMemory = new SeriesTable(store, 'pipeline.peakMemory', model);
+    this.stageInQueue = new SeriesTable(store, 'pipeline.stageInQueue', model);
+    this.failed = new SeriesTable(store, 'pipeline.requestsFailed', model);
+    this.kvWait = new SeriesTable(store, 'pipeline.kvWait', model);
+    neverThrow(this, 'OmniStageServiceMetrics', [
+      'observeStageGenTime',
+      'observeStageInQueue',
+      'observeQueueWait',
+      'setReplicaWaiting',
+      'observeNumInferenceSteps',
+      'incImageCount',
+      'observeImagePixels',
+      'setPeakMemory',
+      'incRequestsFailed',
+      'observeKvWait',
+      'observeStageFinished',
+    ]);
+  }
+
+  /** Negative times clamp to 0. */
+  observeStageGenTime(stage: LabelValue, stageType: string, seconds: number): void {
+    if (this.logStats) this.stageGenTime.get(stage, stageType).record(Math.max(seconds, 0));
+  }
+
+  /** Negative times clamp to 0; zero is the healthy baseline and is counted. */
+  observeStageInQueue(stage: LabelValue, seconds: number): void {
+    if (this.logStats) this.stageInQueue.get(stage).record(Math.max(seconds, 0));
+  }
+
+  /** Arrival to the first stage submit; negative clamps to 0, zero is counted. */
+  observeQueueWait(seconds: number): void {
+    if (this.logStats) this.queueWait.record(Math.max(seconds, 0));
+  }
+
+  /** One replica's latest waiting count; the stage's gauge becomes the sum over its replicas. */
+  setReplicaWaiting(stage: number, replica: number, waiting: number): void {
+    if (!this.logStats || typeof waiting !== 'number' || !Number.isFinite(waiting)) return;
+    let replicas = this.waitingByStage.get(stage);
+    if (replicas === undefined) {
+      replicas = new Map();
+      this.waitingByStage.set(stage, replicas);
+    }
+    replicas.set(replica, Math.max(waiting, 0));
+    let sum = 0;
+    for (const count of replicas.values()) sum += count;
+    this.stageWaiting.get(stage).record(sum);
+  }
+
+  /** Zero or negative step counts (a text stage) are skipped. */
+  observeNumInferenceSteps(steps: number): void {
+    if (this.logStats && isPositive(steps)) this.inferenceSteps.record(steps);
+  }
+
+  incImageCount(images: number): void {
+    if (this.logStats && isPositive(images)) this.imageCount.record(images);
+  }
+
+  observeImagePixels(pixels: number): void {
+    if (this.logStats && isPositive(pixels)) this.imagePixels.record(pixels);
+  }
+
+  /** Only a positive peak is a measurement: zero means the engine did not report one. */
+  setPeakMemory(stage: LabelValue, megabytes: number): void {
+    if (this.logStats && isPositive(megabytes)) this.peakMemory.get(stage).record(megabytes);
+  }
+
+  /** One failed request; a reason outside the bounded set is recorded as `unknown`. */
+  incRequestsFailed(reason: unknown): void {
+    if (this.logStats) this.failed.get(normalizeFailureReason(reason)).record(1);
+  }
+
+  /** A completed KV-transfer wait; negative waits are skipped, a missing connector is `unknown`. */
+  observeKvWait(connectorType: string | null | undefined, seconds: number): void {
+    if (!this.logStats || !(seconds >= 0)) return;
+    this.kvWait.get(connectorType || 'unknown').record(seconds);
+  }
+
+  /**
+   * A stage finished a request: its generation time by stage type, the diffusion step count
+   * (diffusion stages only), the image workload (image outputs only), the diffusion scheduler's
+   * queue wait and the peak memory, each only when reported.
+   */
+  observeStageFinished(input: StageFinishInput): void {
+    if (!this.logStats) return;
+    const stageType = input.stageType || 'llm';
+    if (typeof input.stageGenTimeMs === 'number') this.observeStageGenTime(input.stageId, stageType, input.stageGenTimeMs / 1000);
+    if (stageType === 'diffusion') this.observeNumInferenceSteps(input.numInferenceSteps ?? 0);
+    if (input.outputUnitType === 'image') {
+      this.observeImagePixels(input.imagePixels ?? 0);
+      this.incImageCount(input.outputUnitCount ?? 0);
+    }
+    if (typeof input.schedulerQueueWaitS === 'number') this.observeStageInQueue(input.stageId, input.schedulerQueueWaitS);
+    this.setPeakMemory(input.stageId, input.peakMemoryMb ?? 0);
+  }
+}
