@@ -1,6 +1,6 @@
 /**
  * Generates `omni-pipeline-dashboard.json` (Grafana, Prometheus data source): vLLM's engine panels
- * per stage and replica, plus the pipeline's audio and cross-stage transfer panels. The JSON is
+ * per stage and replica, plus the pipeline's audio, image / diffusion and cross-stage transfer panels. The JSON is
  * checked in; regenerate it after editing this file with `npx tsx examples/grafana/build-dashboard.ts`
  * (a test fails while the two disagree).
  */
@@ -27,6 +27,8 @@ const DATASOURCE = { type: 'prometheus', uid: '${datasource}' } as const;
 /** Series of one engine family, narrowed by the dashboard's variables. */
 const ENGINE = 'model_name="$model_name", stage=~"$stage", replica=~"$replica"';
 const MODEL = 'model_name="$model_name"';
+/** Series of a per-stage family (no replica label). */
+const STAGE = 'model_name="$model_name", stage=~"$stage"';
 const RATE = '[$__rate_interval]';
 const STAGE_REPLICA = 'stage {{stage}} / replica {{replica}}';
 const EDGE = '{{from_stage}}/{{from_replica}} → {{to_stage}}/{{to_replica}}';
@@ -72,6 +74,24 @@ const ROWS: ReadonlyArray<{ readonly title: string; readonly panels: readonly Pa
         description: 'Arrival to final output across all stages.',
         unit: 's',
         targets: [0.5, 0.9, 0.99].map((q) => ({ expr: quantile(q, 'vllm:omni_e2e_request_latency_s', 'model_name', MODEL), legend: `p${q * 100}` })),
+      },
+      {
+        title: 'Failed requests by reason',
+        description: 'client_abort / client_disconnect / stage_error / unknown; each is also in the abort completions.',
+        unit: 'reqps',
+        targets: [{ expr: `sum by (reason) (rate(vllm:omni_requests_failed_total{${MODEL}}${RATE}))`, legend: '{{reason}}' }],
+      },
+      {
+        title: 'Request queue wait',
+        description: 'Arrival at the serving layer to the first stage submit.',
+        unit: 's',
+        targets: [0.5, 0.99].map((q) => ({ expr: quantile(q, 'vllm:omni_request_queue_wait_s', 'model_name', MODEL), legend: `p${q * 100}` })),
+      },
+      {
+        title: 'Stage generation time (p99)',
+        description: 'Stage submit to finished output, queueing included, per stage and stage type.',
+        unit: 's',
+        targets: [{ expr: quantile(0.99, 'vllm:omni_stage_gen_time_s', 'stage, stage_type', STAGE), legend: 'stage {{stage}} ({{stage_type}})' }],
       },
       {
         title: 'Token throughput (pipeline)',
@@ -219,6 +239,64 @@ const ROWS: ReadonlyArray<{ readonly title: string; readonly panels: readonly Pa
     ],
   },
   {
+    title: 'Image and diffusion stages',
+    panels: [
+      {
+        title: 'Images generated',
+        description: 'Images per second, and the mean pixels and denoising steps per request.',
+        unit: 'short',
+        targets: [
+          { expr: `rate(vllm:omni_image_count_total{${MODEL}}${RATE})`, legend: 'images/s' },
+          { expr: `rate(vllm:omni_image_pixels_sum{${MODEL}}${RATE}) / rate(vllm:omni_image_pixels_count{${MODEL}}${RATE})`, legend: 'pixels per request' },
+          { expr: `rate(vllm:omni_num_inference_steps_sum{${MODEL}}${RATE}) / rate(vllm:omni_num_inference_steps_count{${MODEL}}${RATE})`, legend: 'steps per request' },
+        ],
+      },
+      { title: 'Image time to first output', description: 'Image-stage submit to the first image.', unit: 's', targets: engineQuantiles('vllm:omni_image_ttfp_s') },
+      {
+        title: 'Diffusion breakdown (p99)',
+        description: 'Execution, preprocessing, postprocessing, VAE decode, forward-only denoise loop and KV receive, per replica.',
+        unit: 's',
+        targets: (
+          [
+            ['exec', 'vllm:omni_diffusion_exec_s'],
+            ['preprocess', 'vllm:omni_diffusion_preprocess_s'],
+            ['postprocess', 'vllm:omni_diffusion_postprocess_s'],
+            ['VAE decode', 'vllm:omni_vae_decode_s'],
+            ['forward', 'vllm:omni_diffusion_forward_s'],
+            ['KV load', 'vllm:omni_diffusion_kv_load_s'],
+          ] as const
+        ).map(([label, family]) => ({ expr: quantile(0.99, family, 'stage, replica', ENGINE), legend: `${label} ${STAGE_REPLICA}` })),
+      },
+      {
+        title: 'Denoise step latency',
+        description: 'Mean forward time per denoising step, and execution time per step.',
+        unit: 's',
+        targets: [
+          ...engineQuantiles('vllm:omni_denoise_step_latency_s', 'denoise '),
+          { expr: quantile(0.99, 'vllm:omni_diffusion_exec_per_step_s', 'stage, replica', ENGINE), legend: `exec/step p99 ${STAGE_REPLICA}` },
+        ],
+      },
+      {
+        title: 'Diffusion queue',
+        description: 'Waiting requests summed over a stage\u2019s replicas, and the scheduler wait to first admission (zero when idle).',
+        unit: 'short',
+        targets: [
+          { expr: `vllm:omni_stage_waiting_requests{${STAGE}}`, legend: 'waiting stage {{stage}}' },
+          { expr: quantile(0.99, 'vllm:omni_stage_in_queue_s', 'stage', STAGE), legend: 'in-queue p99 (s) stage {{stage}}' },
+        ],
+      },
+      {
+        title: 'Peak memory and KV waits',
+        description: 'Peak accelerator memory per stage (MB), and the p99 wait for KV blocks per connector (s).',
+        unit: 'short',
+        targets: [
+          { expr: `vllm:omni_peak_memory_mb{${STAGE}}`, legend: 'peak MB stage {{stage}}' },
+          { expr: quantile(0.99, 'vllm:omni_kv_wait_s', 'connector_type', MODEL), legend: 'KV wait p99 {{connector_type}}' },
+        ],
+      },
+    ],
+  },
+  {
     title: 'Cross-stage transfers (per edge)',
     panels: [
       {
@@ -322,7 +400,7 @@ export function buildDashboard(): object {
 
   return {
     uid: 'omni-pipeline',
-    title: 'Omni pipeline (thinker → talker → code2wav)',
+    title: 'Omni pipeline (thinker → talker → code2wav, diffusion)',
     description: 'vLLM engine metrics per stage and replica, plus audio SLOs and cross-stage transfers (omni-otel-metrics).',
     tags: ['vllm', 'vllm-omni', 'omni-otel-metrics'],
     editable: true,

@@ -23,6 +23,13 @@ function exposedSeriesNames(): Set<string> {
   return names;
 }
 
+/** The catalog family a series name belongs to (histogram series through their suffix). */
+function familyOf(seriesName: string): ReturnType<ReturnType<typeof resolveFullCatalog>['byName']> {
+  const catalog = resolveFullCatalog();
+  const suffix = HISTOGRAM_SUFFIXES.find((s) => seriesName.endsWith(s));
+  return catalog.byName(seriesName) ?? (suffix ? catalog.byName(seriesName.slice(0, -suffix.length)) : undefined);
+}
+
 function unknownNames(expressions: readonly string[]): string[] {
   const known = exposedSeriesNames();
   return [...new Set(expressions.flatMap((expr) => expr.match(METRIC_NAME) ?? []))].filter((name) => !known.has(name));
@@ -82,7 +89,7 @@ describe('examples: Prometheus and Grafana files', function () {
       const variables = dashboard.templating.list.map((v) => v.name);
       for (const name of ['datasource', 'model_name', 'stage', 'replica']) assert.ok(variables.includes(name), name);
       const titles = dashboard.panels.map((p) => p.title).join('\n');
-      for (const word of ['Time to first token', 'Inter-token', 'Queue / prefill / decode', 'KV cache', 'Request success', 'first audio packet', 'Real-time factor', 'underrun', 'Silent audio loss', 'Sender', 'Receiver', 'In-flight', 'Payload size']) {
+      for (const word of ['Time to first token', 'Inter-token', 'Queue / prefill / decode', 'KV cache', 'Request success', 'first audio packet', 'Real-time factor', 'underrun', 'Silent audio loss', 'Sender', 'Receiver', 'In-flight', 'Payload size', 'Failed requests', 'Images generated', 'Image time to first output', 'Diffusion breakdown', 'Denoise step', 'Diffusion queue', 'Peak memory']) {
         assert.ok(titles.includes(word), `no panel about "${word}"`);
       }
     });
@@ -92,10 +99,15 @@ describe('examples: Prometheus and Grafana files', function () {
       assert.deepEqual(unknownNames(expressions), []);
     });
 
-    it('filters every per-engine query by the stage and replica variables', () => {
-      const engineExprs = expressions.filter((e) => /vllm:(?!omni_(num_requests|requests_success|e2e|prompt_tokens|generation_tokens|transfer))/.test(e) && !e.startsWith('label_values'));
-      assert.ok(engineExprs.length > 20, `only ${engineExprs.length} per-engine queries found`);
-      for (const expr of engineExprs) assert.match(expr, /stage=~"\$stage", replica=~"\$replica"/, expr);
+    it('filters every query by the stage and replica variables its families carry', () => {
+      const queries = expressions.filter((e) => !e.startsWith('label_values'));
+      const labelsOf = (expr: string): Set<string> => new Set((expr.match(METRIC_NAME) ?? []).flatMap((name) => familyOf(name)?.labels ?? []));
+      const perReplica = queries.filter((e) => labelsOf(e).has('replica'));
+      const perStage = queries.filter((e) => labelsOf(e).has('stage') && !labelsOf(e).has('replica') && !labelsOf(e).has('from_stage'));
+      assert.ok(perReplica.length > 25, `only ${perReplica.length} per-replica queries found`);
+      assert.ok(perStage.length >= 4, `only ${perStage.length} per-stage queries found`);
+      for (const expr of perReplica) assert.match(expr, /stage=~"\$stage", replica=~"\$replica"/, expr);
+      for (const expr of perStage) assert.match(expr, /stage=~"\$stage"/, expr);
     });
 
     it('every query parses as PromQL (checked by promtool as recording rules)', async () => {

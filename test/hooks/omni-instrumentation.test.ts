@@ -201,14 +201,19 @@ describe('OmniInstrumentation', () => {
     publish('generateEnd', { requestId: 'c', outcome: 'completed' });
     publish('cleanupRequest', { requestId: 'c' });
     publish('transferSent', { requestId: 'c', fromStage: 0, toStage: 1, fromReplica: 0, toReplica: 1, sizeBytes: 10, txTimeMs: 1 });
+    publish('generateStart', { requestId: 'x' });
+    publish('abort', { requestId: 'x' });
+    publish('generateEnd', { requestId: 'x', outcome: 'abandoned' });
     const text = await metrics.metricsText();
     assert.equal(value(text, SUCCESS('length')), 1);
+    assert.equal(value(text, SUCCESS('abort')), 1);
+    assert.equal(value(text, 'vllm:omni_requests_failed_total{model_name="m",reason="client_abort"}'), 1, 'the abort named the reason before the stream ended');
     assert.equal(value(text, 'vllm:omni_transfer_size_bytes_count{from_replica="0",from_stage="0",model_name="m",to_replica="1",to_stage="1"}'), 1);
     instrumentation.disable();
     publish('addRequest', { requestId: 'd' });
     publish('generateStart', { requestId: 'd' });
     publish('generateEnd', { requestId: 'd', outcome: 'abandoned' });
-    assert.equal(value(await metrics.metricsText(), SUCCESS('abort')), undefined, 'nothing recorded while disabled');
+    assert.equal(value(await metrics.metricsText(), SUCCESS('abort')), 1, 'nothing recorded while disabled');
   });
 
   it('setMeterProvider() leaves the catalog families in the package\u2019s store: the handle and the new provider\u2019s readers both see them', async () => {
