@@ -25,7 +25,7 @@ import { loadMetricsConfig } from '../views/metrics-config';
 import type { PipelinePrefix } from '../views/names';
 import { StageReplicaMap } from '../views/stage-replica-map';
 import { streamNameFor, type NamingScheme } from '../views/views';
-import { createRecorders, type OmniRecorders, type RecorderSettings } from './recorders/recorders';
+import { createRecorders, stopRecorders, type OmniRecorders, type RecorderSettings } from './recorders/recorders';
 import { validateCacheConfig, type CacheConfigInfo } from './recorders/stat-logger';
 
 export interface PrometheusOptions extends PrometheusServerOptions {
@@ -130,6 +130,18 @@ export interface OmniMetricsHandle extends OmniRecorders {
    * temporality its exporter selects (pass `exporter.selectAggregationTemporality`); cumulative by default.
    */
   createMetricProducer(aggregationTemporalitySelector?: AggregationTemporalitySelector): OmniMetricProducer;
+  /**
+   * Adds a replica to a stage while serving (`replica`, or one above the stage's highest): with
+   * `logStats` its `vllm:*` series appear at once, at zero, created now. Returns the replica id.
+   */
+  addReplica(stage: number, replica?: number): number;
+  /**
+   * Removes a replica: every series labelled with it (and the transfer hops to or from it) leaves
+   * the next scrape and export; the other replicas' series are untouched. False when there was none.
+   */
+  removeReplica(stage: number, replica: number): boolean;
+  /** A replica restarted: its series start over from zero with a new `_created`, as a restarted vLLM engine's do. */
+  replaceReplica(stage: number, replica: number): void;
   /** Collects and pushes now on every push exporter (OTLP, console), waiting for the exports. */
   forceFlush(): Promise<void>;
   /**
@@ -216,7 +228,7 @@ export async function registerOmniMetrics(options: OmniMetricsOptions): Promise<
       server = await serveMetrics(reader, serverSettings);
     } catch (error) {
       // Nothing half-started stays behind: no log timer, no provider of ours.
-      recorders.statLogger?.stop();
+      stopRecorders(recorders);
       if (ownsProvider) await (meterProvider as MeterProvider).shutdown();
       throw error;
     }
@@ -241,11 +253,17 @@ export async function registerOmniMetrics(options: OmniMetricsOptions): Promise<
       return reader.metricsText(format);
     },
     createMetricProducer: (aggregationTemporalitySelector) => new OmniMetricProducer({ store, aggregationTemporalitySelector }),
+    addReplica: (stage, replica) => stageReplicaMap.addReplica(stage, replica).replica,
+    removeReplica: (stage, replica) => stageReplicaMap.removeReplica(stage, replica) !== undefined,
+    replaceReplica: (stage, replica) => {
+      if (stageReplicaMap.removeReplica(stage, replica) === undefined) throw new RangeError(`stage ${stage} has no replica ${replica} to replace`);
+      stageReplicaMap.addReplica(stage, replica);
+    },
     forceFlush: async () => {
       await (meterProvider as Partial<Pick<MeterProvider, 'forceFlush'>>).forceFlush?.();
     },
     shutdown: async () => {
-      recorders.statLogger?.stop();
+      stopRecorders(recorders);
       await server?.close();
       if (ownsProvider) await (meterProvider as MeterProvider).shutdown();
     },

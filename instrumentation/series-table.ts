@@ -18,6 +18,8 @@ export class SeriesTable {
   private readonly variableCount: number;
   private readonly maxCached: number;
   private size = 0;
+  /** The family's generation the cache was filled in: series removed since then are not handed out. */
+  private generation = 0;
 
   constructor(
     store: SeriesStore,
@@ -34,6 +36,7 @@ export class SeriesTable {
   /** The series for these values of the variable labels. */
   get(a: LabelValue, b?: LabelValue, c?: LabelValue, d?: LabelValue): BoundSeries {
     if (this.family === undefined) return NOOP_SERIES;
+    if (this.family.generation !== this.generation) this.forgetCached(this.family.generation);
     const depth = this.variableCount;
     let node = this.root;
     for (let level = 0; level < depth - 1; level++) {
@@ -43,6 +46,12 @@ export class SeriesTable {
     }
     const last = depth === 1 ? a : depth === 2 ? b : depth === 3 ? c : d;
     return (node.get(last as LabelValue) as BoundSeries | undefined) ?? this.create(this.family, [a, b, c, d]);
+  }
+
+  private forgetCached(generation: number): void {
+    this.root.clear();
+    this.size = 0;
+    this.generation = generation;
   }
 
   private create(family: FamilySeries, args: Array<LabelValue | undefined>): BoundSeries {

@@ -5,7 +5,7 @@ import type { StageReplicaMap } from './stage-replica-map';
 const MAX_WARNED_ENGINES = 64;
 
 /**
- * Rewrites vLLM's `engine` attribute into `stage` + `replica` using the startup map, so any
+ * Rewrites vLLM's `engine` attribute into `stage` + `replica` using the stage/replica map, so any
  * measurement recorded the upstream way (`{model_name, engine: "3"}`) lands on the per-replica
  * series. Usable in a user's own views.
  *
@@ -16,13 +16,21 @@ const MAX_WARNED_ENGINES = 64;
  * this package's recorders do) pay no allocation per record.
  */
 export class EngineRelabelProcessor implements IAttributesProcessor {
-  private readonly rewritten = new WeakMap<Attributes, Attributes>();
+  private rewritten = new WeakMap<Attributes, Attributes>();
+  private mapVersion: number;
   private readonly warnedEngines = new Set<string>();
 
-  constructor(private readonly map: StageReplicaMap) {}
+  constructor(private readonly map: StageReplicaMap) {
+    this.mapVersion = map.version;
+  }
 
   process(incoming: Attributes): Attributes {
     if (!('engine' in incoming)) return incoming;
+    // Replicas were added or removed: an engine index may now mean something else.
+    if (this.map.version !== this.mapVersion) {
+      this.rewritten = new WeakMap();
+      this.mapVersion = this.map.version;
+    }
     const cached = this.rewritten.get(incoming);
     if (cached !== undefined) return cached;
     const result = this.rewrite(incoming);

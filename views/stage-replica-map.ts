@@ -4,15 +4,29 @@ export interface StageReplica {
   readonly replica: string;
 }
 
+/** One replica joining or leaving the pipeline. */
+export interface ReplicaChange {
+  readonly kind: 'added' | 'removed';
+  readonly engineIndex: number;
+  readonly stage: number;
+  readonly replica: number;
+}
+
+export type ReplicaChangeListener = (change: ReplicaChange) => void;
+
 /**
- * The startup map from vLLM's flat engine index to (stage, replica): stages in order, replicas
- * 0..n-1 within each. Pools [1, 2, 1] give 0:(0,0) 1:(1,0) 2:(1,1) 3:(2,0).
- * Replicas cannot be added later, as in the seed design.
+ * The map from vLLM's flat engine index to (stage, replica). At start: stages in order, replicas
+ * 0..n-1 within each, so pools [1, 2, 1] give 0:(0,0) 1:(1,0) 2:(1,1) 3:(2,0). Replicas added while
+ * serving take the next unused engine index; a removed replica's index is never handed out again,
+ * so an index always means one replica's lifetime (as a restarted vLLM engine is a new engine).
  */
 export class StageReplicaMap {
-  readonly replicasPerStage: readonly number[];
-  private readonly byEngine: readonly StageReplica[];
-  private readonly engineByStage: readonly number[];
+  private readonly byEngine = new Map<number, StageReplica>();
+  /** Per stage: replica id → engine index. */
+  private readonly engineByStage: Array<Map<number, number>> = [];
+  private nextEngine = 0;
+  private changes = 0;
+  private readonly listeners = new Set<ReplicaChangeListener>();
 
   constructor(replicasPerStage: readonly number[]) {
     if (!Array.isArray(replicasPerStage) || replicasPerStage.length === 0) {
@@ -23,40 +37,88 @@ export class StageReplicaMap {
         throw new RangeError(`stagePools[${stage}] must be a positive integer replica count, got ${String(count)}`);
       }
     });
-    this.replicasPerStage = Object.freeze([...replicasPerStage]);
-    const byEngine: StageReplica[] = [];
-    const engineByStage: number[] = [];
     replicasPerStage.forEach((count, stage) => {
-      engineByStage.push(byEngine.length);
-      for (let replica = 0; replica < count; replica++) {
-        byEngine.push(Object.freeze({ stage: String(stage), replica: String(replica) }));
-      }
+      this.engineByStage.push(new Map());
+      for (let replica = 0; replica < count; replica++) this.addReplica(stage, replica);
     });
-    this.byEngine = byEngine;
-    this.engineByStage = engineByStage;
+    this.changes = 0;
+  }
+
+  /** Replicas per stage now, e.g. [1, 2, 1]; a stage scaled to zero counts 0. */
+  get replicasPerStage(): readonly number[] {
+    return this.engineByStage.map((replicas) => replicas.size);
   }
 
   get engineCount(): number {
-    return this.byEngine.length;
+    return this.byEngine.size;
   }
 
-  /** (stage, replica) of a flat engine index, or undefined when out of range. */
+  /** Bumped by every add and remove: lets caches keyed by engine index know they are stale. */
+  get version(): number {
+    return this.changes;
+  }
+
+  /** (stage, replica) of a flat engine index, or undefined when it is not (or no longer) mapped. */
   lookup(engineIndex: number): StageReplica | undefined {
-    return Number.isInteger(engineIndex) ? this.byEngine[engineIndex] : undefined;
+    return this.byEngine.get(engineIndex);
   }
 
-  /** Flat engine index of (stage, replica), or undefined when out of range. */
+  /** Flat engine index of (stage, replica), or undefined when there is no such replica. */
   engineIndex(stage: number, replica: number): number | undefined {
-    const first = this.engineByStage[stage];
-    const count = this.replicasPerStage[stage];
-    if (first === undefined || count === undefined || !Number.isInteger(replica) || replica < 0 || replica >= count) {
-      return undefined;
-    }
-    return first + replica;
+    return this.engineByStage[stage]?.get(replica);
   }
 
-  /** Every (engine index, stage, replica) in flat order. */
+  /** Every (engine index, stage, replica), in engine index order. */
   entries(): Array<[number, StageReplica]> {
-    return this.byEngine.map((sr, index) => [index, sr]);
+    return [...this.byEngine.entries()];
+  }
+
+  /** Replica ids of one stage, ascending. */
+  replicasOf(stage: number): number[] {
+    return [...(this.engineByStage[stage]?.keys() ?? [])].sort((a, b) => a - b);
+  }
+
+  /**
+   * Adds a replica to an existing stage: `replica` (a free id) or, by default, one above the
+   * stage's highest. Returns its new engine index.
+   */
+  addReplica(stage: number, replica?: number): { readonly engineIndex: number; readonly replica: number } {
+    const replicas = this.engineByStage[stage];
+    if (!Number.isInteger(stage) || replicas === undefined) {
+      throw new RangeError(`stage ${String(stage)} is not one of the ${this.engineByStage.length} stages`);
+    }
+    const id = replica ?? (replicas.size === 0 ? 0 : Math.max(...replicas.keys()) + 1);
+    if (!Number.isInteger(id) || id < 0) throw new RangeError(`replica must be a non-negative integer, got ${String(replica)}`);
+    if (replicas.has(id)) throw new RangeError(`stage ${stage} already has replica ${id}`);
+    const engineIndex = this.nextEngine++;
+    replicas.set(id, engineIndex);
+    this.byEngine.set(engineIndex, Object.freeze({ stage: String(stage), replica: String(id) }));
+    this.changes++;
+    this.notify({ kind: 'added', engineIndex, stage, replica: id });
+    return { engineIndex, replica: id };
+  }
+
+  /** Removes a replica; returns the engine index it had, or undefined when there was none. */
+  removeReplica(stage: number, replica: number): number | undefined {
+    const engineIndex = this.engineIndex(stage, replica);
+    if (engineIndex === undefined) return undefined;
+    this.engineByStage[stage]?.delete(replica);
+    this.byEngine.delete(engineIndex);
+    this.changes++;
+    this.notify({ kind: 'removed', engineIndex, stage, replica });
+    return engineIndex;
+  }
+
+  /**
+   * Called after every add and remove, in subscription order (the store, which drops a removed
+   * replica's series, subscribes first). Returns the unsubscribe function.
+   */
+  onChange(listener: ReplicaChangeListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  private notify(change: ReplicaChange): void {
+    for (const listener of this.listeners) listener(change);
   }
 }

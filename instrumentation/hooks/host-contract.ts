@@ -124,6 +124,13 @@ export interface OrchestratorLike {
   sendToNextStage(...args: unknown[]): TransferReceipt | undefined | Promise<TransferReceipt | undefined>;
   /** Receiver side of a cross-stage hop; the hook reads the returned (or resolved) receipt. */
   receiveFromPreviousStage(...args: unknown[]): ReceiveReceipt | undefined | Promise<ReceiveReceipt | undefined>;
+  /**
+   * Optional: a replica joins a stage while serving; returns (or resolves to) its replica id. Its
+   * series appear at once. A restart is `removeReplica` then `addReplica` with the same id.
+   */
+  addReplica?(stageId: number, ...rest: unknown[]): number | Promise<number>;
+  /** Optional: a replica leaves a stage; its series leave the next scrape and export. */
+  removeReplica?(stageId: number, replicaId: number, ...rest: unknown[]): unknown;
 }
 
 /**

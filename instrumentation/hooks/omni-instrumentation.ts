@@ -8,7 +8,7 @@ import {
   type InstrumentationModuleDefinition,
 } from '@opentelemetry/instrumentation';
 import type { OmniMetricsHandle } from '../register';
-import { createRecorders, type OmniRecorders } from '../recorders/recorders';
+import { createRecorders, stopRecorders, type OmniRecorders } from '../recorders/recorders';
 import { LimitedWarning } from '../../views/limited-warning';
 import { OMNI_METER_NAME, PACKAGE_VERSION } from '../../views/views';
 import { subscribeChannels } from './channels';
@@ -55,7 +55,16 @@ const droppedStreams = new FinalizationRegistry<{ observer: PipelineObserver; to
   observer.generateEnded(token, 'abandoned');
 });
 
-const ORCHESTRATOR_METHODS = ['addRequest', 'cleanupRequest', 'submitToStage', 'pollEngine', 'sendToNextStage', 'receiveFromPreviousStage'] as const;
+const ORCHESTRATOR_METHODS = [
+  'addRequest',
+  'cleanupRequest',
+  'submitToStage',
+  'pollEngine',
+  'sendToNextStage',
+  'receiveFromPreviousStage',
+  'addReplica',
+  'removeReplica',
+] as const;
 type OrchestratorMethod = (typeof ORCHESTRATOR_METHODS)[number];
 const SERVING_METHODS = ['generate', 'abort'] as const;
 type Method = (this: unknown, ...args: unknown[]) => unknown;
@@ -110,7 +119,7 @@ export class OmniInstrumentation extends InstrumentationBase<OmniInstrumentation
   /** Rebuilds every instrument on the provider given to `setMeterProvider`. */
   protected override _updateMetricInstruments(): void {
     if (this.explicitProvider === undefined) return; // the handle's provider and recorders are used as they are
-    this.currentRecorders?.statLogger?.stop();
+    if (this.currentRecorders) stopRecorders(this.currentRecorders);
     this.currentRecorders = createRecorders(this._config.metrics.store, this._config.metrics.settings, this.explicitProvider);
   }
 
@@ -202,6 +211,10 @@ export class OmniInstrumentation extends InstrumentationBase<OmniInstrumentation
           return observer.transferSent(result as TransferReceipt | undefined, binding);
         case 'receiveFromPreviousStage':
           return observer.transferReceived(result as ReceiveReceipt | undefined, binding);
+        case 'addReplica':
+          return followReplicaAdded(instrumentation._config.metrics, args[0] as number, result);
+        case 'removeReplica':
+          return void instrumentation._config.metrics.removeReplica(args[0] as number, args[1] as number);
       }
     };
     return (original) =>
@@ -270,4 +283,10 @@ export class OmniInstrumentation extends InstrumentationBase<OmniInstrumentation
         return stream;
       };
   }
+}
+
+/** The host added a replica: mapped unless the host (or a direct call) already did. */
+function followReplicaAdded(metrics: OmniMetricsHandle, stage: number, replica: unknown): void {
+  if (typeof replica !== 'number' || metrics.stageReplicaMap.engineIndex(stage, replica) !== undefined) return;
+  metrics.addReplica(stage, replica);
 }

@@ -41,6 +41,12 @@ export interface OmniRecorders {
   readonly genAi?: OmniGenAiMetrics;
 }
 
+/** Stops what a recorder set runs in the background: log timers, replica-change subscriptions. */
+export function stopRecorders(recorders: OmniRecorders): void {
+  recorders.statLogger?.stop();
+  recorders.stageService.stop();
+}
+
 /**
  * The recorders of one pipeline, bound to `store` (the catalog's families). `meterProvider`
  * receives only what lives outside the catalog: the GenAI semconv histograms.
@@ -57,7 +63,7 @@ export function createRecorders(store: SeriesStore, settings: RecorderSettings, 
   return {
     pipeline: new OmniPrometheusMetrics(store, options),
     audio: new OmniModalityMetrics(store, options),
-    stageService: new OmniStageServiceMetrics(store, options),
+    stageService: new OmniStageServiceMetrics(store, options, settings.stageReplicaMap),
     diffusion: new OmniDiffusionMetrics(store, options),
     transfer: new OmniTransferMetrics(store, options),
     stageReplica: new OmniStageReplicaMetrics(store, settings.modelName),

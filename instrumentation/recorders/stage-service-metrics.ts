@@ -1,6 +1,7 @@
 import type { LabelValue } from '../../views/store/family-series';
 import type { BoundSeries } from '../../views/store/series';
 import type { SeriesStore } from '../../views/store/series-store';
+import type { StageReplicaMap } from '../../views/stage-replica-map';
 import { FAILURE_REASONS, type FailureReason } from '../../views/stage-service-families';
 import { SeriesTable } from '../series-table';
 import { isPositive, neverThrow } from './never-throw';
@@ -47,8 +48,10 @@ export class OmniStageServiceMetrics {
   private readonly kvWait: SeriesTable;
   /** Latest waiting snapshot per replica, per stage: the gauge is their sum. */
   private readonly waitingByStage = new Map<number, Map<number, number>>();
+  private readonly unsubscribe: () => void;
 
-  constructor(store: SeriesStore, options: RecorderOptions) {
+  /** With `stageReplicaMap`, a replica that leaves drops out of its stage's waiting sum at once. */
+  constructor(store: SeriesStore, options: RecorderOptions, stageReplicaMap?: StageReplicaMap) {
     this.logStats = options.logStats;
     const model = [options.modelName];
     this.queueWait = store.bind('pipeline.requestQueueWait', model);
@@ -61,6 +64,9 @@ export class OmniStageServiceMetrics {
     this.stageInQueue = new SeriesTable(store, 'pipeline.stageInQueue', model);
     this.failed = new SeriesTable(store, 'pipeline.requestsFailed', model);
     this.kvWait = new SeriesTable(store, 'pipeline.kvWait', model);
+    this.unsubscribe = stageReplicaMap?.onChange((change) => {
+      if (change.kind === 'removed') this.forgetReplicaWaiting(change.stage, change.replica);
+    }) ?? (() => undefined);
     neverThrow(this, 'OmniStageServiceMetrics', [
       'observeStageGenTime',
       'observeStageInQueue',
@@ -73,6 +79,7 @@ export class OmniStageServiceMetrics {
       'incRequestsFailed',
       'observeKvWait',
       'observeStageFinished',
+      'forgetReplicaWaiting',
     ]);
   }
 
@@ -100,6 +107,21 @@ export class OmniStageServiceMetrics {
       this.waitingByStage.set(stage, replicas);
     }
     replicas.set(replica, Math.max(waiting, 0));
+    this.publishWaiting(stage, replicas);
+  }
+
+  /** A replica left: its snapshot no longer counts toward its stage's sum. */
+  forgetReplicaWaiting(stage: number, replica: number): void {
+    const replicas = this.waitingByStage.get(stage);
+    if (this.logStats && replicas?.delete(replica)) this.publishWaiting(stage, replicas);
+  }
+
+  /** Stops following replica changes (the recorder set is being replaced or shut down). */
+  stop(): void {
+    this.unsubscribe();
+  }
+
+  private publishWaiting(stage: number, replicas: ReadonlyMap<number, number>): void {
     let sum = 0;
     for (const count of replicas.values()) sum += count;
     this.stageWaiting.get(stage).record(sum);

@@ -43,9 +43,11 @@ const MAX_WARNED_ENGINES = 64;
  * at zero, each replica reported awake). Never throws into the caller.
  */
 export class OmniStatLogger {
-  private readonly engines: readonly EngineSeries[];
-  private readonly loggingLoggers: ReadonlyArray<LoggingStatLogger | undefined>;
+  private readonly engines = new Map<number, EngineSeries>();
+  private readonly loggingLoggers = new Map<number, LoggingStatLogger>();
   private readonly periodic?: PeriodicLogger;
+  private cacheConfigLabels: Readonly<Record<string, string>> | undefined;
+  private readonly unsubscribe: () => void;
   private readonly warnedEngines = new Set<string>();
   private readonly wallClock: () => number;
 
@@ -56,26 +58,46 @@ export class OmniStatLogger {
     this.wallClock = options.wallClock ?? (() => Date.now() / 1000);
     const interval = options.logIntervalSeconds ?? DEFAULT_LOG_STATS_INTERVAL_SECONDS;
     if (!(interval >= 0)) throw new RangeError(`logIntervalSeconds must be >= 0, got ${String(interval)}`);
-    const engines = options.stageReplicaMap.entries().map(([, engine]) => engine);
-    this.engines = bindEngineSeries(store, options.modelName, engines, options.features);
-    for (const series of this.engines) this.recordSleepStateOn(series, false, 0);
+    const entries = options.stageReplicaMap.entries();
+    const bound = bindEngineSeries(store, options.modelName, entries.map(([, engine]) => engine), options.features);
+    entries.forEach(([engineIdx], i) => this.engines.set(engineIdx, bound[i] as EngineSeries));
+    for (const series of this.engines.values()) this.recordSleepStateOn(series, false, 0);
     if (options.cacheConfig) {
       validateCacheConfig(options.cacheConfig);
       this.logEngineInitialized(options.cacheConfig);
     }
-    const periodic =
+    this.periodic =
       interval > 0
         ? new PeriodicLogger({ intervalSeconds: interval, onError: (error) => diag.warn('omni-otel-metrics: periodic stats log failed', error) })
         : undefined;
-    this.periodic = periodic;
-    this.loggingLoggers = engines.map(({ stage, replica }) => {
-      if (periodic === undefined) return undefined;
-      const sink = options.logSink ?? { info: (line: string) => console.info(line) };
-      const logger = new LoggingStatLogger({ stage, replica, info: (line) => sink.info(line), debug: (line) => sink.debug?.(line) });
-      periodic.add(logger);
-      return logger;
-    });
-    neverThrow(this, 'OmniStatLogger', ['recordSleepState', 'logEngineInitialized']);
+    for (const [engineIdx, engine] of entries) this.addLoggingLogger(engineIdx, engine);
+    this.unsubscribe = options.stageReplicaMap.onChange((change) =>
+      change.kind === 'added' ? this.addEngine(change.engineIndex) : this.removeEngine(change.engineIndex),
+    );
+    neverThrow(this, 'OmniStatLogger', ['recordSleepState', 'logEngineInitialized', 'addEngine', 'removeEngine']);
+  }
+
+  /**
+   * A replica joined (called by the stage/replica map): its series are created at zero, reported
+   * awake and, with a cache config, initialized, as a vLLM engine starting up.
+   */
+  addEngine(engineIdx: number): void {
+    const engine = this.options.stageReplicaMap.lookup(engineIdx);
+    if (engine === undefined || this.engines.has(engineIdx)) return;
+    const [series] = bindEngineSeries(this.store, this.options.modelName, [engine], this.options.features);
+    if (series === undefined) return;
+    this.engines.set(engineIdx, series);
+    this.recordSleepStateOn(series, false, 0);
+    if (this.cacheConfigLabels) this.store.bind('upstream.cacheConfigInfo', [engine.stage, engine.replica], this.cacheConfigLabels).record(1);
+    this.addLoggingLogger(engineIdx, engine);
+  }
+
+  /** A replica left (called by the stage/replica map): its stats are no longer recorded or logged; the store drops its series. */
+  removeEngine(engineIdx: number): void {
+    this.engines.delete(engineIdx);
+    const logger = this.loggingLoggers.get(engineIdx);
+    if (logger !== undefined) this.periodic?.delete(logger);
+    this.loggingLoggers.delete(engineIdx);
   }
 
   get stageReplicaMap(): StageReplicaMap {
@@ -97,7 +119,7 @@ export class OmniStatLogger {
         if (engine) this.options.genAi?.recordIteration(engine, iterationStats);
       }
       const stepStats = schedulerStats && !schedulerStats.sleepStateOnly ? schedulerStats : undefined;
-      this.loggingLoggers[engineIdx]?.record(stepStats, iterationStats ?? undefined);
+      this.loggingLoggers.get(engineIdx)?.record(stepStats, iterationStats ?? undefined);
     } catch (error) {
       diag.warn('omni-otel-metrics: OmniStatLogger.record failed; the stats of this poll are dropped', error);
     }
@@ -105,7 +127,7 @@ export class OmniStatLogger {
 
   /** vLLM's `record_sleep_state(sleep, level)` for one engine (every engine when omitted). */
   recordSleepState(sleeping: boolean, level: number, engineIdx?: number): void {
-    const targets = engineIdx === undefined ? this.options.stageReplicaMap.entries().map(([index]) => index) : [engineIdx];
+    const targets = engineIdx === undefined ? [...this.engines.keys()] : [engineIdx];
     for (const index of targets) {
       const series = this.engine(index);
       if (series !== undefined) this.recordSleepStateOn(series, sleeping, level);
@@ -116,18 +138,28 @@ export class OmniStatLogger {
   logEngineInitialized(cacheConfig: CacheConfigInfo): void {
     validateCacheConfig(cacheConfig);
     const labels = Object.fromEntries(Object.entries(cacheConfig).map(([key, value]) => [key, pythonStr(key, value)]));
+    this.cacheConfigLabels = labels;
     for (const [, { stage, replica }] of this.options.stageReplicaMap.entries()) {
       this.store.bind('upstream.cacheConfigInfo', [stage, replica], labels).record(1);
     }
   }
 
-  /** Stops the periodic log lines. */
+  private addLoggingLogger(engineIdx: number, { stage, replica }: StageReplica): void {
+    if (this.periodic === undefined) return;
+    const sink = this.options.logSink ?? { info: (line: string) => console.info(line) };
+    const logger = new LoggingStatLogger({ stage, replica, info: (line) => sink.info(line), debug: (line) => sink.debug?.(line) });
+    this.periodic.add(logger);
+    this.loggingLoggers.set(engineIdx, logger);
+  }
+
+  /** Stops the periodic log lines and stops following replica changes. */
   stop(): void {
     this.periodic?.stop();
+    this.unsubscribe();
   }
 
   private engine(engineIdx: number): EngineSeries | undefined {
-    const series = Number.isInteger(engineIdx) ? this.engines[engineIdx] : undefined;
+    const series = this.engines.get(engineIdx);
     if (series === undefined) {
       const text = String(engineIdx);
       if (!this.warnedEngines.has(text) && this.warnedEngines.size < MAX_WARNED_ENGINES) {

@@ -52,6 +52,8 @@ export class FamilySeries implements SeriesOwner {
   private readonly overCapacity = new LimitedWarning(Infinity);
   private readonly byKey = new Map<string, StoredSeries>();
   private overflow: StoredSeries | undefined;
+  /** Bumped whenever series are removed: whoever caches bound series of this family binds again. */
+  generation = 0;
 
   constructor(
     readonly family: ResolvedFamily,
@@ -90,6 +92,27 @@ export class FamilySeries implements SeriesOwner {
     const series = this.create(attributes);
     this.byKey.set(key, series);
     return series;
+  }
+
+  /**
+   * Removes the series whose labels match (a replica that left): they leave the next collection,
+   * and a later bind of the same labels creates a new series, from zero with a new `_created`.
+   * Returns how many were removed.
+   */
+  removeWhere(match: (attributes: Attributes) => boolean): number {
+    let removed = 0;
+    for (const [key, series] of this.byKey) {
+      if (!match(series.attributes)) continue;
+      this.byKey.delete(key);
+      removed++;
+    }
+    if (removed === 0) return 0;
+    for (let i = this.series.length - 1; i >= 0; i--) {
+      const series = this.series[i] as StoredSeries;
+      if (series !== this.overflow && match(series.attributes)) this.series.splice(i, 1);
+    }
+    this.generation++;
+    return removed;
   }
 
   private overflowSeries(): StoredSeries {

@@ -47,7 +47,13 @@ export class SeriesStore {
     const context = { modelName: options.modelName, cardinalityLimit, now: options.now ?? wallClockMillis };
     this.families = catalog.families.map((family) => new FamilySeries(family, streamNameFor(family, naming), context));
     this.byKey = new Map(this.families.map((family) => [family.family.key, family]));
-    if (options.stageReplicaMap) this.relabel = new EngineRelabelProcessor(options.stageReplicaMap);
+    if (options.stageReplicaMap) {
+      this.relabel = new EngineRelabelProcessor(options.stageReplicaMap);
+      // A replica that leaves takes its series with it, from the next collection on.
+      options.stageReplicaMap.onChange((change) => {
+        if (change.kind === 'removed') this.removeReplicaSeries(String(change.stage), String(change.replica));
+      });
+    }
   }
 
   /** Whether this configuration registers the family (recorders skip work for families that are off). */
@@ -62,6 +68,20 @@ export class SeriesStore {
   /** The series of `key` with these label values (in `family.labels` order); a no-op series when the family is off. */
   bind(key: FamilyKey, values: readonly LabelValue[], extraLabels?: Attributes): BoundSeries {
     return this.byKey.get(key)?.bind(values, extraLabels) ?? NOOP_SERIES;
+  }
+
+  /**
+   * Removes every series of one replica: those labelled with its `stage` and `replica`, and the
+   * transfer hops that start or end at it. Returns how many were removed.
+   */
+  removeReplicaSeries(stage: string, replica: string): number {
+    const ofReplica = (attributes: Attributes): boolean =>
+      (attributes.stage === stage && attributes.replica === replica) ||
+      (attributes.from_stage === stage && attributes.from_replica === replica) ||
+      (attributes.to_stage === stage && attributes.to_replica === replica);
+    let removed = 0;
+    for (const family of this.families) removed += family.removeWhere(ofReplica);
+    return removed;
   }
 
   /**
