@@ -119,6 +119,37 @@ describe('cluster snapshots and their merge', () => {
     assert.equal(serializePrometheus(snapshotToResourceMetrics(merged), declared, { format: 'openmetrics', createdSeries: true }), ownOpenMetrics);
   });
 
+  it('a worker that scales a stage: the aggregate gains the new replica and drops the removed one, other workers untouched', async () => {
+    const scaling = await registerOmniMetrics(WORKER_OPTIONS);
+    const steady = await registerOmniMetrics(WORKER_OPTIONS);
+    const snapshotOf = async (handle: typeof scaling): Promise<ClusterSnapshot> =>
+      overIpc(takeSnapshot((await (handle.prometheusReader as OmniPrometheusReader).collect()).resourceMetrics));
+    const replicasIn = (snapshot: ClusterSnapshot): string[] =>
+      [...new Set(snapshot.metrics.flatMap((metric) => metric.points.map((point) => `${String(point.attributes.stage)}/${String(point.attributes.replica)}`)))]
+        .filter((key) => key !== 'undefined/undefined')
+        .sort();
+    try {
+      scaling.stageReplica.observe([{ stage: 1, replica: 1, inflight: 2, outputsQueueSize: 0 }]);
+      steady.stageReplica.observe([{ stage: 1, replica: 1, inflight: 3, outputsQueueSize: 0 }]);
+      let merged = mergeSnapshots(EMPTY_SNAPSHOT, [await snapshotOf(scaling), await snapshotOf(steady)], SUM_ALL);
+      assert.deepEqual(replicasIn(merged), ['0/0', '1/0', '1/1']);
+      assert.equal(valueOf(merged, 'vllm:omni_stage_inflight_requests', { model_name: 'm', stage: '1', replica: '1' }), 5);
+
+      scaling.addReplica(1);
+      scaling.removeReplica(1, 1);
+      merged = mergeSnapshots(EMPTY_SNAPSHOT, [await snapshotOf(scaling), await snapshotOf(steady)], SUM_ALL);
+      assert.deepEqual(replicasIn(merged), ['0/0', '1/0', '1/1', '1/2']);
+      assert.equal(valueOf(merged, 'vllm:omni_stage_inflight_requests', { model_name: 'm', stage: '1', replica: '1' }), 3, 'only the steady worker has replica 1 now');
+      assert.equal(valueOf(merged, 'vllm:num_requests_running', { model_name: 'm', stage: '1', replica: '2' }), 0);
+
+      const onlyScaling = mergeSnapshots(EMPTY_SNAPSHOT, [await snapshotOf(scaling)], SUM_ALL);
+      assert.deepEqual(replicasIn(onlyScaling), ['0/0', '1/0', '1/2']);
+    } finally {
+      await scaling.shutdown();
+      await steady.shutdown();
+    }
+  });
+
   it('JSON nulls (NaN, infinities) come back as NaN', () => {
     const snapshot = overIpc({ metrics: [gauge('g', [[{}, NaN]])] });
     const merged = mergeSnapshots(EMPTY_SNAPSHOT, [snapshot], SUM_ALL);

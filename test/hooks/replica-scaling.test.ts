@@ -1,0 +1,92 @@
+import assert from 'node:assert/strict';
+import type { EngineCoreOutputs, StageRequest } from '../../instrumentation/hooks/host-contract';
+import { OmniInstrumentation } from '../../instrumentation/hooks/omni-instrumentation';
+import { registerOmniMetrics, type OmniMetricsHandle } from '../../instrumentation/register';
+import { sampleValue, seriesOf } from '../support/exposition';
+import { FakePool } from './fake-host';
+
+/** One LLM stage whose pool the host scales while serving. */
+class ScalingOrchestrator {
+  readonly stagePools = [new FakePool(2)];
+  private nextReplica = 2;
+  addRequest(request: { requestId: string }): void {
+    void request;
+  }
+  cleanupRequest(requestId: string): void {
+    void requestId;
+  }
+  submitToStage(request: StageRequest): void {
+    this.stagePools[0]?.bindings.set(request.requestId, request.replicaId);
+  }
+  pollEngine(stageId: number, replicaId: number, outputs: EngineCoreOutputs): EngineCoreOutputs {
+    void stageId;
+    void replicaId;
+    return outputs;
+  }
+  async addReplica(stageId: number): Promise<number> {
+    void stageId;
+    return this.nextReplica++;
+  }
+  removeReplica(stageId: number, replicaId: number): void {
+    void stageId;
+    void replicaId;
+  }
+}
+
+/** A request served start to finish by one replica: submitted, scheduled, one token, finished. */
+function serve(orchestrator: ScalingOrchestrator, requestId: string, replica: number, now: number): void {
+  orchestrator.submitToStage({ requestId, stageId: 0, replicaId: replica, arrivalTime: Date.now() / 1000, promptTokenCount: 4 });
+  orchestrator.pollEngine(0, replica, {
+    timestamp: now + 0.5,
+    outputs: [{ requestId, numNewTokens: 1, events: [{ type: 'QUEUED', timestamp: now }, { type: 'SCHEDULED', timestamp: now + 0.1 }] }],
+  });
+  orchestrator.pollEngine(0, replica, { timestamp: now + 1, outputs: [{ requestId, numNewTokens: 1, finishReason: 'stop' }] });
+}
+
+describe('hooks: a stage scaled up and down while serving', () => {
+  let metrics: OmniMetricsHandle;
+  let instrumentation: OmniInstrumentation;
+  beforeEach(async () => {
+    metrics = await registerOmniMetrics({ modelName: 'm', stagePools: [2], logStats: true, prometheus: false, exporters: [], logIntervalSeconds: 0 });
+    instrumentation = new OmniInstrumentation({ metrics, orchestratorClass: ScalingOrchestrator, diagnosticsChannels: false });
+  });
+  afterEach(async () => {
+    instrumentation.disable();
+    await metrics.shutdown();
+  });
+
+  it('exact totals per replica across scale-up, scale-down and a restart; no series left behind', async () => {
+    const orchestrator = new ScalingOrchestrator();
+    const success = async (replica: string): Promise<number | undefined> =>
+      sampleValue(await metrics.metricsText(), 'vllm:request_success_total', { model_name: 'm', stage: '0', replica, finished_reason: 'stop' });
+    let t = 100;
+    for (let i = 0; i < 6; i++) serve(orchestrator, `a${i}`, i % 2, (t += 2));
+    assert.equal(await orchestrator.addReplica(0), 2);
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(await success('2'), 0, 'the new replica is there at once, at zero');
+    for (let i = 0; i < 9; i++) serve(orchestrator, `b${i}`, i % 3, (t += 2));
+    assert.equal(await success('0'), 6);
+    assert.equal(await success('1'), 6);
+    assert.equal(await success('2'), 3);
+
+    orchestrator.removeReplica(0, 1);
+    assert.equal(await success('1'), undefined);
+    for (let i = 0; i < 4; i++) serve(orchestrator, `c${i}`, i % 2 === 0 ? 0 : 2, (t += 2));
+    assert.equal(await success('0'), 8);
+    assert.equal(await success('2'), 5);
+    const text = await metrics.metricsText();
+    assert.deepEqual(
+      seriesOf(text, 'vllm:num_requests_running').map((labels) => labels.replica),
+      ['0', '2'],
+    );
+    assert.ok(!text.includes('replica="1"'), 'nothing of the removed replica is left');
+
+    // A restart: remove then add with the same id; its counters start over.
+    orchestrator.removeReplica(0, 2);
+    metrics.addReplica(0, 2);
+    assert.equal(await success('2'), 0);
+    serve(orchestrator, 'd0', 2, (t += 2));
+    assert.equal(await success('2'), 1);
+    assert.equal(await success('0'), 8);
+  });
+});
