@@ -39,7 +39,9 @@ export {
 export { DEFAULT_PIPELINE_PREFIX, PIPELINE_PREFIXES } from './views/names';
 export type { PipelinePrefix } from './views/names';
 export { StageReplicaMap } from './views/stage-replica-map';
-export type { StageReplica } from './views/stage-replica-map';
+export type { ReplicaChange, ReplicaChangeListener, StageReplica } from './views/stage-replica-map';
+export { FAILURE_REASONS } from './views/stage-service-families';
+export type { FailureReason } from './views/stage-service-families';
 export { EngineRelabelProcessor } from './views/engine-relabel-processor';
 export { createOmniViews, OMNI_METER_NAME, PACKAGE_VERSION } from './views/views';
 
@@ -125,6 +127,10 @@ export type {
   StreamingFinalizeInput,
   StageMetrics,
 } from './instrumentation/recorders/modality-metrics';
+export { OmniStageServiceMetrics, normalizeFailureReason } from './instrumentation/recorders/stage-service-metrics';
+export type { StageFinishInput } from './instrumentation/recorders/stage-service-metrics';
+export { OmniDiffusionMetrics } from './instrumentation/recorders/diffusion-metrics';
+export type { DiffusionBreakdown, DiffusionFinalizeInput } from './instrumentation/recorders/diffusion-metrics';
 export { OmniTransferMetrics } from './instrumentation/recorders/transfer-metrics';
 export { OrchestratorAggregator } from './instrumentation/recorders/orchestrator-aggregator';
 export type {
@@ -156,6 +162,7 @@ export { OMNI_CHANNELS } from './instrumentation/hooks/channels';
 export type { OmniChannelMessages } from './instrumentation/hooks/channels';
 export type { GenerateOutcome } from './instrumentation/hooks/pipeline-observer';
 export type {
+  DiffusionStageMetrics,
   EngineCoreOutput,
   EngineCoreOutputs,
   OmniRequestOutput,
