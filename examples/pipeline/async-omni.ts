@@ -4,6 +4,7 @@ import { InvalidRequestError } from './invalid-request-error';
 import type { Orchestrator } from './orchestrator';
 import type { OutputModality, PipelineEvent, PipelineRequest } from './pipeline-types';
 import { RequestStream } from './request-stream';
+import type { ImageSpec } from './stage-engine';
 import { ToyTokenizer } from './toy-tokenizer';
 
 // A type alias, not an interface: only aliases are assignable to the contract's index-signature request type.
@@ -13,8 +14,10 @@ export type GenerateRequest = {
   readonly prompt: string;
   /** The thinker's `max_tokens`. */
   readonly maxTokens: number;
-  /** Default `['text']`. Audio makes the request run through talker and code2wav. */
+  /** Default `['text']`. Audio makes the request run through talker and code2wav; `['image']` through the image stage. */
   readonly modalities?: readonly OutputModality[];
+  /** What to draw, for `modalities: ['image']`; steps default to the profile's. */
+  readonly image?: Omit<ImageSpec, 'numInferenceSteps'> & { readonly numInferenceSteps?: number };
   /** Speaker for the talker; default `alloy`. */
   readonly voice?: string;
   /** Frontend wall-clock arrival, seconds; default now. */
@@ -36,6 +39,8 @@ export interface AsyncOmniOptions {
   /** Prompt + max_tokens limit of the thinker (vLLM's `max_model_len`). */
   readonly maxModelLen: number;
   readonly tokenizer?: ToyTokenizer;
+  /** Denoising steps of an image request that names none; default 20. */
+  readonly defaultInferenceSteps?: number;
 }
 
 /**
@@ -48,13 +53,22 @@ export interface AsyncOmniOptions {
 export class AsyncOmni implements OmniServingLike {
   readonly maxModelLen: number;
   readonly tokenizer: ToyTokenizer;
+  private readonly defaultInferenceSteps: number;
+  /** The event stream of every request being generated, so `abort` can end it. */
+  private readonly open = new Map<string, RequestStream<PipelineEvent>>();
 
   constructor(
     private readonly orchestrator: Orchestrator,
-    { maxModelLen, tokenizer = new ToyTokenizer() }: AsyncOmniOptions,
+    { maxModelLen, tokenizer = new ToyTokenizer(), defaultInferenceSteps = 20 }: AsyncOmniOptions,
   ) {
     this.maxModelLen = maxModelLen;
     this.tokenizer = tokenizer;
+    this.defaultInferenceSteps = defaultInferenceSteps;
+  }
+
+  /** Ends these requests' streams now (an API cancel); their `generate` cleans them up as it returns. Unknown ids are ignored. */
+  abort(requestId: string | readonly string[]): void {
+    for (const id of typeof requestId === 'string' ? [requestId] : requestId) this.open.get(id)?.close();
   }
 
   /** Prompt tokens of `prompt`, as `generate` will count them. */
@@ -79,9 +93,12 @@ export class AsyncOmni implements OmniServingLike {
     try {
       if (options.signal?.aborted) return;
       admitted = true;
+      this.open.set(request.requestId, events);
       this.orchestrator.addRequest(pipelineRequest, events);
       for await (const event of events) {
-        if (event.kind === 'text') {
+        if (event.kind === 'image') {
+          yield this.imageOutput(request.requestId, event);
+        } else if (event.kind === 'text') {
           const delta = this.tokenizer.decode(event.tokenIds, text.length > 0);
           text += delta;
           if (wantsText) yield this.textOutput(request.requestId, event, delta);
@@ -91,6 +108,7 @@ export class AsyncOmni implements OmniServingLike {
       }
     } finally {
       options.signal?.removeEventListener('abort', endStream);
+      if (this.open.get(request.requestId) === events) this.open.delete(request.requestId);
       if (admitted) this.orchestrator.cleanupRequest(request.requestId);
     }
   }
@@ -98,9 +116,11 @@ export class AsyncOmni implements OmniServingLike {
   private toPipelineRequest(request: GenerateRequest): PipelineRequest {
     if (typeof request.requestId !== 'string' || request.requestId === '') throw new InvalidRequestError('requestId must be a non-empty string');
     const modalities = request.modalities ?? ['text'];
-    if (modalities.length === 0 || modalities.some((m) => m !== 'text' && m !== 'audio')) {
-      throw new InvalidRequestError(`modalities must be a non-empty subset of ["text", "audio"], got ${JSON.stringify(modalities)}`, 'modalities');
+    const imageOnly = modalities.length === 1 && modalities[0] === 'image';
+    if (!imageOnly && (modalities.length === 0 || modalities.some((m) => m !== 'text' && m !== 'audio'))) {
+      throw new InvalidRequestError(`modalities must be ["image"] or a non-empty subset of ["text", "audio"], got ${JSON.stringify(modalities)}`, 'modalities');
     }
+    if (imageOnly !== (request.image !== undefined)) throw new InvalidRequestError('an image request needs modalities ["image"] and an image spec', 'modalities');
     const promptTokenIds = this.tokenizer.encode(request.prompt);
     if (promptTokenIds.length === 0) throw new InvalidRequestError('the prompt is empty', 'messages');
     if (!Number.isInteger(request.maxTokens) || request.maxTokens < 1) {
@@ -120,6 +140,20 @@ export class AsyncOmni implements OmniServingLike {
       maxTokens: request.maxTokens,
       modalities,
       voice: request.voice ?? 'alloy',
+      image: request.image && { ...request.image, numInferenceSteps: request.image.numInferenceSteps ?? this.defaultInferenceSteps },
+    };
+  }
+
+  private imageOutput(requestId: string, event: PipelineEvent): PipelineOutput {
+    return {
+      requestId,
+      stageId: event.stageId,
+      replicaId: event.replicaId,
+      finalOutputType: 'image',
+      finished: event.finished,
+      finishReason: event.finishReason ?? null,
+      multimodalOutput: { images: event.images ?? [] },
+      stageMetrics: event.stageMetrics,
     };
   }
 

@@ -3,6 +3,7 @@ import type { OrchestratorLike, ReceiveReceipt, StageRequest, TransferReceipt } 
 import type { FinishReason } from '../../instrumentation/stats/types';
 import {
   CODE2WAV_STAGE,
+  DIFFUSION_STAGE,
   TALKER_STAGE,
   THINKER_STAGE,
   type PipelineEvent,
@@ -16,8 +17,11 @@ import type { OrchestrationProfile } from './simulation-profile';
 import type { StageEngineOutput, StageEngineOutputs, StageInput } from './stage-engine';
 import type { StagePool } from './stage-pool';
 
+/** The simulated connector between stages, as vLLM-Omni names its shared-memory one. */
+export const KV_CONNECTOR_TYPE = 'SharedMemoryConnector';
+
 export interface OrchestratorOptions {
-  /** [thinker, talker, code2wav]. */
+  /** [thinker, talker, code2wav], and the image stage when images are served. */
   readonly stagePools: readonly StagePool[];
   readonly orchestration: OrchestrationProfile;
   /** Seeds the simulated connector latency. */
@@ -37,12 +41,14 @@ interface StageProgress {
   tokensOut: number;
   audioFrames: number;
   genTimeMs?: number;
+  /** The image stage's statistics, once it finished the request. */
+  image?: StageEngineOutput['diffusion'];
 }
 
 interface LiveRequest {
   readonly request: PipelineRequest;
   readonly sink: RequestStream<PipelineEvent>;
-  /** Thinker for text-only requests, code2wav when audio was asked for. */
+  /** Thinker for text-only requests, code2wav when audio was asked for, the image stage for images. */
   readonly finalStage: number;
   readonly stages: Map<number, StageProgress>;
   readonly thinkerTokenIds: number[];
@@ -61,7 +67,8 @@ interface SentPayload {
 }
 
 /**
- * Routes requests through thinker → talker → code2wav. Its polling loop calls `this.pollEngine`
+ * Routes requests through thinker → talker → code2wav, or thinker → diffusion for images (the
+ * thinker's tokens condition the image stage). Its polling loop calls `this.pollEngine`
  * for every replica of every stage, and every method of `OrchestratorLike` is reached through
  * `this`, so a patch on `Orchestrator.prototype` sees each call:
  *
@@ -89,7 +96,9 @@ export class Orchestrator implements OrchestratorLike {
   private admitted = 0;
 
   constructor({ stagePools, orchestration, seed }: OrchestratorOptions) {
-    if (stagePools.length !== 3) throw new RangeError(`the pipeline needs 3 stage pools, got ${stagePools.length}`);
+    if (stagePools.length !== 3 && stagePools.length !== 4) {
+      throw new RangeError(`the pipeline needs 3 stage pools, or 4 with the image stage, got ${stagePools.length}`);
+    }
     this.stagePools = stagePools;
     this.orchestration = orchestration;
     this.random = new SeededRandom(hashString(`connector/${seed}`));
@@ -132,10 +141,12 @@ export class Orchestrator implements OrchestratorLike {
   addRequest(request: PipelineRequest, sink: RequestStream<PipelineEvent>): void {
     if (!this.running) throw new Error('the pipeline is not running (stopped or shutting down)');
     if (this.live.has(request.requestId)) throw new Error(`request ${request.requestId} is already running`);
+    const wantsImage = request.image !== undefined;
+    if (wantsImage && this.stagePools[DIFFUSION_STAGE] === undefined) throw new Error('this pipeline has no image stage');
     this.live.set(request.requestId, {
       request,
       sink,
-      finalStage: request.modalities.includes('audio') ? CODE2WAV_STAGE : THINKER_STAGE,
+      finalStage: wantsImage ? DIFFUSION_STAGE : request.modalities.includes('audio') ? CODE2WAV_STAGE : THINKER_STAGE,
       stages: new Map(),
       thinkerTokenIds: [],
       codecBuffer: [],
@@ -173,8 +184,7 @@ export class Orchestrator implements OrchestratorLike {
       pool.engine(replicaId).abort(requestId);
       pool.release(requestId);
     }
-    this.connector.delete(connectorKey(requestId, TALKER_STAGE));
-    this.connector.delete(connectorKey(requestId, CODE2WAV_STAGE));
+    for (const stageId of [TALKER_STAGE, CODE2WAV_STAGE, DIFFUSION_STAGE]) this.connector.delete(connectorKey(requestId, stageId));
     live.sink.close();
     return true;
   }
@@ -232,6 +242,7 @@ export class Orchestrator implements OrchestratorLike {
     return {
       requestId,
       stageId,
+      fromStage: payload.fromStage,
       replicaId,
       sizeBytes: sent.bytes.length,
       rxDecodeTimeMs: rxDoneMs - rxStartMs,
@@ -256,7 +267,8 @@ export class Orchestrator implements OrchestratorLike {
     try {
       if (stageId === THINKER_STAGE) this.onThinkerOutput(live, replicaId, output);
       else if (stageId === TALKER_STAGE) this.onTalkerOutput(live, output);
-      else this.onCode2WavOutput(live, replicaId, output);
+      else if (stageId === CODE2WAV_STAGE) this.onCode2WavOutput(live, replicaId, output);
+      else this.onImageOutput(live, replicaId, output);
     } catch (error) {
       this.fail(live, error);
     }
@@ -267,7 +279,8 @@ export class Orchestrator implements OrchestratorLike {
     const finished = this.advance(live, THINKER_STAGE, output);
     if (finished) live.thinkerFinishReason = output.finishReason ?? 'stop';
     const finalHere = finished && live.finalStage === THINKER_STAGE;
-    if (output.newTokenIds.length > 0 || finalHere) {
+    const wantsText = live.finalStage !== DIFFUSION_STAGE;
+    if ((output.newTokenIds.length > 0 && wantsText) || finalHere) {
       this.emit(live, {
         kind: 'text',
         stageId: THINKER_STAGE,
@@ -278,7 +291,26 @@ export class Orchestrator implements OrchestratorLike {
         stageMetrics: finalHere ? this.stageMetrics(live) : undefined,
       });
     }
-    if (finished && !finalHere) this.handOff(live, THINKER_STAGE, this.talkerPrompt(live), true, 0);
+    if (finished && live.finalStage === DIFFUSION_STAGE) this.handOff(live, THINKER_STAGE, live.thinkerTokenIds, true, 0, DIFFUSION_STAGE);
+    else if (finished && !finalHere) this.handOff(live, THINKER_STAGE, this.talkerPrompt(live), true, 0);
+  }
+
+  /** The image stage's one output: the images, or the error that ends the request. */
+  private onImageOutput(live: LiveRequest, replicaId: number, output: StageEngineOutput): void {
+    if (output.error !== undefined) throw new Error(`image stage replica ${replicaId}: ${output.error}`);
+    const finished = this.advance(live, DIFFUSION_STAGE, output);
+    const progress = live.stages.get(DIFFUSION_STAGE);
+    if (progress !== undefined) progress.image = output.diffusion;
+    this.emit(live, {
+      kind: 'image',
+      stageId: DIFFUSION_STAGE,
+      replicaId,
+      tokenIds: [],
+      images: output.diffusion?.images ?? [],
+      finished,
+      finishReason: finished ? 'stop' : undefined,
+      stageMetrics: finished ? this.stageMetrics(live) : undefined,
+    });
   }
 
   private onTalkerOutput(live: LiveRequest, output: StageEngineOutput): void {
@@ -323,8 +355,7 @@ export class Orchestrator implements OrchestratorLike {
   }
 
   /** Binds the receiving replica first, so both ends of the hop resolve while it is in flight. */
-  private handOff(live: LiveRequest, fromStage: number, tokenIds: readonly number[], final: boolean, chunkIndex: number): void {
-    const toStage = fromStage + 1;
+  private handOff(live: LiveRequest, fromStage: number, tokenIds: readonly number[], final: boolean, chunkIndex: number, toStage = fromStage + 1): void {
     this.stagePools[toStage].bind(live.request.requestId);
     this.sendToNextStage({ requestId: live.request.requestId, fromStage, toStage, chunkIndex, final, tokenIds });
   }
@@ -345,7 +376,9 @@ export class Orchestrator implements OrchestratorLike {
     try {
       const received = this.receiveFromPreviousStage(requestId, toStage);
       if (received === undefined) return;
-      const input = this.stageInputFor(live, received.payload);
+      // The hop's connector time is what the receiving stage waited for the sender's KV.
+      const kvWait = { kvWaitS: received.inFlightTimeMs / 1000, connectorType: KV_CONNECTOR_TYPE };
+      const input = { ...this.stageInputFor(live, received.payload), ...(toStage === TALKER_STAGE ? { kvWait } : {}) };
       const progress = live.stages.get(toStage);
       if (progress === undefined) {
         this.submitToStage(
@@ -356,7 +389,7 @@ export class Orchestrator implements OrchestratorLike {
             arrivalTime: Date.now() / 1000,
             promptTokenCount: input.tokenIds.length,
             maxTokens: toStage === TALKER_STAGE ? input.maxTokens : null,
-            n: 1,
+            n: toStage === DIFFUSION_STAGE ? (live.request.image?.n ?? 1) : 1,
           },
           input,
         );
@@ -370,6 +403,9 @@ export class Orchestrator implements OrchestratorLike {
   }
 
   private stageInputFor(live: LiveRequest, payload: StagePayload): StageInput {
+    if (payload.toStage === DIFFUSION_STAGE) {
+      return { requestId: payload.requestId, tokenIds: payload.tokenIds, maxTokens: 0, final: true, image: live.request.image };
+    }
     if (payload.toStage !== TALKER_STAGE) {
       return { requestId: payload.requestId, tokenIds: payload.tokenIds, maxTokens: 0, final: payload.final };
     }
@@ -389,10 +425,13 @@ export class Orchestrator implements OrchestratorLike {
     const now = performance.now();
     return [...live.stages].map(([stageId, progress]) => ({
       stageId,
+      replicaId: progress.replicaId,
+      stageType: stageId === DIFFUSION_STAGE ? 'diffusion' : 'llm',
       stageGenTimeMs: progress.genTimeMs ?? now - progress.submittedAtMs,
       numTokensIn: progress.tokensIn,
       numTokensOut: progress.tokensOut,
       ...(stageId === CODE2WAV_STAGE ? { audioGeneratedFrames: progress.audioFrames } : {}),
+      ...(progress.image ? imageStageMetrics(progress.image) : {}),
     }));
   }
 
@@ -427,4 +466,17 @@ function parsePayload(bytes: Buffer): StagePayload {
     throw new Error('malformed stage payload');
   }
   return value as StagePayload;
+}
+
+/** The image stage's part of a finished request's statistics. */
+function imageStageMetrics(image: NonNullable<StageEngineOutput['diffusion']>): Partial<StageMetricsEntry> {
+  return {
+    outputUnitType: 'image',
+    outputUnitCount: image.images.length,
+    imagePixels: image.imagePixels,
+    numInferenceSteps: image.numInferenceSteps,
+    imageTimeToFirstOutputMs: image.firstImageMs,
+    peakMemoryMb: image.peakMemoryMb,
+    diffusionMetrics: image.metrics,
+  };
 }

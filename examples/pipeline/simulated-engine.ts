@@ -60,6 +60,8 @@ interface EngineRequest {
   pendingEvents: EngineCoreEvent[];
   /** Prefix-cache hit of the first scheduling, reported once with the first output. */
   cachedTokensToReport?: number;
+  /** The wait for the previous stage's KV, reported once with the first output (vLLM-Omni's kv_transfer_params). */
+  kvWaitToReport?: StageInput['kvWait'];
 }
 
 interface ScheduledEntry {
@@ -127,6 +129,7 @@ export class SimulatedEngine extends SteppedEngine<ScheduledEntry> {
       numBlocks: 0,
       numPreemptions: 0,
       pendingEvents: [{ type: 'QUEUED', timestamp: this.clock() }],
+      kvWaitToReport: input.kvWait,
     };
     this.requests.set(request.requestId, request);
     this.waiting.push(request);
@@ -240,8 +243,10 @@ export class SimulatedEngine extends SteppedEngine<ScheduledEntry> {
         finishReason,
         events: request.pendingEvents.length > 0 ? request.pendingEvents.splice(0) : undefined,
         numCachedTokens: request.cachedTokensToReport,
+        kvTransferParams: request.kvWaitToReport,
       });
       request.cachedTokensToReport = undefined;
+      request.kvWaitToReport = undefined;
       if (finishReason !== undefined) this.finish(request);
     }
     return outputs;

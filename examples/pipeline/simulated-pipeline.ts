@@ -7,6 +7,8 @@ import { ToyTokenizer } from './toy-tokenizer';
 export interface SimulatedPipelineOptions {
   /** Replicas per stage: [thinker, talker, code2wav]. */
   readonly replicas: readonly number[];
+  /** Replicas of the image stage; 0 (the default) serves no images. */
+  readonly imageReplicas?: number;
   readonly profile: SimulationProfile;
   readonly overrides?: SimulationOverrides;
   readonly seed: number;
@@ -26,9 +28,9 @@ export interface SimulatedPipeline {
 export function createSimulatedPipeline(options: SimulatedPipelineOptions): SimulatedPipeline {
   const profile = resolveProfile(options.profile, options.overrides);
   const tokenizer = new ToyTokenizer();
-  const stagePools = createStagePools({ replicas: options.replicas, profile, seed: options.seed, tokenizer });
+  const stagePools = createStagePools({ replicas: options.replicas, imageReplicas: options.imageReplicas, profile, seed: options.seed, tokenizer });
   const orchestrator = new Orchestrator({ stagePools, orchestration: profile.orchestration, seed: options.seed });
-  const omni = new AsyncOmni(orchestrator, { maxModelLen: options.maxModelLen, tokenizer });
+  const omni = new AsyncOmni(orchestrator, { maxModelLen: options.maxModelLen, tokenizer, defaultInferenceSteps: profile.diffusion.defaultSteps });
   return {
     orchestrator,
     omni,

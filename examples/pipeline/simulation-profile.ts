@@ -1,4 +1,5 @@
 import type { Code2WavTiming } from './code2wav-engine';
+import type { DiffusionTiming } from './diffusion-engine';
 import type { LlmStepTiming, StopPolicy } from './simulated-engine';
 
 export interface LlmStageProfile {
@@ -14,6 +15,16 @@ export interface Code2WavStageProfile extends Omit<Code2WavTiming, 'rtf'> {
   readonly rtfByReplica: readonly number[];
   readonly maxBatch: number;
   readonly malformedProbability: number;
+}
+
+export interface DiffusionStageProfile {
+  readonly timing: DiffusionTiming;
+  /** Chance that a request fails on the image stage (the API answers 500). */
+  readonly errorProbability: number;
+  /** Accelerator memory the model holds before any request. */
+  readonly baseMemoryMb: number;
+  /** Denoising steps when a request names none. */
+  readonly defaultSteps: number;
 }
 
 export interface OrchestrationProfile {
@@ -35,6 +46,7 @@ export interface SimulationProfile {
   readonly thinker: LlmStageProfile;
   readonly talker: LlmStageProfile;
   readonly code2wav: Code2WavStageProfile;
+  readonly diffusion: DiffusionStageProfile;
   readonly orchestration: OrchestrationProfile;
 }
 
@@ -43,11 +55,12 @@ export interface SimulationOverrides {
   readonly thinker?: Partial<LlmStageProfile>;
   readonly talker?: Partial<LlmStageProfile>;
   readonly code2wav?: Partial<Code2WavStageProfile>;
+  readonly diffusion?: Partial<DiffusionStageProfile>;
   readonly orchestration?: Partial<OrchestrationProfile>;
 }
 
 /**
- * Roughly a 30B-A3B MoE thinker and a small talker on one GPU each: ~15 ms decode steps, a KV
+ * Roughly a 30B-A3B MoE thinker (which also conditions a DiT image model of ~50 ms steps) and a small talker on one GPU each: ~15 ms decode steps, a KV
  * budget that preempts under heavy concurrency, and vocoder replicas of unequal speed (the third
  * one cannot keep up with playback, so its streams underrun).
  */
@@ -75,6 +88,12 @@ export const REALISTIC_PROFILE: SimulationProfile = Object.freeze({
     stepOverheadMs: 4,
     maxBatch: 16,
     malformedProbability: 0.03,
+  },
+  diffusion: {
+    timing: { kvLoadMs: 8, preprocessMs: 15, stepMs: { min: 45, max: 60 }, vaeDecodeMs: 120, postprocessMs: 20 },
+    errorProbability: 0.02,
+    baseMemoryMb: 18432,
+    defaultSteps: 20,
   },
   orchestration: {
     pollIntervalMs: 2,
@@ -112,6 +131,12 @@ export const FAST_PROFILE: SimulationProfile = Object.freeze({
     maxBatch: 8,
     malformedProbability: 0.03,
   },
+  diffusion: {
+    timing: { kvLoadMs: 0.5, preprocessMs: 0.5, stepMs: { min: 0.2, max: 0.5 }, vaeDecodeMs: 1, postprocessMs: 0.5 },
+    errorProbability: 0,
+    baseMemoryMb: 2048,
+    defaultSteps: 8,
+  },
   orchestration: {
     pollIntervalMs: 1,
     transferLatencyMs: { min: 0, max: 0.5 },
@@ -127,6 +152,7 @@ export function resolveProfile(base: SimulationProfile, overrides: SimulationOve
     thinker: { ...base.thinker, ...overrides.thinker },
     talker: { ...base.talker, ...overrides.talker },
     code2wav: { ...base.code2wav, ...overrides.code2wav },
+    diffusion: { ...base.diffusion, ...overrides.diffusion },
     orchestration: { ...base.orchestration, ...overrides.orchestration },
   };
 }

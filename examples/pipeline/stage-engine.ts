@@ -1,4 +1,14 @@
 import type { EngineCoreOutput, EngineCoreOutputs } from '../../instrumentation/hooks/host-contract';
+import type { DiffusionResult } from './diffusion-engine';
+
+/** What an image request asks the diffusion stage for. */
+export interface ImageSpec {
+  readonly width: number;
+  readonly height: number;
+  /** Images to generate. */
+  readonly n: number;
+  readonly numInferenceSteps: number;
+}
 
 /** What the orchestrator hands one replica of one stage. */
 export interface StageInput {
@@ -9,6 +19,10 @@ export interface StageInput {
   readonly maxTokens: number;
   /** No more input follows for this request (always true for an LLM stage). */
   readonly final: boolean;
+  /** The image stage's request. */
+  readonly image?: ImageSpec;
+  /** How long the request waited for the previous stage's KV, and over which connector. */
+  readonly kvWait?: { readonly kvWaitS: number; readonly connectorType: string };
 }
 
 /** One request's part of a step, with the payload the contract's counts describe. */
@@ -17,6 +31,10 @@ export interface StageEngineOutput extends EngineCoreOutput {
   readonly newTokenIds: readonly number[];
   /** PCM16 mono samples produced in this step (vocoder only); empty on silent loss. */
   readonly audio?: Int16Array;
+  /** The images and their statistics (image stage, on the finished output). */
+  readonly diffusion?: DiffusionResult;
+  /** Why the request failed on this replica (with finish reason `error`). */
+  readonly error?: string;
 }
 
 export interface StageEngineOutputs extends EngineCoreOutputs {

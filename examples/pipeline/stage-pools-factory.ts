@@ -1,6 +1,7 @@
 import { StatsThrottle } from '../../instrumentation/stats/stats-throttle';
 import { Code2WavEngine } from './code2wav-engine';
-import { CODE2WAV_STAGE, STAGE_NAMES, TALKER_STAGE, THINKER_STAGE } from './pipeline-types';
+import { DiffusionEngine } from './diffusion-engine';
+import { CODE2WAV_STAGE, DIFFUSION_STAGE, ENGINE_STAGE_COUNT, STAGE_NAMES, TALKER_STAGE, THINKER_STAGE } from './pipeline-types';
 import { replicaSeed } from './seeded-random';
 import { SimulatedEngine } from './simulated-engine';
 import type { LlmStageProfile, SimulationProfile } from './simulation-profile';
@@ -14,15 +15,19 @@ const CODEC_VOCABULARY_SIZE = 4096;
 export interface StagePoolsOptions {
   /** Replicas per stage: [thinker, talker, code2wav]. */
   readonly replicas: readonly number[];
+  /** Replicas of the image stage; 0 (the default) builds none. */
+  readonly imageReplicas?: number;
   readonly profile: SimulationProfile;
   readonly seed: number;
   readonly tokenizer: ToyTokenizer;
 }
 
-/** Builds the three stage pools, one seeded engine per replica and one stats gate per replica. */
-export function createStagePools({ replicas, profile, seed, tokenizer }: StagePoolsOptions): StagePool[] {
-  if (replicas.length !== STAGE_NAMES.length) {
-    throw new RangeError(`the reference pipeline has ${STAGE_NAMES.length} stages (${STAGE_NAMES.join(', ')}), got ${replicas.length} replica counts`);
+/** Builds the stage pools, one seeded engine per replica and one stats gate per replica. */
+export function createStagePools({ replicas, imageReplicas = 0, profile, seed, tokenizer }: StagePoolsOptions): StagePool[] {
+  if (replicas.length !== ENGINE_STAGE_COUNT) {
+    throw new RangeError(
+      `the reference pipeline has ${ENGINE_STAGE_COUNT} engine stages (${STAGE_NAMES.slice(0, ENGINE_STAGE_COUNT).join(', ')}), got ${replicas.length} replica counts`,
+    );
   }
   // One throttle, keyed per (stage, replica) by each engine: replicas never silence each other.
   const statsThrottle = new StatsThrottle();
@@ -44,11 +49,20 @@ export function createStagePools({ replicas, profile, seed, tokenizer }: StagePo
       statsThrottle,
     });
   });
-  return [
+  const pools = [
     new StagePool(THINKER_STAGE, llm(THINKER_STAGE, profile.thinker, (u, previousIds) => tokenizer.sampleOutputId(u, previousIds))),
     new StagePool(TALKER_STAGE, llm(TALKER_STAGE, profile.talker, (u) => Math.floor(u * CODEC_VOCABULARY_SIZE))),
     new StagePool(CODE2WAV_STAGE, code2wav),
   ];
+  if (imageReplicas > 0) {
+    const { timing, errorProbability, baseMemoryMb } = profile.diffusion;
+    const diffusion = replicaIds(imageReplicas).map(
+      (replicaId): StageEngine =>
+        new DiffusionEngine({ stageId: DIFFUSION_STAGE, replicaId, seed: replicaSeed(seed, DIFFUSION_STAGE, replicaId), timing, errorProbability, baseMemoryMb }),
+    );
+    pools.push(new StagePool(DIFFUSION_STAGE, diffusion));
+  }
+  return pools;
 }
 
 function replicaIds(count: number): number[] {

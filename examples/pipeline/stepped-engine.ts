@@ -145,7 +145,13 @@ export abstract class SteppedEngine<TEntry> implements StageEngine {
     const timestamp = this.clock();
     const outputs = this.runStep(entries);
     const schedulerStats = this.takeStatsIfDue();
-    if (outputs.length > 0 || schedulerStats !== undefined) this.buffered.push({ timestamp, outputs, schedulerStats });
+    const numWaitingRequests = this.waitingSnapshot();
+    if (outputs.length > 0 || schedulerStats !== undefined) this.buffered.push({ timestamp, outputs, schedulerStats, numWaitingRequests });
+  }
+
+  /** A waiting count sent with every step, for engines without vLLM scheduler stats (diffusion). */
+  protected waitingSnapshot(): number | undefined {
+    return undefined;
   }
 
   /** The scheduler stats of this step, if this replica's gate lets them through. */
