@@ -1,6 +1,6 @@
 /**
- * Load generator for the reference pipeline (or any OpenAI-compatible chat server):
- * `npm run load -- --requests 200 --concurrency 16 [--base-url URL] [--audio-ratio 0.5]
+ * Load generator for the reference pipeline (or any OpenAI-compatible chat and images server):
+ * `npm run load -- --requests 200 --concurrency 16 [--base-url URL] [--audio-ratio 0.5] [--image-ratio 0.1]
  * [--stream-ratio 0.7] [--disconnect-ratio 0.1] [--seed S]`. Progress goes to stderr, the
  * summary to stdout. `runLoad` is the same run as a function (tests call it in-process).
  */

@@ -2,11 +2,12 @@
  * The reference pipeline as a service: `npm start` (or `npx tsx examples/main.ts`).
  *
  * Environment: PORT (API, default 8000), METRICS_PORT (default 9464), REPLICAS (thinker,talker,
- * code2wav; default 1,2,1), MODEL (served name), SEED (default 0), PROFILE (realistic | fast).
+ * code2wav; default 1,2,1),
+ * IMAGE_REPLICAS (the image stage; default 1, 0 serves no images), MODEL (served name), SEED (default 0), PROFILE (realistic | fast).
  * Metrics registration and the INSTRUMENTATION marker live in `reference-pipeline.ts`, so the
  * tests that start the pipeline in-process run exactly what this program runs.
  */
-import { parsePort, parseReplicas, parseSeed } from './pipeline-options';
+import { DEFAULT_IMAGE_REPLICAS, DEFAULT_REPLICAS, parseImageReplicas, parsePort, parseReplicas, parseSeed } from './pipeline-options';
 import { DEFAULT_MODEL_NAME, startReferencePipeline, type ReferencePipelineOptions } from './reference-pipeline';
 
 /** If some handle still holds the process this long after a clean stop, exit anyway. */
@@ -19,6 +20,7 @@ function optionsFromEnv(env: NodeJS.ProcessEnv): ReferencePipelineOptions {
     port: env.PORT ? parsePort('PORT', env.PORT) : 8000,
     metricsPort: env.METRICS_PORT ? parsePort('METRICS_PORT', env.METRICS_PORT) : 9464,
     replicas: env.REPLICAS ? parseReplicas(env.REPLICAS) : undefined,
+    imageReplicas: env.IMAGE_REPLICAS ? parseImageReplicas(env.IMAGE_REPLICAS) : undefined,
     modelName: env.MODEL?.trim() || DEFAULT_MODEL_NAME,
     seed: env.SEED ? parseSeed(env.SEED) : 0,
     profile,
@@ -37,8 +39,8 @@ async function main(): Promise<void> {
   const pipeline = await startReferencePipeline(options);
   console.info(
     [
-      `reference pipeline: ${pipeline.modelName}, replicas thinker/talker/code2wav = ${(options.replicas ?? [1, 2, 1]).join('/')}`,
-      `  OpenAI API     ${pipeline.apiUrl}/v1   (POST /v1/chat/completions, GET /v1/models)`,
+      `reference pipeline: ${pipeline.modelName}, replicas thinker/talker/code2wav/image = ${[...(options.replicas ?? DEFAULT_REPLICAS), options.imageReplicas ?? DEFAULT_IMAGE_REPLICAS].join('/')}`,
+      `  OpenAI API     ${pipeline.apiUrl}/v1   (POST /v1/chat/completions, POST /v1/images/generations, GET /v1/models)`,
       `  metrics        ${pipeline.metricsUrl}`,
       `  metrics (API)  ${pipeline.apiMetricsUrl}`,
       `  load           npm run load -- --requests 200 --concurrency 16 --base-url ${pipeline.apiUrl}/v1`,

@@ -6,7 +6,7 @@ import { Orchestrator } from './pipeline/orchestrator';
 import { KV_BLOCK_SIZE } from './pipeline/simulated-engine';
 import { createSimulatedPipeline, type SimulatedPipeline } from './pipeline/simulated-pipeline';
 import { FAST_PROFILE, REALISTIC_PROFILE, type SimulationOverrides } from './pipeline/simulation-profile';
-import { DEFAULT_REPLICAS, validateReplicas } from './pipeline-options';
+import { DEFAULT_IMAGE_REPLICAS, DEFAULT_REPLICAS, validateImageReplicas, validateReplicas } from './pipeline-options';
 import { ConnectionTracker } from './server/connection-tracker';
 import { createOpenAiHandler } from './server/openai-handler';
 
@@ -23,6 +23,8 @@ export interface ReferencePipelineOptions {
   readonly metricsPort?: number | false;
   /** Replicas per stage: [thinker, talker, code2wav]; default [1, 2, 1]. */
   readonly replicas?: readonly number[];
+  /** Replicas of the image stage behind `POST /v1/images/generations`; default 1, 0 serves no images. */
+  readonly imageReplicas?: number;
   /** Served model name (`model_name` label); default Qwen3-Omni. */
   readonly modelName?: string;
   /** Seeds every replica's PRNG; default 0. */
@@ -63,7 +65,7 @@ export interface ReferencePipeline {
 const SHUTDOWN_GRACE_MS = 1000;
 
 /**
- * The simulated thinker → talker → code2wav pipeline behind an OpenAI-compatible API, with the
+ * The simulated thinker → talker → code2wav pipeline (and thinker → image stage) behind an OpenAI-compatible API, with the
  * package's metrics registered and `/metrics` served both on the API port and on its own port.
  * The pipeline's classes make no metric calls: metrics come from the instrumentation alone.
  */
@@ -72,6 +74,7 @@ export async function startReferencePipeline(options: ReferencePipelineOptions =
   const port = checkPort('port', options.port ?? 8000);
   const metricsPort = options.metricsPort === false ? false : checkPort('metricsPort', options.metricsPort ?? 9464);
   const replicas = validateReplicas(options.replicas ?? DEFAULT_REPLICAS);
+  const imageReplicas = validateImageReplicas(options.imageReplicas ?? DEFAULT_IMAGE_REPLICAS);
   const modelName = options.modelName ?? DEFAULT_MODEL_NAME;
   const maxModelLen = options.maxModelLen ?? 4096;
   const profile = options.profile === 'fast' ? FAST_PROFILE : REALISTIC_PROFILE;
@@ -93,12 +96,13 @@ export async function startReferencePipeline(options: ReferencePipelineOptions =
   let server: Server | undefined;
   let connections: ConnectionTracker | undefined;
   try {
-    pipeline = createSimulatedPipeline({ replicas, profile, overrides: options.simulation, seed: options.seed ?? 0, maxModelLen });
+    pipeline = createSimulatedPipeline({ replicas, imageReplicas, profile, overrides: options.simulation, seed: options.seed ?? 0, maxModelLen });
     pipeline.start();
     const handler = createOpenAiHandler({
       omni: pipeline.omni,
       modelName,
       defaultMaxTokens: options.defaultMaxTokens,
+      images: imageReplicas > 0,
       // `/metrics` on the API port too, as vLLM serves it; every other path falls through to the API.
       extraHandler: metrics.metricsHandler(),
     });

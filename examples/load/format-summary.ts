@@ -2,15 +2,16 @@ import type { LatencySummary } from './latency-summary';
 import type { LoadProgress, LoadSummary } from './run-load';
 
 export function formatSummary(summary: LoadSummary): string {
-  const { ok, aborted, error } = summary.outcomes;
+  const { ok, aborted, failed, error } = summary.outcomes;
   const lines = [
     `model ${summary.model}: ${summary.requests} requests in ${summary.wallSeconds.toFixed(1)} s ` +
       `(${(summary.requests / Math.max(summary.wallSeconds, 1e-9)).toFixed(1)} req/s)`,
-    `  outcomes       ok ${ok}   aborted ${aborted}   error ${error}`,
+    `  outcomes       ok ${ok}   aborted ${aborted}   failed (5xx) ${failed}   error ${error}`,
     `  finish         ${formatCounts(summary.finishReasons)}`,
     `  TTFT (stream)  ${formatLatency(summary.ttft)}`,
     `  e2e (ok)       ${formatLatency(summary.e2e)}`,
     `  audio          ${summary.audioSeconds.toFixed(1)} s received`,
+    `  images         ${summary.images} received`,
   ];
   const errors = Object.entries(summary.errors);
   if (errors.length > 0) lines.push('  errors', ...errors.map(([message, count]) => `    ${count} x ${message}`));
@@ -18,7 +19,7 @@ export function formatSummary(summary: LoadSummary): string {
 }
 
 export function formatProgress({ done, total, outcomes }: LoadProgress): string {
-  return `[load] ${done}/${total} done (ok ${outcomes.ok}, aborted ${outcomes.aborted}, error ${outcomes.error})`;
+  return `[load] ${done}/${total} done (ok ${outcomes.ok}, aborted ${outcomes.aborted}, failed ${outcomes.failed}, error ${outcomes.error})`;
 }
 
 function formatLatency(latency: LatencySummary): string {

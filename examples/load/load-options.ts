@@ -7,6 +7,8 @@ export interface LoadOptions {
   readonly concurrency: number;
   /** Share of requests asking for audio (`modalities: ["text", "audio"]`). */
   readonly audioRatio: number;
+  /** Share of requests that ask the images API for a picture instead of chatting. */
+  readonly imageRatio: number;
   /** Share of requests that stream. */
   readonly streamRatio: number;
   /** Share of streaming requests whose client disconnects mid-stream. */
@@ -26,6 +28,7 @@ export const DEFAULT_LOAD_OPTIONS: LoadOptions = Object.freeze({
   requests: 100,
   concurrency: 8,
   audioRatio: 0.5,
+  imageRatio: 0.1,
   streamRatio: 0.7,
   disconnectRatio: 0.1,
   seed: 0,
@@ -38,6 +41,7 @@ export const LOAD_USAGE = `usage: npm run load -- [options]
   --concurrency C       requests in flight at once (default ${DEFAULT_LOAD_OPTIONS.concurrency})
   --base-url URL        OpenAI base URL (default ${DEFAULT_LOAD_OPTIONS.baseUrl})
   --audio-ratio R       share asking for audio, 0..1 (default ${DEFAULT_LOAD_OPTIONS.audioRatio})
+  --image-ratio R       share sent to the images API, 0..1 (default ${DEFAULT_LOAD_OPTIONS.imageRatio})
   --stream-ratio R      share streaming, 0..1 (default ${DEFAULT_LOAD_OPTIONS.streamRatio})
   --disconnect-ratio R  share of streams aborted mid-way, 0..1 (default ${DEFAULT_LOAD_OPTIONS.disconnectRatio})
   --max-tokens N        largest max_tokens (default ${DEFAULT_LOAD_OPTIONS.maxTokens})
@@ -52,6 +56,7 @@ const FLAGS: Readonly<Record<string, Setter>> = {
   '--concurrency': (o, v, f) => (o.concurrency = integer(v, f, 1)),
   '--base-url': (o, v, f) => (o.baseUrl = url(v, f)),
   '--audio-ratio': (o, v, f) => (o.audioRatio = ratio(v, f)),
+  '--image-ratio': (o, v, f) => (o.imageRatio = ratio(v, f)),
   '--stream-ratio': (o, v, f) => (o.streamRatio = ratio(v, f)),
   '--disconnect-ratio': (o, v, f) => (o.disconnectRatio = ratio(v, f)),
   '--max-tokens': (o, v, f) => (o.maxTokens = integer(v, f, 1)),

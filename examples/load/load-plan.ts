@@ -10,7 +10,11 @@ export interface PlannedRequest {
   readonly audio: boolean;
   /** A streaming client that disconnects after this many content chunks. */
   readonly disconnectAfterChunks?: number;
+  /** Set for a request to the images API (then `stream`, `audio` and `maxTokens` do not apply). */
+  readonly image?: { readonly n: number; readonly size: ImageSize };
 }
+
+export type ImageSize = '256x256' | '512x512';
 
 /**
  * Prompts, most popular first: popular ones come back often, which is what makes prefix caching
@@ -40,7 +44,11 @@ export function planRequests(options: LoadOptions): PlannedRequest[] {
     const maxTokens = minTokens + random.nextInt(options.maxTokens - minTokens + 1);
     const stream = random.chance(options.streamRatio);
     const audio = random.chance(options.audioRatio);
-    const disconnect = stream && random.chance(options.disconnectRatio);
-    return { index, prompt, maxTokens, stream, audio, disconnectAfterChunks: disconnect ? 1 + random.nextInt(4) : undefined };
+    const disconnectAfterChunks = stream && random.chance(options.disconnectRatio) ? 1 + random.nextInt(4) : undefined;
+    // Drawn for every request, so the image ratio decides which requests are images and changes nothing else.
+    const imageDraw = random.next();
+    const image = { n: 1 + random.nextInt(2), size: random.chance(0.5) ? ('256x256' as const) : ('512x512' as const) };
+    if (imageDraw < options.imageRatio) return { index, prompt, maxTokens, stream: false, audio: false, image };
+    return { index, prompt, maxTokens, stream, audio, disconnectAfterChunks };
   });
 }

@@ -5,13 +5,21 @@ import { summarizeLatencies, type LatencySummary } from './latency-summary';
 import { DEFAULT_LOAD_OPTIONS, type LoadOptions } from './load-options';
 import { planRequests, type PlannedRequest } from './load-plan';
 
-export type RequestOutcome = 'ok' | 'aborted' | 'error';
+/**
+ * `failed`: the server answered with a 5xx error, the pipeline failing the request (a stage error
+ * is one the simulator makes on purpose now and then); `error`: anything else went wrong.
+ */
+export type RequestOutcome = 'ok' | 'aborted' | 'failed' | 'error';
 
 export interface RequestResult {
   readonly index: number;
   readonly outcome: RequestOutcome;
   readonly stream: boolean;
   readonly audio: boolean;
+  /** Sent to the images API. */
+  readonly image: boolean;
+  /** Images received. */
+  readonly images: number;
   /** First text or audio delta, seconds after sending (streaming requests). */
   readonly ttftSeconds?: number;
   /** Sending to the last byte, seconds (completed requests). */
@@ -34,6 +42,8 @@ export interface LoadSummary {
   readonly e2e: LatencySummary;
   /** Seconds of PCM16 audio received (24 kHz mono). */
   readonly audioSeconds: number;
+  /** Images received from the images API. */
+  readonly images: number;
   readonly wallSeconds: number;
   readonly results: readonly RequestResult[];
 }
@@ -57,7 +67,7 @@ type DeltaWithAudio = ChatCompletionChunk.Choice.Delta & { readonly audio?: { re
 
 /**
  * Drives an OpenAI-compatible server with the official `openai` client: a seeded mix of streaming
- * and non-streaming, text and audio requests, `concurrency` at a time, where some streaming clients
+ * and non-streaming, text and audio chat requests and image generations, `concurrency` at a time, where some streaming clients
  * disconnect mid-stream (AbortController). Never throws for a failed request: failures are counted.
  */
 export async function runLoad(partial: Partial<LoadOptions> = {}, hooks: RunLoadHooks = {}): Promise<LoadSummary> {
@@ -66,7 +76,7 @@ export async function runLoad(partial: Partial<LoadOptions> = {}, hooks: RunLoad
   const model = options.model ?? (await firstModel(client));
   const plan = planRequests(options);
   const results: RequestResult[] = [];
-  const outcomes: Record<RequestOutcome, number> = { ok: 0, aborted: 0, error: 0 };
+  const outcomes: Record<RequestOutcome, number> = { ok: 0, aborted: 0, failed: 0, error: 0 };
   const started = performance.now();
   let next = 0;
 
@@ -91,6 +101,7 @@ export async function runLoad(partial: Partial<LoadOptions> = {}, hooks: RunLoad
     ttft: summarizeLatencies(results.flatMap((r) => (r.ttftSeconds === undefined ? [] : [r.ttftSeconds]))),
     e2e: summarizeLatencies(results.flatMap((r) => (r.outcome === 'ok' && r.e2eSeconds !== undefined ? [r.e2eSeconds] : []))),
     audioSeconds: results.reduce((sum, r) => sum + r.audioBytes, 0) / PCM_BYTES_PER_SECOND,
+    images: results.reduce((sum, r) => sum + r.images, 0),
     wallSeconds: (performance.now() - started) / 1000,
     results,
   };
@@ -113,7 +124,24 @@ function paramsOf(model: string, request: PlannedRequest): ChatCompletionCreateP
 }
 
 async function runOne(client: OpenAI, model: string, request: PlannedRequest): Promise<RequestResult> {
-  const base = { index: request.index, stream: request.stream, audio: request.audio };
+  return request.image === undefined ? runChat(client, model, request) : runImage(client, model, request, request.image);
+}
+
+async function runImage(client: OpenAI, model: string, request: PlannedRequest, image: NonNullable<PlannedRequest['image']>): Promise<RequestResult> {
+  const base = { index: request.index, stream: false, audio: false, image: true, text: '', audioBytes: 0 };
+  const sent = performance.now();
+  try {
+    const response = await client.images.generate({ model, prompt: request.prompt, n: image.n, size: image.size, response_format: 'b64_json' });
+    const images = response.data?.filter((item) => item.b64_json).length ?? 0;
+    if (images !== image.n) throw new Error(`asked for ${image.n} images, got ${images}`);
+    return { ...base, outcome: 'ok', images, e2eSeconds: (performance.now() - sent) / 1000, finishReason: 'stop' };
+  } catch (error) {
+    return { ...base, images: 0, ...failure(error) };
+  }
+}
+
+async function runChat(client: OpenAI, model: string, request: PlannedRequest): Promise<RequestResult> {
+  const base = { index: request.index, stream: request.stream, audio: request.audio, image: false, images: 0 };
   const sent = performance.now();
   const elapsed = (): number => (performance.now() - sent) / 1000;
   let text = '';
@@ -153,8 +181,13 @@ async function runOne(client: OpenAI, model: string, request: PlannedRequest): P
     return { ...base, outcome: 'ok', ttftSeconds, e2eSeconds: elapsed(), finishReason, text, audioBytes };
   } catch (error) {
     if (disconnect.signal.aborted) return { ...base, outcome: 'aborted', ttftSeconds, text, audioBytes };
-    return { ...base, outcome: 'error', ttftSeconds, text, audioBytes, error: error instanceof Error ? error.message : String(error) };
+    return { ...base, ttftSeconds, text, audioBytes, ...failure(error) };
   }
+}
+
+function failure(error: unknown): { outcome: 'failed' | 'error'; error: string } {
+  const serverFailed = error instanceof OpenAI.APIError && error.status !== undefined && error.status >= 500;
+  return { outcome: serverFailed ? 'failed' : 'error', error: error instanceof Error ? error.message : String(error) };
 }
 
 function base64Bytes(data: string | undefined): number {

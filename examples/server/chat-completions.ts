@@ -7,7 +7,9 @@ import { renderChatPrompt } from './chat-prompt';
 import { parseChatCompletionRequest, type ChatCompletionParams } from './chat-request';
 import { audioPart, chunkBody, completionBody, usageChunkBody, usageOf, type CompletionIdentity, type Usage } from './chat-responses';
 import { HttpError } from './http-error';
-import { errorBody, readJsonBody, sendError, sendJson } from './http-json';
+import { errorBody, readJsonBody, sendJson } from './http-json';
+import { toHttpError } from './api-errors';
+import { generateForResponse } from './generate-for-response';
 import { SseWriter } from './sse-writer';
 
 export interface ChatCompletionsOptions {
@@ -45,17 +47,12 @@ export async function handleChatCompletions(request: IncomingMessage, response: 
   }
 
   const identity: CompletionIdentity = { id, created: Math.floor(Date.now() / 1000), model: options.modelName, audioId: `audio_${id.slice(9)}` };
-  const disconnect = new AbortController();
-  const onClose = (): void => {
-    if (!response.writableEnded) disconnect.abort();
-  };
-  response.on('close', onClose);
+  const { outputs, disconnected, release } = generateForResponse(options.omni, generateRequest, response);
   try {
-    const outputs = options.omni.generate(generateRequest, { signal: disconnect.signal });
-    if (params.stream) await streamResponse(response, outputs, params, identity, promptTokens, disconnect.signal);
-    else await completeResponse(response, outputs, params, identity, promptTokens, disconnect.signal);
+    if (params.stream) await streamResponse(response, outputs, params, identity, promptTokens, disconnected);
+    else await completeResponse(response, outputs, params, identity, promptTokens, disconnected);
   } finally {
-    response.off('close', onClose);
+    release();
   }
 }
 
@@ -135,20 +132,4 @@ function audioChunkOf(output: PipelineOutput): Int16Array | undefined {
 /** The thinker's generated tokens: what OpenAI bills as completion tokens. */
 function completionTokens(output: PipelineOutput): number {
   return output.stageMetrics?.find((m) => m.stageId === THINKER_STAGE)?.numTokensOut ?? 0;
-}
-
-export function toHttpError(error: unknown): HttpError {
-  if (error instanceof HttpError) return error;
-  if (error instanceof InvalidRequestError) return new HttpError(400, error.message, 'invalid_request_error', error.param);
-  const message = error instanceof Error ? error.message : String(error);
-  if (/shutting down/.test(message)) return new HttpError(503, message, 'service_unavailable');
-  return new HttpError(500, message);
-}
-
-export function sendChatError(response: ServerResponse, error: unknown): void {
-  if (response.headersSent) {
-    if (!response.writableEnded) response.end();
-    return;
-  }
-  sendError(response, toHttpError(error));
 }

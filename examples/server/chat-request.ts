@@ -1,6 +1,7 @@
 import type { OutputModality } from '../pipeline/pipeline-types';
 import type { ChatMessage } from './chat-prompt';
 import { HttpError } from './http-error';
+import { invalid, isRecord, requestedModel } from './request-fields';
 
 /** A validated `POST /v1/chat/completions` body, reduced to what the pipeline serves. */
 export interface ChatCompletionParams {
@@ -24,9 +25,7 @@ const ROLES = new Set(['system', 'developer', 'user', 'assistant', 'tool']);
  */
 export function parseChatCompletionRequest(body: unknown, servedModel: string): ChatCompletionParams {
   if (!isRecord(body)) throw new HttpError(400, 'request body must be a JSON object');
-  const model = body.model ?? servedModel;
-  if (typeof model !== 'string') throw invalid('model must be a string', 'model');
-  if (model !== servedModel) throw new HttpError(404, `The model \`${model}\` does not exist.`, 'NotFoundError', 'model');
+  const model = requestedModel(body, servedModel);
 
   const messages = parseMessages(body.messages);
   const stream = optionalBoolean(body.stream, 'stream') ?? false;
@@ -100,12 +99,4 @@ function optionalPositiveInteger(value: unknown, param: string): number | undefi
   if (value === undefined || value === null) return undefined;
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) throw invalid(`${param} must be a positive integer`, param);
   return value;
-}
-
-function invalid(message: string, param: string): HttpError {
-  return new HttpError(400, message, 'invalid_request_error', param);
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

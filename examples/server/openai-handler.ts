@@ -1,6 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AsyncOmni } from '../pipeline/async-omni';
-import { handleChatCompletions, sendChatError } from './chat-completions';
+import { sendApiError } from './api-errors';
+import { handleChatCompletions } from './chat-completions';
+import { handleImageGenerations } from './image-generations';
 import { HttpError } from './http-error';
 import { sendError, sendJson } from './http-json';
 
@@ -15,25 +17,33 @@ export interface OpenAiHandlerOptions {
   readonly modelName: string;
   /** `max_tokens` when a request sets none; default 256. */
   readonly defaultMaxTokens?: number;
+  /** Serve `POST /v1/images/generations` (the pipeline has an image stage); default false. */
+  readonly images?: boolean;
   /** Tried before the API routes (e.g. the package's `/metrics` middleware); its `next()` falls through. */
   readonly extraHandler?: ExtraHandler;
 }
 
 /**
  * The request listener of an OpenAI-compatible server on plain `node:http`:
- * `POST /v1/chat/completions`, `GET /v1/models`, `GET /health`; JSON errors in OpenAI's shape
+ * `POST /v1/chat/completions`, `POST /v1/images/generations`, `GET /v1/models`, `GET /health`; JSON errors in OpenAI's shape
  * (400 bad input, 404 unknown route or model, 405 wrong method, 413 body too large).
  */
 export function createOpenAiHandler(options: OpenAiHandlerOptions): RequestHandler {
   const created = Math.floor(Date.now() / 1000);
   const chatOptions = { omni: options.omni, modelName: options.modelName, defaultMaxTokens: options.defaultMaxTokens ?? 256 };
+  const imageOptions = { omni: options.omni, modelName: options.modelName };
 
   const route: RequestHandler = (request, response) => {
     const pathname = new URL(request.url ?? '/', 'http://localhost').pathname;
     switch (pathname) {
       case '/v1/chat/completions':
         if (request.method !== 'POST') return methodNotAllowed(response, 'POST');
-        handleChatCompletions(request, response, chatOptions).catch((error: unknown) => sendChatError(response, error));
+        handleChatCompletions(request, response, chatOptions).catch((error: unknown) => sendApiError(response, error));
+        return;
+      case '/v1/images/generations':
+        if (options.images !== true) break;
+        if (request.method !== 'POST') return methodNotAllowed(response, 'POST');
+        handleImageGenerations(request, response, imageOptions).catch((error: unknown) => sendApiError(response, error));
         return;
       case '/v1/models':
         if (request.method !== 'GET') return methodNotAllowed(response, 'GET');
@@ -43,9 +53,8 @@ export function createOpenAiHandler(options: OpenAiHandlerOptions): RequestHandl
         });
       case '/health':
         return sendJson(response, 200, { status: 'ok' });
-      default:
-        return sendError(response, new HttpError(404, `Route ${request.method ?? ''} ${pathname} not found`, 'NotFoundError'));
     }
+    sendError(response, new HttpError(404, `Route ${request.method ?? ''} ${pathname} not found`, 'NotFoundError'));
   };
 
   const extra = options.extraHandler;

@@ -13,8 +13,11 @@ describe('reference pipeline end to end: requests in, /metrics out', function ()
   this.timeout(60_000);
   let pipeline: ReferencePipeline;
   let client: OpenAI;
-  const sent = { streamedAudio: 6, textOnly: 6, aborted: 3 };
+  const sent = { streamedAudio: 6, textOnly: 6, aborted: 3, images: 6, imageDisconnected: 1 };
+  /** What the images API answered, as the client saw it. */
+  const imageOutcomes = { ok: 0, serverError: 0, imagesReceived: 0 };
 
+  const allSent = (): number => sent.streamedAudio + sent.textOnly + sent.aborted + sent.images + sent.imageDisconnected;
   const scrape = async (): Promise<ReturnType<typeof parseSamples>> => parseSamples((await httpGet(pipeline.metricsUrl)).body);
   const total = (samples: ReturnType<typeof parseSamples>, name: string, match: Record<string, string> = {}): number =>
     samples
@@ -27,7 +30,10 @@ describe('reference pipeline end to end: requests in, /metrics out', function ()
       port: 0,
       metricsPort: 0,
       replicas: [1, 2, 1],
+      imageReplicas: 1,
       profile: 'fast',
+      // Half the image requests fail on the image stage (seeded: the same ones on every run).
+      simulation: { diffusion: { errorProbability: 0.5 } },
       logIntervalSeconds: 0,
       logSink: { info: () => undefined },
     });
@@ -71,7 +77,27 @@ describe('reference pipeline end to end: requests in, /metrics out', function ()
         // the aborted read rejects on the client side
       }
     });
-    await Promise.all([...streamedAudio, ...textOnly, ...aborted]);
+    // One after another, so the one image replica draws its failures in the same order every run.
+    const images = (async () => {
+      for (let i = 0; i < sent.images; i++) {
+        try {
+          const response = await client.images.generate({ model: pipeline.modelName, prompt: `A lighthouse, variant ${i}`, n: 1 + (i % 2), size: '256x256' });
+          imageOutcomes.ok += 1;
+          imageOutcomes.imagesReceived += response.data?.length ?? 0;
+        } catch (error) {
+          if (!(error instanceof OpenAI.APIError) || error.status !== 500) throw error;
+          imageOutcomes.serverError += 1;
+        }
+      }
+    })();
+    await Promise.all([...streamedAudio, ...textOnly, ...aborted, images]);
+    // Alone in the pipeline, a client gives up on a long image (200 denoising steps) once it is admitted.
+    const controller = new AbortController();
+    const body = { model: pipeline.modelName, prompt: 'A very detailed map', size: '256x256' as const, num_inference_steps: 200 };
+    const imageDisconnected = assert.rejects(client.images.generate(body, { signal: controller.signal }), OpenAI.APIUserAbortError);
+    while (pipeline.orchestrator.numLiveRequests === 0) await new Promise((resolve) => setTimeout(resolve, 1));
+    controller.abort();
+    await imageDisconnected;
 
     // Idle: every request accounted for and the per-replica scheduler gauges refreshed (1 Hz).
     const deadline = Date.now() + 15_000;
@@ -79,7 +105,7 @@ describe('reference pipeline end to end: requests in, /metrics out', function ()
       const samples = await scrape();
       const finished = total(samples, 'vllm:omni_requests_success_total');
       const busyReplicas = total(samples, 'vllm:num_requests_running') + total(samples, 'vllm:num_requests_waiting');
-      if (finished === sent.streamedAudio + sent.textOnly + sent.aborted && busyReplicas === 0) break;
+      if (finished === allSent() && busyReplicas === 0) break;
       if (Date.now() > deadline) throw new Error(`pipeline did not settle: finished=${finished} busy=${busyReplicas}`);
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
@@ -87,12 +113,70 @@ describe('reference pipeline end to end: requests in, /metrics out', function ()
 
   after(() => pipeline?.stop());
 
-  it('counts every request once: successes by reason plus one abort per disconnected client', async () => {
+  it('counts every request once: successes by reason plus one abort per failed request', async () => {
     const samples = await scrape();
-    const all = sent.streamedAudio + sent.textOnly + sent.aborted;
-    assert.equal(total(samples, 'vllm:omni_requests_success_total'), all);
-    assert.equal(total(samples, 'vllm:omni_requests_success_total', { finished_reason: 'abort' }), sent.aborted);
-    assert.equal(total(samples, 'vllm:omni_e2e_request_latency_s_count'), all - sent.aborted, 'no e2e sample for aborts');
+    const failed = sent.aborted + sent.imageDisconnected + imageOutcomes.serverError;
+    assert.equal(total(samples, 'vllm:omni_requests_success_total'), allSent());
+    assert.equal(total(samples, 'vllm:omni_requests_success_total', { finished_reason: 'abort' }), failed);
+    assert.equal(total(samples, 'vllm:omni_e2e_request_latency_s_count'), allSent() - failed, 'no e2e sample for failed requests');
+  });
+
+  it('gives each failed request one reason: client disconnects and image-stage errors; success + failed = sent', async () => {
+    assert.equal(imageOutcomes.ok + imageOutcomes.serverError, sent.images);
+    assert.ok(imageOutcomes.ok > 0 && imageOutcomes.serverError > 0, `the seeded run has both outcomes: ${JSON.stringify(imageOutcomes)}`);
+    const samples = await scrape();
+    const failedBy = (reason: string): number => total(samples, 'vllm:omni_requests_failed_total', { reason });
+    assert.equal(failedBy('client_disconnect'), sent.aborted + sent.imageDisconnected);
+    assert.equal(failedBy('stage_error'), imageOutcomes.serverError);
+    assert.equal(failedBy('client_abort'), 0);
+    assert.equal(failedBy('unknown'), 0);
+    const succeeded = total(samples, 'vllm:omni_requests_success_total') - total(samples, 'vllm:omni_requests_success_total', { finished_reason: 'abort' });
+    assert.equal(succeeded + total(samples, 'vllm:omni_requests_failed_total'), allSent());
+  });
+
+  it('has image and diffusion samples on the image stage only, one per finished image request', async () => {
+    const samples = await scrape();
+    const imageStage = { stage: '3', replica: '0' };
+    const finishedImages = imageOutcomes.ok;
+    assert.equal(total(samples, 'vllm:omni_image_count_total'), imageOutcomes.imagesReceived);
+    assert.equal(total(samples, 'vllm:omni_num_inference_steps_count'), finishedImages);
+    assert.equal(total(samples, 'vllm:omni_num_inference_steps_sum'), finishedImages * 8, 'the fast profile denoises in 8 steps');
+    assert.equal(total(samples, 'vllm:omni_image_pixels_count'), finishedImages);
+    assert.equal(total(samples, 'vllm:omni_image_pixels_sum'), imageOutcomes.imagesReceived * 256 * 256);
+    for (const family of [
+      'vllm:omni_image_ttfp_s_count',
+      'vllm:omni_diffusion_exec_s_count',
+      'vllm:omni_diffusion_exec_per_step_s_count',
+      'vllm:omni_diffusion_preprocess_s_count',
+      'vllm:omni_diffusion_postprocess_s_count',
+      'vllm:omni_vae_decode_s_count',
+      'vllm:omni_diffusion_forward_s_count',
+      'vllm:omni_diffusion_kv_load_s_count',
+    ]) {
+      assert.equal(total(samples, family, imageStage), finishedImages, family);
+      assert.equal(total(samples, family), finishedImages, `${family}: no other stage or replica`);
+    }
+    assert.equal(total(samples, 'vllm:omni_denoise_step_latency_s_count', imageStage), finishedImages);
+    assert.equal(total(samples, 'vllm:omni_stage_gen_time_s_count', { stage: '3', stage_type: 'diffusion' }), finishedImages);
+    assert.equal(total(samples, 'vllm:omni_stage_gen_time_s_count', { stage_type: 'diffusion' }), finishedImages, 'only the image stage is a diffusion stage');
+    assert.equal(total(samples, 'vllm:omni_stage_in_queue_s_count', { stage: '3' }), finishedImages);
+    assert.equal(total(samples, 'vllm:omni_stage_in_queue_s_count'), finishedImages, 'only the diffusion scheduler reports its queue wait');
+    const peak = samples.filter((s) => s.name === 'vllm:omni_peak_memory_mb');
+    assert.deepEqual(peak.map((s) => s.labels.stage), ['3']);
+    assert.ok(peak[0].value > 2048, 'the model memory plus the images');
+    assert.deepEqual(samples.filter((s) => s.name === 'vllm:omni_stage_waiting_requests').map((s) => [s.labels.stage, s.value]).sort(), [['0', 0], ['1', 0], ['2', 0], ['3', 0]].sort());
+    assert.ok(samples.every((s) => !(s.name.startsWith('vllm:') && !s.name.startsWith('vllm:omni_') && s.labels.stage === '3')), 'no vLLM engine series for the image stage');
+  });
+
+  it('has a queue wait per finished request and a KV wait per talker hand-off, on the connector the pipeline names', async () => {
+    const samples = await scrape();
+    // Recorded when a request finishes, from its arrival at `generate` to its first stage submit.
+    const finished = total(samples, 'vllm:omni_requests_success_total') - total(samples, 'vllm:omni_requests_success_total', { finished_reason: 'abort' });
+    assert.equal(total(samples, 'vllm:omni_request_queue_wait_s_count'), finished);
+    const kvWaits = samples.filter((s) => s.name === 'vllm:omni_kv_wait_s_count');
+    assert.deepEqual(kvWaits.map((s) => s.labels.connector_type), ['SharedMemoryConnector']);
+    const talkerAdmissions = total(samples, 'vllm:request_queue_time_seconds_count', { stage: '1' });
+    assert.equal(kvWaits[0].value, talkerAdmissions, 'one KV wait per request the talker finished');
   });
 
   it('has audio SLO samples on the code2wav replica: TTFP, RTF, underrun, frames', async () => {

@@ -2,8 +2,10 @@ import * as assert from 'node:assert/strict';
 import OpenAI from 'openai';
 import type { ChatCompletionChunk } from 'openai/resources/chat/completions';
 
-import { runLoad } from '../../examples/load';
+import { DEFAULT_LOAD_OPTIONS, runLoad } from '../../examples/load';
+import { planRequests } from '../../examples/load/load-plan';
 import { startReferencePipeline, type ReferencePipeline } from '../../examples/reference-pipeline';
+import { pngSize } from '../../examples/pipeline/png-image';
 import { httpGet } from '../support/http';
 
 type DeltaWithAudio = ChatCompletionChunk.Choice.Delta & { audio?: { id: string; data: string; transcript: string } };
@@ -132,6 +134,18 @@ describe('examples: startReferencePipeline behind the official openai client', f
     assert.equal((JSON.parse(notFound.body) as { error: { code: number } }).error.code, 404);
   });
 
+  it('answers images.generate with base64 PNGs of the asked size and number, and refuses what it cannot draw', async () => {
+    const response = await client.images.generate({ model: pipeline.modelName, prompt: 'A lighthouse at dusk', n: 2, size: '256x256' });
+    const sizes = (response.data ?? []).map((image) => pngSize(Buffer.from(image.b64_json ?? '', 'base64')));
+    assert.deepEqual(sizes, [{ width: 256, height: 256 }, { width: 256, height: 256 }]);
+    assert.equal(typeof response.created, 'number');
+    await assert.rejects(
+      client.images.generate({ model: pipeline.modelName, prompt: 'x', response_format: 'url' }),
+      (error: unknown) => error instanceof OpenAI.BadRequestError && error.param === 'response_format',
+    );
+    await assert.rejects(client.images.generate({ model: 'other-model', prompt: 'x' }), OpenAI.NotFoundError);
+  });
+
   it('survives a client that aborts mid-stream, and drops the request at once', async () => {
     const controller = new AbortController();
     // 256 thinker tokens at ~1 ms per step: finishing would take far longer than the wait below.
@@ -162,9 +176,14 @@ describe('examples: startReferencePipeline behind the official openai client', f
   });
 
   it('runs the load generator: a mixed run ends without errors', async () => {
-    const summary = await runLoad({ baseUrl: `${pipeline.apiUrl}/v1`, requests: 16, concurrency: 4, maxTokens: 16, disconnectRatio: 0.3, seed: 11 });
-    assert.equal(summary.outcomes.error, 0, JSON.stringify(summary.errors));
+    const options = { baseUrl: `${pipeline.apiUrl}/v1`, requests: 16, concurrency: 4, maxTokens: 16, disconnectRatio: 0.3, imageRatio: 0.25, seed: 11 };
+    const summary = await runLoad(options);
+    assert.equal(summary.outcomes.error + summary.outcomes.failed, 0, JSON.stringify(summary.errors));
     assert.equal(summary.outcomes.ok + summary.outcomes.aborted, 16);
+    const planned = planRequests({ ...DEFAULT_LOAD_OPTIONS, ...options }).flatMap((p) => (p.image ? [p.image.n] : []));
+    assert.ok(planned.length > 0, 'the seed plans image requests');
+    assert.equal(summary.results.filter((r) => r.image && r.outcome === 'ok').length, planned.length);
+    assert.equal(summary.images, planned.reduce((sum, n) => sum + n, 0));
     assert.ok(summary.outcomes.aborted > 0, 'some streams disconnect');
     assert.ok(summary.e2e.count > 0 && summary.e2e.p50 <= summary.e2e.p99);
     assert.ok(summary.ttft.count > 0);
@@ -205,6 +224,7 @@ describe('examples: silent audio loss through the API', function () {
       metricsPort: false,
       profile: 'fast',
       simulation: { code2wav: { malformedProbability: 1 } },
+      imageReplicas: 0,
       logIntervalSeconds: 0,
       logSink: QUIET,
     });
@@ -220,6 +240,7 @@ describe('examples: silent audio loss through the API', function () {
       assert.ok(completion.choices[0].finish_reason);
       assert.equal(completion.choices[0].message.audio?.data, '');
       assert.equal(pipeline.metricsUrl, pipeline.apiMetricsUrl, 'without a metrics port, metrics are on the API port');
+      await assert.rejects(client.images.generate({ model: pipeline.modelName, prompt: 'x' }), OpenAI.NotFoundError, 'imageReplicas 0: no images route');
     } finally {
       await pipeline.stop();
     }
