@@ -3,7 +3,8 @@
  *
  * Environment: PORT (API, default 8000), METRICS_PORT (default 9464), REPLICAS (thinker,talker,
  * code2wav; default 1,2,1),
- * IMAGE_REPLICAS (the image stage; default 1, 0 serves no images), MODEL (served name), SEED (default 0), PROFILE (realistic | fast).
+ * IMAGE_REPLICAS (the image stage; default 1, 0 serves no images), ADMIN_TOKEN (serves
+ * /admin/replicas, the scaling endpoint, behind this bearer token), MODEL (served name), SEED (default 0), PROFILE (realistic | fast).
  * Metrics registration and the INSTRUMENTATION marker live in `reference-pipeline.ts`, so the
  * tests that start the pipeline in-process run exactly what this program runs.
  */
@@ -21,6 +22,7 @@ function optionsFromEnv(env: NodeJS.ProcessEnv): ReferencePipelineOptions {
     metricsPort: env.METRICS_PORT ? parsePort('METRICS_PORT', env.METRICS_PORT) : 9464,
     replicas: env.REPLICAS ? parseReplicas(env.REPLICAS) : undefined,
     imageReplicas: env.IMAGE_REPLICAS ? parseImageReplicas(env.IMAGE_REPLICAS) : undefined,
+    adminToken: env.ADMIN_TOKEN || undefined,
     modelName: env.MODEL?.trim() || DEFAULT_MODEL_NAME,
     seed: env.SEED ? parseSeed(env.SEED) : 0,
     profile,
@@ -43,6 +45,7 @@ async function main(): Promise<void> {
       `  OpenAI API     ${pipeline.apiUrl}/v1   (POST /v1/chat/completions, POST /v1/images/generations, GET /v1/models)`,
       `  metrics        ${pipeline.metricsUrl}`,
       `  metrics (API)  ${pipeline.apiMetricsUrl}`,
+      ...(options.adminToken ? [`  scaling        ${pipeline.apiUrl}/admin/replicas   (GET; POST {"stage": 1}; DELETE /admin/replicas/1/0)`] : []),
       `  load           npm run load -- --requests 200 --concurrency 16 --base-url ${pipeline.apiUrl}/v1`,
       'Ctrl-C stops.',
     ].join('\n'),

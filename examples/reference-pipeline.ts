@@ -25,6 +25,8 @@ export interface ReferencePipelineOptions {
   readonly replicas?: readonly number[];
   /** Replicas of the image stage behind `POST /v1/images/generations`; default 1, 0 serves no images. */
   readonly imageReplicas?: number;
+  /** Serve `/admin/replicas` (scale stages while serving) behind this bearer token; default none. */
+  readonly adminToken?: string;
   /** Served model name (`model_name` label); default Qwen3-Omni. */
   readonly modelName?: string;
   /** Seeds every replica's PRNG; default 0. */
@@ -103,6 +105,7 @@ export async function startReferencePipeline(options: ReferencePipelineOptions =
       modelName,
       defaultMaxTokens: options.defaultMaxTokens,
       images: imageReplicas > 0,
+      admin: options.adminToken ? { orchestrator: pipeline.orchestrator, token: options.adminToken } : undefined,
       // `/metrics` on the API port too, as vLLM serves it; every other path falls through to the API.
       extraHandler: metrics.metricsHandler(),
     });

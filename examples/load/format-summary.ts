@@ -13,6 +13,10 @@ export function formatSummary(summary: LoadSummary): string {
     `  audio          ${summary.audioSeconds.toFixed(1)} s received`,
     `  images         ${summary.images} received`,
   ];
+  for (const event of summary.scaling) {
+    const what = event.change === 'add' ? `+ replica ${event.replica ?? '?'}` : `- replica ${event.replica ?? '?'} (drained, leaves when idle)`;
+    lines.push(`  scaling        ${event.doneAtSeconds.toFixed(1)} s  stage ${event.stage} ${event.error === undefined ? what : `failed: ${event.error}`}`);
+  }
   const errors = Object.entries(summary.errors);
   if (errors.length > 0) lines.push('  errors', ...errors.map(([message, count]) => `    ${count} x ${message}`));
   return lines.join('\n');

@@ -1,3 +1,5 @@
+import { parseScaleSchedule, type ScaleStep } from './scale-schedule';
+
 /** What one load run does. */
 export interface LoadOptions {
   /** OpenAI base URL, e.g. `http://localhost:8000/v1`. */
@@ -21,6 +23,10 @@ export interface LoadOptions {
   readonly model?: string;
   /** Per-request timeout. */
   readonly timeoutMs: number;
+  /** Stages to scale during the run, through the server's `/admin/replicas` (needs `adminToken`). */
+  readonly scale?: readonly ScaleStep[];
+  /** Bearer token of the admin endpoint. */
+  readonly adminToken?: string;
 }
 
 export const DEFAULT_LOAD_OPTIONS: LoadOptions = Object.freeze({
@@ -47,7 +53,10 @@ export const LOAD_USAGE = `usage: npm run load -- [options]
   --max-tokens N        largest max_tokens (default ${DEFAULT_LOAD_OPTIONS.maxTokens})
   --model NAME          model (default: the server's first model)
   --timeout-ms MS       per-request timeout (default ${DEFAULT_LOAD_OPTIONS.timeoutMs})
-  --seed S              seed of the request mix (default ${DEFAULT_LOAD_OPTIONS.seed})`;
+  --seed S              seed of the request mix (default ${DEFAULT_LOAD_OPTIONS.seed})
+  --scale STEPS         scale stages during the run, e.g. "1+1@5,1-1@15" (stage 1: a replica more
+                        at 5 s, its newest drained at 15 s); needs the server's ADMIN_TOKEN
+  --admin-token TOKEN   bearer token of /admin/replicas`;
 
 type Setter = (options: Partial<Record<keyof LoadOptions, unknown>>, value: string, flag: string) => void;
 
@@ -63,6 +72,8 @@ const FLAGS: Readonly<Record<string, Setter>> = {
   '--model': (o, v) => (o.model = v),
   '--timeout-ms': (o, v, f) => (o.timeoutMs = integer(v, f, 1)),
   '--seed': (o, v, f) => (o.seed = integer(v, f, 0)),
+  '--scale': (o, v, f) => (o.scale = parseScaleSchedule(v, f)),
+  '--admin-token': (o, v) => (o.adminToken = v),
 };
 
 /** Parses `--flag value` / `--flag=value` arguments; throws with the usage text on anything unknown or invalid. */
@@ -78,6 +89,7 @@ export function parseLoadArgs(argv: readonly string[]): LoadOptions {
     if (value === undefined) throw new RangeError(`${flag} needs a value\n${LOAD_USAGE}`);
     setter(options, value, flag);
   }
+  if (options.scale !== undefined && options.adminToken === undefined) throw new RangeError(`--scale needs --admin-token\n${LOAD_USAGE}`);
   return { ...DEFAULT_LOAD_OPTIONS, ...(options as Partial<LoadOptions>) };
 }
 

@@ -4,6 +4,7 @@ import { performance } from 'node:perf_hooks';
 import { summarizeLatencies, type LatencySummary } from './latency-summary';
 import { DEFAULT_LOAD_OPTIONS, type LoadOptions } from './load-options';
 import { planRequests, type PlannedRequest } from './load-plan';
+import { runScaleSchedule, type ScaleEvent } from './scale-schedule';
 
 /**
  * `failed`: the server answered with a 5xx error, the pipeline failing the request (a stage error
@@ -44,6 +45,8 @@ export interface LoadSummary {
   readonly audioSeconds: number;
   /** Images received from the images API. */
   readonly images: number;
+  /** What the scaling steps did, in schedule order. */
+  readonly scaling: readonly ScaleEvent[];
   readonly wallSeconds: number;
   readonly results: readonly RequestResult[];
 }
@@ -78,6 +81,10 @@ export async function runLoad(partial: Partial<LoadOptions> = {}, hooks: RunLoad
   const results: RequestResult[] = [];
   const outcomes: Record<RequestOutcome, number> = { ok: 0, aborted: 0, failed: 0, error: 0 };
   const started = performance.now();
+  const scaling =
+    options.scale && options.scale.length > 0
+      ? runScaleSchedule(options.scale, new URL('/admin/replicas', options.baseUrl).href, options.adminToken ?? '', started)
+      : undefined;
   let next = 0;
 
   const worker = async (): Promise<void> => {
@@ -90,6 +97,8 @@ export async function runLoad(partial: Partial<LoadOptions> = {}, hooks: RunLoad
     }
   };
   await Promise.all(Array.from({ length: Math.min(options.concurrency, plan.length) }, worker));
+  // Steps due after the last request are not run.
+  const scaleEvents = (await scaling?.finish()) ?? [];
 
   results.sort((a, b) => a.index - b.index);
   return {
@@ -102,6 +111,7 @@ export async function runLoad(partial: Partial<LoadOptions> = {}, hooks: RunLoad
     e2e: summarizeLatencies(results.flatMap((r) => (r.outcome === 'ok' && r.e2eSeconds !== undefined ? [r.e2eSeconds] : []))),
     audioSeconds: results.reduce((sum, r) => sum + r.audioBytes, 0) / PCM_BYTES_PER_SECOND,
     images: results.reduce((sum, r) => sum + r.images, 0),
+    scaling: scaleEvents,
     wallSeconds: (performance.now() - started) / 1000,
     results,
   };

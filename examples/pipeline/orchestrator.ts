@@ -79,6 +79,8 @@ interface SentPayload {
  *   hop per codec chunk); the receiving replica is bound before the send.
  * - `receiveFromPreviousStage` — per hop on the receiver side, after the simulated connector latency.
  * - `cleanupRequest` — once per request, from `AsyncOmni.generate`'s `finally`; later calls are no-ops.
+ * - `addReplica` / `removeReplica` — when a stage scales (the admin endpoint); a drained replica
+ *   is removed by the polling loop once its last request is done.
  *
  * Replica bindings are kept until `cleanupRequest`, so `getBoundReplicaId` answers for both ends of
  * any hop while the request lives; transfer receipts also name both replicas (`fromReplica`, `toReplica`).
@@ -253,12 +255,45 @@ export class Orchestrator implements OrchestratorLike {
 
   private pollAll(): void {
     for (const pool of this.stagePools) {
-      for (let replicaId = 0; replicaId < pool.numReplicas; replicaId++) {
+      for (const replicaId of pool.replicaIds()) {
         for (let step = this.pollEngine(pool.stageId, replicaId); step !== undefined; step = this.pollEngine(pool.stageId, replicaId)) {
           for (const output of step.outputs) this.dispatch(pool.stageId, replicaId, output);
         }
+        // A drained replica leaves once its last output has been taken.
+        if (pool.isDrained(replicaId)) this.removeReplica(pool.stageId, replicaId);
       }
     }
+  }
+
+  /** A replica joins a stage while serving (scale-up); returns its id. */
+  addReplica(stageId: number): number {
+    return this.poolOf(stageId).addReplica();
+  }
+
+  /**
+   * Graceful scale-down: the replica takes no new request and leaves through `removeReplica` once
+   * its requests are done. False when there is no such replica, it is draining already, or it is
+   * the last one of its stage taking requests.
+   */
+  drainReplica(stageId: number, replicaId: number): boolean {
+    return this.poolOf(stageId).drain(replicaId);
+  }
+
+  /** A replica leaves now (a crash, or the end of a drain); requests still on it fail. False when there was none. */
+  removeReplica(stageId: number, replicaId: number): boolean {
+    const pool = this.poolOf(stageId);
+    if (!pool.replicaIds().includes(replicaId)) return false;
+    for (const requestId of pool.removeReplica(replicaId)) {
+      const live = this.live.get(requestId);
+      if (live !== undefined && !live.done) this.fail(live, new Error(`stage ${stageId} replica ${replicaId} was removed`));
+    }
+    return true;
+  }
+
+  private poolOf(stageId: number): StagePool {
+    const pool = this.stagePools[stageId];
+    if (pool === undefined) throw new RangeError(`the pipeline has no stage ${stageId}`);
+    return pool;
   }
 
   private dispatch(stageId: number, replicaId: number, output: StageEngineOutput): void {

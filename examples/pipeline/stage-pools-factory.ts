@@ -5,8 +5,7 @@ import { CODE2WAV_STAGE, DIFFUSION_STAGE, ENGINE_STAGE_COUNT, STAGE_NAMES, TALKE
 import { replicaSeed } from './seeded-random';
 import { SimulatedEngine } from './simulated-engine';
 import type { LlmStageProfile, SimulationProfile } from './simulation-profile';
-import type { StageEngine } from './stage-engine';
-import { StagePool } from './stage-pool';
+import { StagePool, type ReplicaFactory } from './stage-pool';
 import type { ToyTokenizer } from './toy-tokenizer';
 
 /** Distinct codec ids of the simulated talker (one codebook). */
@@ -22,7 +21,7 @@ export interface StagePoolsOptions {
   readonly tokenizer: ToyTokenizer;
 }
 
-/** Builds the stage pools, one seeded engine per replica and one stats gate per replica. */
+/** Builds the stage pools: each makes one seeded engine per replica, now and when it scales up; one stats gate per replica. */
 export function createStagePools({ replicas, imageReplicas = 0, profile, seed, tokenizer }: StagePoolsOptions): StagePool[] {
   if (replicas.length !== ENGINE_STAGE_COUNT) {
     throw new RangeError(
@@ -31,12 +30,10 @@ export function createStagePools({ replicas, imageReplicas = 0, profile, seed, t
   }
   // One throttle, keyed per (stage, replica) by each engine: replicas never silence each other.
   const statsThrottle = new StatsThrottle();
-  const llm = (stageId: number, stage: LlmStageProfile, sampleToken: (u: number, previousIds: readonly number[]) => number) =>
-    replicaIds(replicas[stageId]).map(
-      (replicaId): StageEngine =>
-        new SimulatedEngine({ stageId, replicaId, seed: replicaSeed(seed, stageId, replicaId), ...stage, sampleToken, statsThrottle }),
-    );
-  const code2wav = replicaIds(replicas[CODE2WAV_STAGE]).map((replicaId): StageEngine => {
+  const llm =
+    (stageId: number, stage: LlmStageProfile, sampleToken: (u: number, previousIds: readonly number[]) => number): ReplicaFactory =>
+    (replicaId) => new SimulatedEngine({ stageId, replicaId, seed: replicaSeed(seed, stageId, replicaId), ...stage, sampleToken, statsThrottle });
+  const code2wav: ReplicaFactory = (replicaId) => {
     const { rtfByReplica, maxBatch, malformedProbability, ...timing } = profile.code2wav;
     return new Code2WavEngine({
       stageId: CODE2WAV_STAGE,
@@ -48,23 +45,17 @@ export function createStagePools({ replicas, imageReplicas = 0, profile, seed, t
       malformedProbability,
       statsThrottle,
     });
-  });
+  };
   const pools = [
-    new StagePool(THINKER_STAGE, llm(THINKER_STAGE, profile.thinker, (u, previousIds) => tokenizer.sampleOutputId(u, previousIds))),
-    new StagePool(TALKER_STAGE, llm(TALKER_STAGE, profile.talker, (u) => Math.floor(u * CODEC_VOCABULARY_SIZE))),
-    new StagePool(CODE2WAV_STAGE, code2wav),
+    new StagePool(THINKER_STAGE, llm(THINKER_STAGE, profile.thinker, (u, previousIds) => tokenizer.sampleOutputId(u, previousIds)), replicas[THINKER_STAGE]),
+    new StagePool(TALKER_STAGE, llm(TALKER_STAGE, profile.talker, (u) => Math.floor(u * CODEC_VOCABULARY_SIZE)), replicas[TALKER_STAGE]),
+    new StagePool(CODE2WAV_STAGE, code2wav, replicas[CODE2WAV_STAGE]),
   ];
   if (imageReplicas > 0) {
     const { timing, errorProbability, baseMemoryMb } = profile.diffusion;
-    const diffusion = replicaIds(imageReplicas).map(
-      (replicaId): StageEngine =>
-        new DiffusionEngine({ stageId: DIFFUSION_STAGE, replicaId, seed: replicaSeed(seed, DIFFUSION_STAGE, replicaId), timing, errorProbability, baseMemoryMb }),
-    );
-    pools.push(new StagePool(DIFFUSION_STAGE, diffusion));
+    const diffusion: ReplicaFactory = (replicaId) =>
+      new DiffusionEngine({ stageId: DIFFUSION_STAGE, replicaId, seed: replicaSeed(seed, DIFFUSION_STAGE, replicaId), timing, errorProbability, baseMemoryMb });
+    pools.push(new StagePool(DIFFUSION_STAGE, diffusion, imageReplicas));
   }
   return pools;
-}
-
-function replicaIds(count: number): number[] {
-  return Array.from({ length: count }, (_, replicaId) => replicaId);
 }

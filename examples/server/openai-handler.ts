@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AsyncOmni } from '../pipeline/async-omni';
+import { ADMIN_REPLICAS_PATH, handleAdminReplicas, type AdminOptions } from './admin-replicas';
 import { sendApiError } from './api-errors';
 import { handleChatCompletions } from './chat-completions';
 import { handleImageGenerations } from './image-generations';
@@ -19,6 +20,8 @@ export interface OpenAiHandlerOptions {
   readonly defaultMaxTokens?: number;
   /** Serve `POST /v1/images/generations` (the pipeline has an image stage); default false. */
   readonly images?: boolean;
+  /** Serve the replica scaling endpoint (`/admin/replicas`) behind this bearer token; absent by default. */
+  readonly admin?: AdminOptions;
   /** Tried before the API routes (e.g. the package's `/metrics` middleware); its `next()` falls through. */
   readonly extraHandler?: ExtraHandler;
 }
@@ -35,6 +38,11 @@ export function createOpenAiHandler(options: OpenAiHandlerOptions): RequestHandl
 
   const route: RequestHandler = (request, response) => {
     const pathname = new URL(request.url ?? '/', 'http://localhost').pathname;
+    const admin = options.admin;
+    if (admin !== undefined && (pathname === ADMIN_REPLICAS_PATH || pathname.startsWith(`${ADMIN_REPLICAS_PATH}/`))) {
+      handleAdminReplicas(request, response, pathname, admin).catch((error: unknown) => sendApiError(response, error));
+      return;
+    }
     switch (pathname) {
       case '/v1/chat/completions':
         if (request.method !== 'POST') return methodNotAllowed(response, 'POST');

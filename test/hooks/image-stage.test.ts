@@ -138,6 +138,19 @@ describe('hooks: image / diffusion stages and failure reasons', () => {
     assert.equal(sampleValue(text, 'vllm:num_requests_running', { ...M, stage: '2', replica: '0' }), undefined, 'no vLLM series for the diffusion stage');
   });
 
+  it('a replica of the diffusion stage (after stagePools) can be removed: its per-replica series go, the rest stay', async () => {
+    await drain(new ImageServing().generate({ requestId: 'img', outputs: [imageOutput('img')] }));
+    const diffusion = stageLabels(DIFFUSION_STAGE, 1);
+    assert.equal(histogramOf(await metrics.metricsText(), 'vllm:omni_vae_decode_s', diffusion)?.count, 1);
+    assert.equal(metrics.removeReplica(DIFFUSION_STAGE, 1), true);
+    const text = await metrics.metricsText();
+    assert.equal(histogramOf(text, 'vllm:omni_vae_decode_s', diffusion), undefined);
+    assert.equal(histogramOf(text, 'vllm:omni_image_ttfp_s', diffusion), undefined);
+    assert.equal(histogramOf(text, 'vllm:omni_num_inference_steps', M)?.count, 1, 'model-level families stay');
+    assert.equal(metrics.removeReplica(DIFFUSION_STAGE, 1), false, 'nothing left to remove');
+    assert.equal(metrics.removeReplica(0, 7), false, 'an engine stage without that replica');
+  });
+
   it('a request that never reached a stage has no queue-wait sample', async () => {
     await drain(new ImageServing().generate({ requestId: 'direct', outputs: [imageOutput('direct')] }));
     assert.equal(histogramOf(await metrics.metricsText(), 'vllm:omni_request_queue_wait_s', M)?.count, 0);
