@@ -6,6 +6,14 @@
 // Registration
 export { registerOmniMetrics, declaredFamilies } from './instrumentation/register';
 export type { OmniMetricsOptions, OmniMetricsHandle, PrometheusOptions } from './instrumentation/register';
+export type {
+  HostMethod,
+  SelfCheckOptions,
+  SelfCheckReport,
+  SilenceReason,
+  SilentFamily,
+  StageReplicaRef,
+} from './instrumentation/self-check/types';
 
 // Catalog and views
 export { resolveCatalog, resolveFullCatalog, DEFAULT_MAX_MODEL_LEN } from './views/catalog';
@@ -244,3 +252,6 @@ export type { ClusterPrimary, ClusterPrimaryOptions } from './exporters/cluster/
 export { serveClusterWorker } from './exporters/cluster/cluster-worker';
 export type { ClusterWorker, ClusterWorkerOptions, ClusterWorkerSource } from './exporters/cluster/cluster-worker';
 export type { GaugeMerge } from './exporters/cluster/merge';
+
+// Real vLLM engines behind the pipeline: their /metrics pulled and served per stage and replica
+export type { EnginePullOptions, EngineTarget } from './exporters/engine-pull/types';

@@ -32,7 +32,9 @@ export interface OmniPrometheusReaderOptions {
  */
 export class OmniPrometheusReader extends MetricReader {
   private declared: readonly DeclaredFamily[];
-  private store: { readonly series: SeriesStore; readonly producer: OmniMetricProducer; readonly families: readonly DeclaredFamily[]; readonly names: ReadonlySet<string> } | undefined;
+  private store:
+    | { readonly series: SeriesStore; readonly producer: OmniMetricProducer; readonly families: readonly DeclaredFamily[]; readonly names: ReadonlySet<string>; readonly generic: boolean }
+    | undefined;
   private readonly createdSeries: boolean;
   private readonly renderShared = coalesced((format: ExpositionFormat) => this.render(format));
 
@@ -43,10 +45,20 @@ export class OmniPrometheusReader extends MetricReader {
     if (options.store) this.attachStore(options.store);
   }
 
-  /** Reads `store` from now on. */
-  attachStore(store: SeriesStore): void {
+  /**
+   * Reads `store` from now on. A `producer` of the store given here (one that adds series, as
+   * `enginePull`'s does) is rendered through the generic serializer, which joins families of the
+   * same name into one block.
+   */
+  attachStore(store: SeriesStore, producer?: OmniMetricProducer): void {
     const families = store.families.map(({ family, streamName }) => ({ name: family.name, type: family.type, help: family.help, streamName }));
-    this.store = { series: store, producer: new OmniMetricProducer({ store }), families, names: new Set(families.map((family) => family.name)) };
+    this.store = {
+      series: store,
+      producer: producer ?? new OmniMetricProducer({ store }),
+      families,
+      names: new Set(families.map((family) => family.name)),
+      generic: producer !== undefined,
+    };
   }
 
   /** Replaces the announced families. */
@@ -76,8 +88,8 @@ export class OmniPrometheusReader extends MetricReader {
   private async render(format: ExpositionFormat): Promise<Buffer> {
     const serializeOptions = { format, withTargetInfo: this.options.withTargetInfo, withScopeLabels: this.options.withScopeLabels, createdSeries: this.createdSeries };
     const store = this.store;
-    // Scope labels are not part of the store's pre-rendered label blocks: that output takes the generic path.
-    if (store === undefined || this.options.withScopeLabels) {
+    // Scope labels are not part of the store's pre-rendered label blocks, nor are series a custom producer adds: those take the generic path.
+    if (store === undefined || store.generic || this.options.withScopeLabels) {
       const { resourceMetrics, errors } = await this.collect();
       reportErrors(errors);
       return Buffer.from(serializePrometheus(resourceMetrics, [...(store?.families ?? []), ...this.declared], serializeOptions), 'utf8');

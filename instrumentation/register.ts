@@ -15,9 +15,14 @@ import { parseOtelEnv } from '../exporters/otlp/otel-env';
 import { buildResource } from '../exporters/otlp/otel-resource';
 import { createPushReaders } from '../exporters/otlp/push-readers';
 import type { MetricsExporterName, OtlpOptions } from '../exporters/otlp/types';
+import { EnginePullProducer } from '../exporters/engine-pull/engine-pull-producer';
+import { resolveEnginePullSettings } from '../exporters/engine-pull/engine-pull-settings';
+import { EnginePuller } from '../exporters/engine-pull/engine-puller';
+import { scrapeUpFamily } from '../exporters/engine-pull/scrape-up-family';
+import type { EnginePullOptions } from '../exporters/engine-pull/types';
 import { OmniPrometheusReader } from '../exporters/prometheus-reader';
 import type { DeclaredFamily, ExpositionFormat } from '../exporters/prometheus-serializer';
-import { OmniMetricProducer } from '../views/store/metric-producer';
+import { OmniMetricProducer, type OmniMetricProducerOptions } from '../views/store/metric-producer';
 import { SeriesStore } from '../views/store/series-store';
 import type { AggregationTemporalitySelector } from '@opentelemetry/sdk-metrics';
 import { resolveCatalog, type FeatureOptions, type ResolvedCatalog } from '../views/catalog';
@@ -27,6 +32,10 @@ import { StageReplicaMap } from '../views/stage-replica-map';
 import { streamNameFor, type NamingScheme } from '../views/views';
 import { createRecorders, stopRecorders, type OmniRecorders, type RecorderSettings } from './recorders/recorders';
 import { validateCacheConfig, type CacheConfigInfo } from './recorders/stat-logger';
+import { HostCallCounts, setHostCallCounts } from './self-check/host-calls';
+import { SilentFamilyCheck } from './self-check/self-check';
+import { resolveSelfCheckInterval, SelfCheckMonitor } from './self-check/self-check-monitor';
+import type { SelfCheckOptions, SelfCheckReport } from './self-check/types';
 
 export interface PrometheusOptions extends PrometheusServerOptions {
   /** Add `target_info` from the resource (vLLM has none). */
@@ -95,6 +104,13 @@ export interface OmniMetricsOptions {
   /** Label sets per family before new ones fold into one overflow series; default 2000. */
   readonly cardinalityLimit?: number;
   /**
+   * Real vLLM servers behind the pipeline: per (stage, replica), the server's `/metrics` URL (and
+   * `engine` label, for data-parallel servers). Their `vllm:*` families are pulled, relabelled to
+   * `stage` + `replica`, and served with the package's own, in `/metrics` and over OTLP; for these
+   * replicas the pulled figures win over in-process ones. See the README, "Real vLLM engines".
+   */
+  readonly enginePull?: EnginePullOptions;
+  /**
    * Bring your own provider: the package's families reach its readers through `OmniMetricProducer`s
    * (list them in `metricProducers`), and an `OmniPrometheusReader` among its readers, passed here
    * as `prometheusReader`, serves `metricsText()` and the built-in server. This call then neither
@@ -106,6 +122,13 @@ export interface OmniMetricsOptions {
   readonly logIntervalSeconds?: number;
   /** Where log lines go; default `console.info` / nowhere for debug. */
   readonly logSink?: { info(line: string): void; debug?(line: string): void };
+  /**
+   * The periodic self-check for silent families (default on, every 60 s): a family registered for
+   * this configuration that receives nothing while requests flow is warned about through `diag`
+   * and `logSink` once it stays silent for two checks, and summarised at `shutdown()`. `false`
+   * turns the warning and summary off; `handle.selfCheck()` works either way.
+   */
+  readonly selfCheck?: false | SelfCheckOptions;
 }
 
 export interface OmniMetricsHandle extends OmniRecorders {
@@ -137,11 +160,19 @@ export interface OmniMetricsHandle extends OmniRecorders {
   addReplica(stage: number, replica?: number): number;
   /**
    * Removes a replica: every series labelled with it (and the transfer hops to or from it) leaves
-   * the next scrape and export; the other replicas' series are untouched. False when there was none.
+   * the next scrape and export; the other replicas' series are untouched. A stage after
+   * `stagePools` (no vLLM engine, e.g. a diffusion stage) works too: its replica's per-replica
+   * series go. False when there was none.
    */
   removeReplica(stage: number, replica: number): boolean;
   /** A replica restarted: its series start over from zero with a new `_created`, as a restarted vLLM engine's do. */
   replaceReplica(stage: number, replica: number): void;
+  /**
+   * Checks now which registered families received nothing while requests flowed since the
+   * previous check, and why (see `SelfCheckReport`). Reads the store's totals; the record path
+   * pays nothing. Each call is one check, as the periodic ones are.
+   */
+  selfCheck(): SelfCheckReport;
   /** Collects and pushes now on every push exporter (OTLP, console), waiting for the exports. */
   forceFlush(): Promise<void>;
   /**
@@ -160,7 +191,9 @@ export async function registerOmniMetrics(options: OmniMetricsOptions): Promise<
     throw new TypeError('modelName must be a non-empty string');
   }
   const stageReplicaMap = new StageReplicaMap(options.stagePools);
+  const enginePullSettings = options.enginePull === undefined ? undefined : resolveEnginePullSettings(options.enginePull, options.stagePools);
   const logStats = options.logStats === true;
+  const selfCheckIntervalSeconds = resolveSelfCheckInterval(options.selfCheck);
   const config = options.configFile ? loadMetricsConfig(options.configFile, options.prefix) : undefined;
   const catalog = resolveCatalog({
     logStats,
@@ -175,6 +208,9 @@ export async function registerOmniMetrics(options: OmniMetricsOptions): Promise<
   const naming = options.naming ?? 'vllm';
   const store = new SeriesStore(catalog, { modelName: options.modelName, naming, cardinalityLimit: options.cardinalityLimit, stageReplicaMap });
 
+  // Built here, started below with the rest: no timer or socket exists before every option has been checked.
+  const puller = enginePullSettings === undefined ? undefined : new EnginePuller(enginePullSettings, stageReplicaMap, scrapeUpFamily(catalog.prefix));
+  const newProducer = puller === undefined ? undefined : (producerOptions: OmniMetricProducerOptions) => new EnginePullProducer(puller, producerOptions);
   const ownsProvider = options.meterProvider === undefined;
   const otelEnv = parseOtelEnv(process.env);
   const exportSettings = resolveExportSettings(options, otelEnv);
@@ -182,7 +218,7 @@ export async function registerOmniMetrics(options: OmniMetricsOptions): Promise<
   const serverSettings =
     options.prometheus !== false && exportSettings.exporters.has('prometheus') ? resolvePrometheusServerSettings(options.prometheus ?? {}) : undefined;
   const resource = ownsProvider ? buildResource(otelEnv, options) : undefined;
-  const pushReaders = ownsProvider ? createPushReaders(exportSettings, store) : [];
+  const pushReaders = ownsProvider ? createPushReaders(exportSettings, store, undefined, newProducer) : [];
   if (!ownsProvider && (exportSettings.exporters.has('otlp') || exportSettings.exporters.has('console'))) {
     if (exportSettings.exportersSource === 'option') {
       throw new Error('exporters otlp and console need the provider registerOmniMetrics creates; add createPushReaders() readers to your own meterProvider instead');
@@ -198,7 +234,7 @@ export async function registerOmniMetrics(options: OmniMetricsOptions): Promise<
           createdSeries: options.prometheus ? options.prometheus.createdSeries : undefined,
         })
       : undefined);
-  reader?.attachStore(store);
+  reader?.attachStore(store, newProducer?.({ store }));
   for (const producer of options.metricProducers ?? []) producer.attach(store);
   const meterProvider =
     options.meterProvider ??
@@ -221,20 +257,27 @@ export async function registerOmniMetrics(options: OmniMetricsOptions): Promise<
   };
   const recorders = createRecorders(store, settings, meterProvider);
 
+  puller?.start();
   let server: PrometheusServer | undefined;
   if (serverSettings !== undefined) {
     try {
       if (reader === undefined) throw new Error('a Prometheus server needs prometheusReader when you bring your own meterProvider');
       server = await serveMetrics(reader, serverSettings);
     } catch (error) {
-      // Nothing half-started stays behind: no log timer, no provider of ours.
+      // Nothing half-started stays behind: no log timer, no engine pulls, no provider of ours.
       stopRecorders(recorders);
+      puller?.stop();
       if (ownsProvider) await (meterProvider as MeterProvider).shutdown();
       throw error;
     }
   }
 
-  return {
+  const hostCalls = new HostCallCounts(stageReplicaMap);
+  const silentFamilies = new SilentFamilyCheck({ store, stageReplicaMap, logStats, hostCalls });
+  // Started last: a failed start above leaves no timer behind.
+  const monitor = selfCheckIntervalSeconds === undefined ? undefined : new SelfCheckMonitor(silentFamilies, selfCheckIntervalSeconds, options.logSink);
+
+  const handle: OmniMetricsHandle = {
     catalog,
     store,
     stageReplicaMap,
@@ -252,22 +295,32 @@ export async function registerOmniMetrics(options: OmniMetricsOptions): Promise<
       if (reader === undefined) throw new Error('metricsText() needs an OmniPrometheusReader (pass prometheusReader)');
       return reader.metricsText(format);
     },
-    createMetricProducer: (aggregationTemporalitySelector) => new OmniMetricProducer({ store, aggregationTemporalitySelector }),
+    createMetricProducer: (aggregationTemporalitySelector) =>
+      newProducer?.({ store, aggregationTemporalitySelector }) ?? new OmniMetricProducer({ store, aggregationTemporalitySelector }),
     addReplica: (stage, replica) => stageReplicaMap.addReplica(stage, replica).replica,
-    removeReplica: (stage, replica) => stageReplicaMap.removeReplica(stage, replica) !== undefined,
+    removeReplica: (stage, replica) => {
+      if (stageReplicaMap.removeReplica(stage, replica) !== undefined) return true;
+      // A stage that is no vLLM engine (a diffusion stage) is not in the map; its per-replica pipeline series go all the same.
+      return stage >= stageReplicaMap.replicasPerStage.length && store.removeReplicaSeries(String(stage), String(replica)) > 0;
+    },
     replaceReplica: (stage, replica) => {
       if (stageReplicaMap.removeReplica(stage, replica) === undefined) throw new RangeError(`stage ${stage} has no replica ${replica} to replace`);
       stageReplicaMap.addReplica(stage, replica);
     },
+    selfCheck: () => silentFamilies.check(),
     forceFlush: async () => {
       await (meterProvider as Partial<Pick<MeterProvider, 'forceFlush'>>).forceFlush?.();
     },
     shutdown: async () => {
+      monitor?.stop();
       stopRecorders(recorders);
+      puller?.stop();
       await server?.close();
       if (ownsProvider) await (meterProvider as MeterProvider).shutdown();
     },
   };
+  setHostCallCounts(handle, hostCalls);
+  return handle;
 }
 
 /**

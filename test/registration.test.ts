@@ -25,6 +25,8 @@ describe('registerOmniMetrics', () => {
         features: { specDecode: { numSpeculativeTokens: 2 }, kvConnector: 'nixl', lora: { maxLoras: 2 }, kvCacheMetrics: true, corruptedRequests: true },
         prometheus: false,
         logIntervalSeconds: 0,
+        // Synthetic samples on stage 1 replica 1 only: the self-check's shutdown summary would (rightly) name the others.
+        selfCheck: false,
       });
       populateEveryFamily(handle);
       await handle.metricsText();

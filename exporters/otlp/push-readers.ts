@@ -1,5 +1,5 @@
 import { ConsoleMetricExporter, PeriodicExportingMetricReader, type MetricReader, type PushMetricExporter } from '@opentelemetry/sdk-metrics';
-import { OmniMetricProducer } from '../../views/store/metric-producer';
+import { OmniMetricProducer, type OmniMetricProducerOptions } from '../../views/store/metric-producer';
 import type { SeriesStore } from '../../views/store/series-store';
 import type { ExportSettings } from './export-settings';
 import { createOtlpMetricExporter, temporalitySelector, type ModuleLoader } from './otlp-metric-exporter';
@@ -7,9 +7,15 @@ import { createOtlpMetricExporter, temporalitySelector, type ModuleLoader } from
 /**
  * One periodic reader per push exporter in the settings (`otlp`, `console`), on the settled
  * interval and timeout, each with its own producer of `store` at the exporter's temporality.
- * The Prometheus side is pull-based and is not built here.
+ * The Prometheus side is pull-based and is not built here. `newProducer` builds those producers
+ * (default: a plain `OmniMetricProducer`; `enginePull` passes one that adds the pulled engines).
  */
-export function createPushReaders(settings: ExportSettings, store?: SeriesStore, load?: ModuleLoader): MetricReader[] {
+export function createPushReaders(
+  settings: ExportSettings,
+  store?: SeriesStore,
+  load?: ModuleLoader,
+  newProducer?: (options: OmniMetricProducerOptions) => OmniMetricProducer,
+): MetricReader[] {
   const exporters: PushMetricExporter[] = [];
   if (settings.exporters.has('otlp')) exporters.push(createOtlpMetricExporter(settings.otlp, load));
   if (settings.exporters.has('console')) exporters.push(new ConsoleMetricExporter({ temporalitySelector: temporalitySelector(settings.otlp.temporality) }));
@@ -19,12 +25,16 @@ export function createPushReaders(settings: ExportSettings, store?: SeriesStore,
         exporter,
         exportIntervalMillis: settings.exportIntervalMillis,
         exportTimeoutMillis: settings.exportTimeoutMillis,
-        metricProducers: store ? [storeProducerFor(store, exporter)] : [],
+        metricProducers: store ? [storeProducerFor(store, exporter, newProducer)] : [],
       }),
   );
 }
 
 /** A producer of `store` at the temporality `exporter` asks for (cumulative when it does not say). */
-export function storeProducerFor(store: SeriesStore, exporter: PushMetricExporter): OmniMetricProducer {
-  return new OmniMetricProducer({ store, aggregationTemporalitySelector: exporter.selectAggregationTemporality?.bind(exporter) });
+export function storeProducerFor(
+  store: SeriesStore,
+  exporter: PushMetricExporter,
+  newProducer: (options: OmniMetricProducerOptions) => OmniMetricProducer = (options) => new OmniMetricProducer(options),
+): OmniMetricProducer {
+  return newProducer({ store, aggregationTemporalitySelector: exporter.selectAggregationTemporality?.bind(exporter) });
 }

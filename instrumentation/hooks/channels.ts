@@ -2,6 +2,8 @@ import diagnosticsChannel from 'node:diagnostics_channel';
 import type { EngineCoreOutputs, OmniRequestOutput, ReceiveReceipt, StageRequest, TransferReceipt } from './host-contract';
 import type { GenerateOutcome, PipelineObserver } from './pipeline-observer';
 import type { TelemetryGuard } from './telemetry-guard';
+import type { HostCallCounts } from '../self-check/host-calls';
+import type { HostMethod } from '../self-check/types';
 
 /**
  * `node:diagnostics_channel` names for hosts that prefer publishing events to being patched.
@@ -37,8 +39,20 @@ export interface OmniChannelMessages {
 
 type Handlers = { [K in keyof OmniChannelMessages]: (message: OmniChannelMessages[K]) => void };
 
+/** The host method each channel stands for, as the self-check counts calls (output and end messages belong to one `generate`). */
+const CHANNEL_METHODS: Partial<Record<keyof OmniChannelMessages, HostMethod>> = {
+  addRequest: 'addRequest',
+  cleanupRequest: 'cleanupRequest',
+  submitToStage: 'submitToStage',
+  enginePolled: 'pollEngine',
+  transferSent: 'sendToNextStage',
+  transferReceived: 'receiveFromPreviousStage',
+  generateStart: 'generate',
+  abort: 'abort',
+};
+
 /** Subscribes the observer to every channel; returns the unsubscribe function. */
-export function subscribeChannels(observer: () => PipelineObserver, guard: TelemetryGuard): () => void {
+export function subscribeChannels(observer: () => PipelineObserver, guard: TelemetryGuard, hostCalls?: HostCallCounts): () => void {
   const handlers: Handlers = {
     addRequest: (m) => observer().requestAdded(m.requestId),
     cleanupRequest: (m) => observer().requestCleanedUp(m.requestId),
@@ -59,7 +73,15 @@ export function subscribeChannels(observer: () => PipelineObserver, guard: Telem
   };
   const subscriptions = (Object.keys(OMNI_CHANNELS) as Array<keyof OmniChannelMessages>).map((key) => {
     const name = OMNI_CHANNELS[key];
-    const listener = (message: unknown): void => guard.run(`channel ${name}`, () => (handlers[key] as (m: unknown) => void)(message));
+    const method = CHANNEL_METHODS[key];
+    const listener = (message: unknown): void =>
+      guard.run(`channel ${name}`, () => {
+        if (method !== undefined && hostCalls !== undefined) {
+          hostCalls.called(method);
+          if (method === 'pollEngine') hostCalls.polled((message as { stageId?: unknown })?.stageId, (message as { replicaId?: unknown })?.replicaId);
+        }
+        (handlers[key] as (m: unknown) => void)(message);
+      });
     diagnosticsChannel.subscribe(name, listener);
     return () => diagnosticsChannel.unsubscribe(name, listener);
   });

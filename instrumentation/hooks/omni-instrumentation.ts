@@ -10,6 +10,8 @@ import {
 import type { OmniMetricsHandle } from '../register';
 import { createRecorders, stopRecorders, type OmniRecorders } from '../recorders/recorders';
 import { LimitedWarning } from '../../views/limited-warning';
+import { hostCallCountsOf, type HostCallCounts } from '../self-check/host-calls';
+import type { HostMethod } from '../self-check/types';
 import { OMNI_METER_NAME, PACKAGE_VERSION } from '../../views/views';
 import { subscribeChannels } from './channels';
 import { methodOwner, type HostClass } from './class-patcher';
@@ -66,6 +68,8 @@ const ORCHESTRATOR_METHODS = [
   'removeReplica',
 ] as const;
 type OrchestratorMethod = (typeof ORCHESTRATOR_METHODS)[number];
+/** The orchestrator methods the self-check counts (replica changes feed no family). */
+const COUNTED_METHODS: ReadonlySet<string> = new Set<HostMethod>(['addRequest', 'cleanupRequest', 'submitToStage', 'pollEngine', 'sendToNextStage', 'receiveFromPreviousStage']);
 const SERVING_METHODS = ['generate', 'abort'] as const;
 type Method = (this: unknown, ...args: unknown[]) => unknown;
 
@@ -87,6 +91,8 @@ export class OmniInstrumentation extends InstrumentationBase<OmniInstrumentation
   declare private unsubscribe: (() => void) | undefined;
   declare private sweeper: NodeJS.Timeout | undefined;
   declare private patched: Array<{ owner: object; name: string }> | undefined;
+  /** The self-check's per-host-call counts of the handle (one increment per host call, none per record). */
+  declare private hostCalls: HostCallCounts | undefined;
 
   constructor(config: OmniInstrumentationConfig) {
     if (!config?.metrics) throw new TypeError('OmniInstrumentation needs { metrics } from registerOmniMetrics()');
@@ -145,9 +151,11 @@ export class OmniInstrumentation extends InstrumentationBase<OmniInstrumentation
   override enable(): void {
     if (this.isEnabled()) return;
     super.enable();
+    this.hostCalls = hostCallCountsOf(this._config.metrics);
+    this.hostCalls?.attach();
     this.patchClass(this._config.orchestratorClass, 'orchestrator');
     this.patchClass(this._config.servingClass, 'serving');
-    if (this._config.diagnosticsChannels !== false) this.unsubscribe = subscribeChannels(() => this.observer, this.guard());
+    if (this._config.diagnosticsChannels !== false) this.unsubscribe = subscribeChannels(() => this.observer, this.guard(), this.hostCalls);
     const idleMillis = this._config.requestIdleTimeoutMillis ?? DEFAULT_REQUEST_IDLE_TIMEOUT_MILLIS;
     this.sweeper = setInterval(() => this.guard().run('idle request sweep', () => this.currentObserver?.sweep()), Math.max(10, Math.min(idleMillis / 4, 30_000)));
     this.sweeper.unref();
@@ -156,6 +164,7 @@ export class OmniInstrumentation extends InstrumentationBase<OmniInstrumentation
   override disable(): void {
     if (!this.isEnabled()) return;
     super.disable();
+    this.hostCalls = undefined;
     this.unpatchAll();
     this.unsubscribe?.();
     this.unsubscribe = undefined;
@@ -220,6 +229,11 @@ export class OmniInstrumentation extends InstrumentationBase<OmniInstrumentation
     return (original) =>
       function (this: unknown, ...args: unknown[]) {
         if (!instrumentation.isEnabled()) return original.apply(this, args);
+        const calls = instrumentation.hostCalls;
+        if (calls !== undefined && COUNTED_METHODS.has(name)) {
+          calls.called(name as HostMethod);
+          if (name === 'pollEngine') calls.polled(args[0], args[1]);
+        }
         const guard = instrumentation.guard();
         if (name === 'cleanupRequest') {
           try {
@@ -241,6 +255,7 @@ export class OmniInstrumentation extends InstrumentationBase<OmniInstrumentation
     return (original) =>
       function (this: unknown, ...args: unknown[]) {
         if (instrumentation.isEnabled()) {
+          instrumentation.hostCalls?.called('abort');
           instrumentation.guard().run('abort', () => {
             const ids: unknown = args[0];
             const observer = instrumentation.observer;
@@ -259,6 +274,7 @@ export class OmniInstrumentation extends InstrumentationBase<OmniInstrumentation
       function (this: unknown, ...args: unknown[]) {
         const stream = original.apply(this, args);
         if (!instrumentation.isEnabled()) return stream;
+        instrumentation.hostCalls?.called('generate');
         const guard = instrumentation.guard();
         guard.run('generate start', () => {
           // The request object is the host's: a getter that throws is the hooks' problem, not the host's.
@@ -287,6 +303,8 @@ export class OmniInstrumentation extends InstrumentationBase<OmniInstrumentation
 
 /** The host added a replica: mapped unless the host (or a direct call) already did. */
 function followReplicaAdded(metrics: OmniMetricsHandle, stage: number, replica: unknown): void {
-  if (typeof replica !== 'number' || metrics.stageReplicaMap.engineIndex(stage, replica) !== undefined) return;
+  // Stages past `stagePools` are no vLLM engines: a new replica there has no series until it records.
+  if (typeof replica !== 'number' || stage >= metrics.stageReplicaMap.replicasPerStage.length) return;
+  if (metrics.stageReplicaMap.engineIndex(stage, replica) !== undefined) return;
   metrics.addReplica(stage, replica);
 }

@@ -129,7 +129,7 @@ describe('examples: scaling a stage of the reference pipeline while it serves', 
     const request = fetch(`${pipeline.apiUrl}/v1/chat/completions`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ messages: [{ role: 'user', content: 'speak at length' }], modalities: ['text', 'audio'], max_tokens: 8 }),
+      body: JSON.stringify({ messages: [{ role: 'user', content: 'speak at length' }], modalities: ['text', 'audio'], max_tokens: 128 }),
     });
     let onTalker: number | undefined;
     await waitFor(() => {

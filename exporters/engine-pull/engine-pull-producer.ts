@@ -1,0 +1,39 @@
+import { hrTime } from '@opentelemetry/core';
+import type { CollectionResult } from '@opentelemetry/sdk-metrics';
+import { OmniMetricProducer, type OmniMetricProducerOptions } from '../../views/store/metric-producer';
+import type { SeriesStore } from '../../views/store/series-store';
+import type { EnginePuller } from './engine-puller';
+import { DeltaConverter, mergePulled } from './merge-pulled';
+
+/**
+ * The store's producer with the pulled engines folded in (see `mergePulled`): what every reader
+ * of a pipeline with `enginePull` is given, so `/metrics`, OTLP and readers of your own see the
+ * same families. A collection waits for the engines at most their pull timeout (or not at all
+ * with `intervalMillis`).
+ */
+export class EnginePullProducer extends OmniMetricProducer {
+  private pulledStore: SeriesStore | undefined;
+  private readonly delta: DeltaConverter | undefined;
+
+  constructor(
+    private readonly puller: EnginePuller,
+    options: OmniMetricProducerOptions = {},
+  ) {
+    super(options);
+    this.pulledStore = options.store;
+    this.delta = options.aggregationTemporalitySelector ? new DeltaConverter(options.aggregationTemporalitySelector) : undefined;
+  }
+
+  override attach(store: SeriesStore): void {
+    super.attach(store);
+    this.pulledStore = store;
+  }
+
+  override async collect(): Promise<CollectionResult> {
+    const [own, pulled] = await Promise.all([super.collect(), this.puller.latest()]);
+    this.delta?.begin();
+    const merged = mergePulled(own, pulled, this.pulledStore, this.delta);
+    this.delta?.end(hrTime());
+    return merged;
+  }
+}

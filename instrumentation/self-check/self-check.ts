@@ -1,0 +1,217 @@
+import type { ResolvedFamily } from '../../views/catalog';
+import type { StageReplicaMap } from '../../views/stage-replica-map';
+import type { SeriesStore } from '../../views/store/series-store';
+import { CounterSeries, type StoredSeries } from '../../views/store/series';
+import { familySource, type FamilySource } from './family-sources';
+import type { HostCallCounts } from './host-calls';
+import { familyActivity, replicaKey } from './series-activity';
+import type { HostMethod, SelfCheckReport, SilentFamily, SilenceReason, StageReplicaRef } from './types';
+
+export interface SelfCheckSettings {
+  readonly store: SeriesStore;
+  readonly stageReplicaMap: StageReplicaMap;
+  readonly logStats: boolean;
+  readonly hostCalls: HostCallCounts;
+  /** Wall clock in milliseconds; injectable for tests. */
+  readonly now?: () => number;
+}
+
+/** Per family, across checks. */
+interface FamilyState {
+  lastObservedAt?: number;
+  /** Checks in a row with requests flowing in which the family, while expected, received nothing. */
+  silentChecks: number;
+  /** Per `stage\0replica`: the check that last saw data for it (entries leave with their replica). */
+  readonly replicas: Map<string, number>;
+}
+
+interface ReplicaState {
+  /** Polled, or produced engine statistics, at some check. */
+  active: boolean;
+  polls: number;
+  silentChecks: number;
+}
+
+/** Upstream families that change without any poll: set at start (sleep state, cache config). */
+const NOT_POLL_EVIDENCE = new Set(['upstream.engineSleepState', 'upstream.cacheConfigInfo']);
+
+/**
+ * Finds registered families that received nothing while requests flowed. Each `check()` compares
+ * the store's per-series totals with the previous check's (see `familyActivity`), so the record
+ * path pays nothing; it keeps one number per series between checks.
+ */
+export class SilentFamilyCheck {
+  private readonly families: readonly FamilyState[];
+  private totals: Array<Map<StoredSeries, number>>;
+  private readonly replicaStates = new Map<number, ReplicaState>();
+  private audioProduced = false;
+  private imageProduced = false;
+  private previousTraffic = 0;
+  private readonly now: () => number;
+
+  constructor(private readonly settings: SelfCheckSettings) {
+    this.now = settings.now ?? Date.now;
+    // The baseline is the store as registration left it: eager zeros, engines reported awake.
+    this.totals = settings.store.families.map((family) => familyActivity(family, new Map()).totals);
+    this.families = settings.store.families.map(() => ({ silentChecks: 0, replicas: new Map() }));
+  }
+
+  /** Runs one check: what arrived since the previous one, and what stayed silent while requests flowed. */
+  check(): SelfCheckReport {
+    const { store, hostCalls, stageReplicaMap } = this.settings;
+    const checkedAt = this.now();
+    const fed: boolean[] = [];
+    const activeEngines = new Set<string>();
+    store.families.forEach((family, i) => {
+      const activity = familyActivity(family, this.totals[i] as Map<StoredSeries, number>);
+      this.totals[i] = activity.totals;
+      fed.push(activity.fed);
+      const state = this.families[i] as FamilyState;
+      if (activity.fed) state.lastObservedAt = checkedAt;
+      for (const key of activity.fedReplicas) state.replicas.set(key, checkedAt);
+      if (family.family.engineLabel && !NOT_POLL_EVIDENCE.has(family.family.key)) for (const key of activity.fedReplicas) activeEngines.add(key);
+      if (activity.fed) {
+        const expect = familySource(family.family.key).expect;
+        if (expect === 'audio') this.audioProduced = true;
+        if (expect === 'image') this.imageProduced = true;
+      }
+    });
+
+    const successFamily = store.family('pipeline.requestsSuccess');
+    let finished = 0;
+    for (const series of successFamily?.series ?? []) if (series instanceof CounterSeries) finished += series.value;
+    const started = Math.max(hostCalls.count('generate'), hostCalls.count('addRequest'));
+    const traffic = finished + started;
+    const requestsFlowed = traffic > this.previousTraffic;
+    this.previousTraffic = traffic;
+
+    const unpolledReplicas = this.checkReplicas(stageReplicaMap, activeEngines, requestsFlowed);
+    const unpolledKeys = new Set(unpolledReplicas.map((ref) => replicaKey(ref.stage, ref.replica)));
+
+    const silent: SilentFamily[] = [];
+    store.families.forEach((family, i) => {
+      const state = this.families[i] as FamilyState;
+      const source = familySource(family.family.key);
+      const expected = this.expected(source);
+      if (fed[i]) state.silentChecks = 0;
+      else if (requestsFlowed && expected) state.silentChecks++;
+      for (const key of state.replicas.keys()) if (stageReplicaMap.engineIndex(...stageReplicaOf(key)) === undefined) state.replicas.delete(key);
+      if (!expected) return;
+      if (state.silentChecks > 0) {
+        silent.push(this.silentFamily(family.family, source, state));
+      } else if (family.family.engineLabel && state.lastObservedAt !== undefined && unpolledKeys.size > 0) {
+        // Data from some replicas; the ones never polled have none.
+        const replicas = unpolledReplicas.filter((ref) => !state.replicas.has(replicaKey(ref.stage, ref.replica)));
+        if (replicas.length > 0) silent.push(this.unpolledEntry(family.family, source, state, replicas));
+      }
+    });
+
+    return {
+      checkedAt,
+      requestsObserved: Math.max(finished, started),
+      requestsFlowed,
+      hooksAttached: hostCalls.attached,
+      silent,
+      unpolledReplicas,
+    };
+  }
+
+  private expected(source: FamilySource): boolean {
+    switch (source.expect) {
+      case 'always':
+        return true;
+      case 'audio':
+        return this.audioProduced;
+      case 'image':
+        return this.imageProduced;
+      case 'multi-stage':
+        return this.settings.stageReplicaMap.replicasPerStage.length > 1;
+      default:
+        return false;
+    }
+  }
+
+  /** Replicas that were never polled (hooks) and never produced engine statistics, once requests flowed since they joined. */
+  private checkReplicas(map: StageReplicaMap, activeEngines: ReadonlySet<string>, requestsFlowed: boolean): StageReplicaRef[] {
+    const entries = map.entries();
+    const present = new Set(entries.map(([engineIndex]) => engineIndex));
+    for (const engineIndex of this.replicaStates.keys()) if (!present.has(engineIndex)) this.replicaStates.delete(engineIndex);
+    const unpolled: StageReplicaRef[] = [];
+    for (const [engineIndex, { stage, replica }] of entries) {
+      let state = this.replicaStates.get(engineIndex);
+      if (state === undefined) {
+        state = { active: false, polls: 0, silentChecks: 0 };
+        this.replicaStates.set(engineIndex, state);
+      }
+      const polls = this.settings.hostCalls.pollsOf(engineIndex);
+      if (polls > state.polls || activeEngines.has(replicaKey(stage, replica))) state.active = true;
+      state.polls = polls;
+      if (state.active) continue;
+      if (requestsFlowed) state.silentChecks++;
+      if (state.silentChecks > 0) unpolled.push({ stage, replica });
+    }
+    return unpolled;
+  }
+
+  private silentFamily(family: ResolvedFamily, source: FamilySource, state: FamilyState): SilentFamily {
+    const { reason, detail, method } = this.reasonFor(family, source);
+    return {
+      name: family.name,
+      reason,
+      source: sourceText(source),
+      detail,
+      ...(method === undefined ? {} : { method }),
+      silentChecks: state.silentChecks,
+      ...(state.lastObservedAt === undefined ? {} : { lastObservedAt: state.lastObservedAt }),
+    };
+  }
+
+  private unpolledEntry(family: ResolvedFamily, source: FamilySource, state: FamilyState, replicas: StageReplicaRef[]): SilentFamily {
+    const states = replicas.map((ref) => this.replicaStates.get(this.settings.stageReplicaMap.engineIndex(Number(ref.stage), Number(ref.replica)) ?? -1));
+    return {
+      name: family.name,
+      reason: 'replica-not-polled',
+      source: sourceText(source),
+      detail: `no data from ${replicas.map(replicaText).join(', ')}: never polled while requests flowed (pollEngine(stage, replica) never called for it, or its polls carried no statistics)`,
+      silentChecks: Math.max(...states.map((replicaState) => replicaState?.silentChecks ?? 0)),
+      ...(state.lastObservedAt === undefined ? {} : { lastObservedAt: state.lastObservedAt }),
+      replicas,
+    };
+  }
+
+  private reasonFor(family: ResolvedFamily, source: FamilySource): { reason: SilenceReason; detail: string; method?: HostMethod } {
+    const { hostCalls, logStats } = this.settings;
+    if (!logStats && family.group === 'pipeline') {
+      return { reason: 'log-stats-off', detail: "logStats is off, so the pipeline recorders drop every observation (vLLM-Omni's log_stats gating): set logStats: true" };
+    }
+    if (hostCalls.attached) {
+      const missing = source.methods.find((method) => hostCalls.count(method) === 0);
+      if (missing !== undefined) {
+        return {
+          reason: 'host-method-not-called',
+          method: missing,
+          detail: `the hooks are attached but ${missing} was never called (nor its diagnostics channel published): the host class has no ${missing}, or never calls it`,
+        };
+      }
+      const calls = source.methods.map((method) => `${method} ×${hostCalls.count(method)}`).join(', ');
+      return { reason: 'no-data-from-source', detail: `${calls} called, yet nothing reached the family: check ${source.via} (missing, discarded or throttled)` };
+    }
+    return {
+      reason: 'no-data-from-source',
+      detail: `nothing reached its recorder and no OmniInstrumentation hooks feed this handle: it comes from ${source.via}`,
+    };
+  }
+}
+
+function sourceText(source: FamilySource): string {
+  return source.methods.length === 0 ? source.via : `${source.methods.join(' + ')}: ${source.via}`;
+}
+
+function replicaText(ref: StageReplicaRef): string {
+  return `stage ${ref.stage} replica ${ref.replica}`;
+}
+
+function stageReplicaOf(key: string): [number, number] {
+  const [stage, replica] = key.split('\u0000');
+  return [Number(stage), Number(replica)];
+}

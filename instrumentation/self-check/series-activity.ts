@@ -1,0 +1,52 @@
+import type { ResolvedFamily } from '../../views/catalog';
+import type { FamilySeries } from '../../views/store/family-series';
+import { CounterSeries, GaugeSeries, HistogramSeries, type StoredSeries } from '../../views/store/series';
+
+/** What one check learned of one family by comparing the store's totals with the previous check's. */
+export interface FamilyActivity {
+  /** Some series received an observation since the previous check. */
+  readonly fed: boolean;
+  /** `stage\0replica` of the fed series that carry both labels. */
+  readonly fedReplicas: readonly string[];
+  /** Each series' total now (counter value, histogram count, gauge value): the next check's baseline. */
+  readonly totals: Map<StoredSeries, number>;
+}
+
+export const replicaKey = (stage: string, replica: string): string => `${stage}\u0000${replica}`;
+
+/**
+ * Families whose series exist before any observation: the eager pipeline series and the upstream
+ * series bound per engine at start (or when a replica joins). A series of any other family exists
+ * only because something was recorded into it.
+ */
+export function boundBeforeRecords(family: ResolvedFamily): boolean {
+  return family.eager || (family.group !== 'pipeline' && family.group !== 'custom' && family.engineLabel);
+}
+
+/**
+ * Compares a family's per-series totals with the previous check's: a counter's value or a
+ * histogram's count that grew means observations arrived. Nothing is kept on the record path;
+ * this reads, at check time, what the store keeps anyway. A gauge counts as fed when its value
+ * changed since the previous check, or when a series appears that only a record creates (a gauge
+ * set to the value it held looks the same as one never set; such families are not reported, see
+ * `Expectation`). Series that left (a removed replica) drop out of the baseline.
+ */
+export function familyActivity(family: FamilySeries, previous: ReadonlyMap<StoredSeries, number>): FamilyActivity {
+  const totals = new Map<StoredSeries, number>();
+  const fedReplicas: string[] = [];
+  const createdByRecords = !boundBeforeRecords(family.family);
+  let fed = false;
+  for (const series of family.series) {
+    const total = series instanceof HistogramSeries ? series.count : series instanceof CounterSeries || series instanceof GaugeSeries ? series.value : 0;
+    totals.set(series, total);
+    const before = previous.get(series);
+    let grew: boolean;
+    if (series instanceof CounterSeries || series instanceof HistogramSeries) grew = total > (before ?? 0);
+    else grew = before === undefined ? createdByRecords || total !== 0 : total !== before;
+    if (!grew) continue;
+    fed = true;
+    const { stage, replica } = series.attributes;
+    if (typeof stage === 'string' && typeof replica === 'string') fedReplicas.push(replicaKey(stage, replica));
+  }
+  return { fed, fedReplicas, totals };
+}

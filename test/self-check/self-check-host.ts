@@ -1,0 +1,95 @@
+import type { EngineCoreOutputs, OmniRequestOutput, ReceiveReceipt, StagePoolLike, StageRequest, TransferReceipt } from '../../instrumentation/hooks/host-contract';
+import { createSchedulerStats } from '../../instrumentation/stats/types';
+
+/** A two-stage host (thinker 1 replica → talker 2 replicas) that calls every hooked method a request needs, except the transfers. */
+class Pool implements StagePoolLike {
+  readonly bindings = new Map<string, number>();
+  constructor(readonly numReplicas: number) {}
+  getBoundReplicaId(requestId: string): number | undefined {
+    return this.bindings.get(requestId);
+  }
+}
+
+/** Admission, stage submission and engine polls; no cross-stage transfer methods. */
+export class OrchestratorWithoutTransfers {
+  readonly stagePools = [new Pool(1), new Pool(2)];
+
+  addRequest(_request: { requestId: string }): void {}
+
+  cleanupRequest(requestId: string): void {
+    for (const pool of this.stagePools) pool.bindings.delete(requestId);
+  }
+
+  submitToStage(request: StageRequest): void {
+    this.stagePools[request.stageId]?.bindings.set(request.requestId, request.replicaId);
+  }
+
+  /** Step 0: queued, scheduled, one token; step 1: one more token and finished. */
+  async pollEngine(_stageId: number, _replicaId: number, requestId: string, step: number): Promise<EngineCoreOutputs> {
+    const base = 100 + step;
+    return {
+      timestamp: base + 0.5,
+      outputs:
+        step === 0
+          ? [{ requestId, numNewTokens: 1, numCachedTokens: 0, events: [{ type: 'QUEUED', timestamp: base }, { type: 'SCHEDULED', timestamp: base + 0.25 }] }]
+          : [{ requestId, numNewTokens: 1, finishReason: 'stop' }],
+      schedulerStats: createSchedulerStats({ numRunningReqs: 1, kvCacheUsage: 0.5 }),
+    };
+  }
+}
+
+/** The same host with both sides of the cross-stage hop. */
+export class FullOrchestrator extends OrchestratorWithoutTransfers {
+  sendToNextStage(requestId: string, toReplica: number): TransferReceipt {
+    return { requestId, fromStage: 0, toStage: 1, sizeBytes: 2048, txTimeMs: 4, fromReplica: 0, toReplica };
+  }
+
+  receiveFromPreviousStage(requestId: string, replicaId: number): ReceiveReceipt {
+    return { requestId, stageId: 1, replicaId, rxDecodeTimeMs: 2, inFlightTimeMs: 6 };
+  }
+}
+
+type AnyOrchestrator = OrchestratorWithoutTransfers & Partial<Pick<FullOrchestrator, 'sendToNextStage' | 'receiveFromPreviousStage'>>;
+
+/** Serving: runs a request through both stages (talker replica `replica`), streams two audio chunks, then the finished output. */
+export class SelfCheckServing {
+  constructor(readonly orchestrator: AnyOrchestrator) {}
+
+  async *generate(request: { requestId: string; replica: number }): AsyncGenerator<OmniRequestOutput> {
+    const { requestId, replica } = request;
+    const host = this.orchestrator;
+    host.addRequest({ requestId });
+    try {
+      host.submitToStage({ requestId, stageId: 0, replicaId: 0, arrivalTime: Date.now() / 1000, promptTokenCount: 7, maxTokens: 16 });
+      await host.pollEngine(0, 0, requestId, 0);
+      await host.pollEngine(0, 0, requestId, 1);
+      host.sendToNextStage?.(requestId, replica);
+      host.submitToStage({ requestId, stageId: 1, replicaId: replica, arrivalTime: Date.now() / 1000, promptTokenCount: 5, maxTokens: 16 });
+      host.receiveFromPreviousStage?.(requestId, replica);
+      await host.pollEngine(1, replica, requestId, 0);
+      await host.pollEngine(1, replica, requestId, 1);
+      for (let i = 0; i < 2; i++) {
+        yield { requestId, stageId: 1, replicaId: replica, finalOutputType: 'audio', finished: false, multimodalOutput: { audio: new Int16Array(2400), sample_rate: 24000 } };
+      }
+      yield {
+        requestId,
+        stageId: 1,
+        replicaId: replica,
+        finalOutputType: 'audio',
+        finished: true,
+        finishReason: 'stop',
+        multimodalOutput: { audio: new Int16Array(0), sample_rate: 24000 },
+        stageMetrics: [
+          { stageId: 0, numTokensIn: 7, numTokensOut: 2, stageGenTimeMs: 30 },
+          { stageId: 1, numTokensIn: 5, numTokensOut: 2, stageGenTimeMs: 50, audioGeneratedFrames: 4800 },
+        ],
+      };
+    } finally {
+      host.cleanupRequest(requestId);
+    }
+  }
+}
+
+export async function drain(serving: SelfCheckServing, requestId: string, replica: number): Promise<void> {
+  for await (const _ of serving.generate({ requestId, replica }));
+}
