@@ -273,7 +273,7 @@ export async function registerOmniMetrics(options: OmniMetricsOptions): Promise<
   }
 
   const hostCalls = new HostCallCounts(stageReplicaMap);
-  const silentFamilies = new SilentFamilyCheck({ store, stageReplicaMap, logStats, hostCalls });
+  const silentFamilies = new SilentFamilyCheck({ store, stageReplicaMap, logStats, hostCalls, pulledReplicas: enginePullSettings?.targets });
   // Started last: a failed start above leaves no timer behind.
   const monitor = selfCheckIntervalSeconds === undefined ? undefined : new SelfCheckMonitor(silentFamilies, selfCheckIntervalSeconds, options.logSink);
 

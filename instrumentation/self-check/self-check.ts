@@ -12,6 +12,8 @@ export interface SelfCheckSettings {
   readonly stageReplicaMap: StageReplicaMap;
   readonly logStats: boolean;
   readonly hostCalls: HostCallCounts;
+  /** Replicas whose engine statistics come from their own server (`enginePull`), not from polls: never reported unpolled. */
+  readonly pulledReplicas?: ReadonlyArray<{ readonly stage: number; readonly replica: number }>;
   /** Wall clock in milliseconds; injectable for tests. */
   readonly now?: () => number;
 }
@@ -48,9 +50,11 @@ export class SilentFamilyCheck {
   private imageProduced = false;
   private previousTraffic = 0;
   private readonly now: () => number;
+  private readonly pulled: ReadonlySet<string>;
 
   constructor(private readonly settings: SelfCheckSettings) {
     this.now = settings.now ?? Date.now;
+    this.pulled = new Set((settings.pulledReplicas ?? []).map(({ stage, replica }) => replicaKey(String(stage), String(replica))));
     // The baseline is the store as registration left it: eager zeros, engines reported awake.
     this.totals = settings.store.families.map((family) => familyActivity(family, new Map()).totals);
     this.families = settings.store.families.map(() => ({ silentChecks: 0, replicas: new Map() }));
@@ -92,7 +96,8 @@ export class SilentFamilyCheck {
     store.families.forEach((family, i) => {
       const state = this.families[i] as FamilyState;
       const source = familySource(family.family.key);
-      const expected = this.expected(source);
+      // A vLLM family is fed in-process only by replicas that are not pulled from their own server.
+      const expected = this.expected(source) && !(family.family.engineLabel && this.allReplicasPulled());
       if (fed[i]) state.silentChecks = 0;
       else if (requestsFlowed && expected) state.silentChecks++;
       for (const key of state.replicas.keys()) if (stageReplicaMap.engineIndex(...stageReplicaOf(key)) === undefined) state.replicas.delete(key);
@@ -114,6 +119,11 @@ export class SilentFamilyCheck {
       silent,
       unpolledReplicas,
     };
+  }
+
+  private allReplicasPulled(): boolean {
+    const entries = this.settings.stageReplicaMap.entries();
+    return this.pulled.size > 0 && entries.every(([, { stage, replica }]) => this.pulled.has(replicaKey(stage, replica)));
   }
 
   private expected(source: FamilySource): boolean {
@@ -143,6 +153,7 @@ export class SilentFamilyCheck {
         state = { active: false, polls: 0, silentChecks: 0 };
         this.replicaStates.set(engineIndex, state);
       }
+      if (this.pulled.has(replicaKey(stage, replica))) continue;
       const polls = this.settings.hostCalls.pollsOf(engineIndex);
       if (polls > state.polls || activeEngines.has(replicaKey(stage, replica))) state.active = true;
       state.polls = polls;

@@ -172,6 +172,16 @@ describe('self-check: families that stay silent', () => {
     assert.deepEqual(after.silent, []);
   });
 
+  it('a replica pulled from its own vLLM server (enginePull) is not reported unpolled, nor are its vLLM families', async () => {
+    // Nothing scrapes in this test, so the loopback URL is never fetched.
+    const handle = await register({ enginePull: { engines: [{ stage: 1, replica: 1, url: 'http://127.0.0.1:9/metrics' }] } });
+    instrument(handle, FullOrchestrator);
+    const serving = new SelfCheckServing(new FullOrchestrator());
+    await drain(serving, 'a', 0);
+    await drain(serving, 'b', 0);
+    assert.deepEqual(body(handle.selfCheck()), { requestsObserved: 2, requestsFlowed: true, hooksAttached: true, silent: [], unpolledReplicas: [] });
+  });
+
   it('without hooks, says nothing reached the recorder and where the data comes from', async () => {
     const handle = await register();
     // The host feeds the recorders itself: requests succeed, tokens are counted, no engine stats and no transfers.
