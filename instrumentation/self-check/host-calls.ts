@@ -1,21 +1,36 @@
 import type { StageReplicaMap } from '../../views/stage-replica-map';
 import type { HostMethod } from './types';
 
-/** Distinct replicas whose polls are counted; past it polls still count per method, not per replica. */
-const MAX_COUNTED_REPLICAS = 4096;
+/** Replica ids per stage whose polls are counted; polls of higher ids still count per method. */
+const MAX_COUNTED_REPLICA_ID = 4096;
 
 /**
  * How often the hooks saw each host method called, and each replica polled: one increment per
  * host call (never per record), read by the self-check. Whether the hooks are attached at all
- * decides between "the host never called X" and "nothing reached the recorders".
+ * decides between "the host never called X" and "nothing reached the recorders". A poll costs two
+ * array increments: it runs for every replica on every orchestrator tick.
  */
 export class HostCallCounts {
-  private readonly calls = new Map<HostMethod, number>();
-  /** Polls per flat engine index (the stage/replica map's, so replaced replicas keep their slot). */
-  private readonly polls = new Map<number, number>();
+  private readonly calls: Record<HostMethod, number> = {
+    addRequest: 0,
+    cleanupRequest: 0,
+    submitToStage: 0,
+    pollEngine: 0,
+    sendToNextStage: 0,
+    receiveFromPreviousStage: 0,
+    generate: 0,
+    abort: 0,
+  };
+  /** Polls per stage, per replica id; a replica's slot starts over when the replica joins or leaves. */
+  private readonly polls: number[][] = [];
   private hooked = false;
 
-  constructor(private readonly stageReplicaMap: StageReplicaMap) {}
+  constructor(private readonly stageReplicaMap: StageReplicaMap) {
+    stageReplicaMap.onChange(({ stage, replica }) => {
+      const ofStage = this.polls[stage];
+      if (ofStage !== undefined && replica < ofStage.length) ofStage[replica] = 0;
+    });
+  }
 
   /**
    * Hooks started feeding this handle (enable). It stays true after they are disabled: the counts
@@ -30,25 +45,35 @@ export class HostCallCounts {
   }
 
   called(method: HostMethod): void {
-    this.calls.set(method, (this.calls.get(method) ?? 0) + 1);
+    this.calls[method]++;
   }
 
-  /** A `pollEngine(stage, replica)` call (already counted by `called`). Unknown replicas are not kept. */
+  /** A `pollEngine(stage, replica)` call (already counted by `called`). Ids that cannot index a replica are not kept. */
   polled(stage: unknown, replica: unknown): void {
-    if (typeof stage !== 'number' || typeof replica !== 'number') return;
-    const engineIndex = this.stageReplicaMap.engineIndex(stage, replica);
-    if (engineIndex === undefined) return;
-    const count = this.polls.get(engineIndex);
-    if (count !== undefined) this.polls.set(engineIndex, count + 1);
-    else if (this.polls.size < MAX_COUNTED_REPLICAS) this.polls.set(engineIndex, 1);
+    const ofStage = typeof stage === 'number' ? this.polls[stage] : undefined;
+    // Only an existing slot is counted here: a fractional or negative id finds none and is refused by `grow`.
+    const count = ofStage !== undefined && typeof replica === 'number' ? ofStage[replica] : undefined;
+    if (count !== undefined) (ofStage as number[])[replica as number] = count + 1;
+    else this.grow(stage, replica);
   }
 
   count(method: HostMethod): number {
-    return this.calls.get(method) ?? 0;
+    return this.calls[method];
   }
 
   pollsOf(engineIndex: number): number {
-    return this.polls.get(engineIndex) ?? 0;
+    const at = this.stageReplicaMap.lookup(engineIndex);
+    return at === undefined ? 0 : (this.polls[Number(at.stage)]?.[Number(at.replica)] ?? 0);
+  }
+
+  /** First poll of a replica id above the stage's slots: the slots grow to it (zero-filled, so they stay a packed array). */
+  private grow(stage: unknown, replica: unknown): void {
+    if (typeof stage !== 'number' || typeof replica !== 'number' || !Number.isInteger(stage) || !Number.isInteger(replica)) return;
+    if (stage < 0 || replica < 0 || replica >= MAX_COUNTED_REPLICA_ID || this.stageReplicaMap.engineIndex(stage, replica) === undefined) return;
+    while (this.polls.length <= stage) this.polls.push([]);
+    const ofStage = this.polls[stage] as number[];
+    while (ofStage.length <= replica) ofStage.push(0);
+    ofStage[replica] = 1;
   }
 }
 
