@@ -1,18 +1,13 @@
-import type { EngineCoreOutputs, OmniRequestOutput, ReceiveReceipt, StagePoolLike, StageRequest, TransferReceipt } from '../../instrumentation/hooks/host-contract';
+import type { EngineCoreOutputs, OmniRequestOutput, ReceiveReceipt, StageRequest, TransferReceipt } from '../../instrumentation/hooks/host-contract';
 import { createSchedulerStats } from '../../instrumentation/stats/types';
+import { FakePool } from '../hooks/fake-host';
 
-/** A two-stage host (thinker 1 replica → talker 2 replicas) that calls every hooked method a request needs, except the transfers. */
-class Pool implements StagePoolLike {
-  readonly bindings = new Map<string, number>();
-  constructor(readonly numReplicas: number) {}
-  getBoundReplicaId(requestId: string): number | undefined {
-    return this.bindings.get(requestId);
-  }
-}
-
-/** Admission, stage submission and engine polls; no cross-stage transfer methods. */
+/**
+ * A two-stage host (thinker 1 replica → talker 2 replicas) that calls every hooked method a request
+ * needs, except the transfers: admission, stage submission and engine polls.
+ */
 export class OrchestratorWithoutTransfers {
-  readonly stagePools = [new Pool(1), new Pool(2)];
+  readonly stagePools = [new FakePool(1), new FakePool(2)];
 
   addRequest(_request: { requestId: string }): void {}
 
