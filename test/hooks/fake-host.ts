@@ -69,21 +69,26 @@ export class FakeServing {
         if (request.fail && i === 1) throw new Error('engine exploded');
         yield { requestId, stageId: 1, replicaId: 1, finalOutputType: 'audio', finished: false, multimodalOutput: { audio: new Int16Array(2400), sample_rate: 24000 } };
       }
-      yield {
-        requestId,
-        stageId: 1,
-        replicaId: 1,
-        finalOutputType: 'audio',
-        finished: true,
-        finishReason: 'stop',
-        multimodalOutput: { audio: new Int16Array(0), sample_rate: 24000 },
-        stageMetrics: [
-          { stageId: 0, numTokensIn: 7, numTokensOut: 5, stageGenTimeMs: 30 },
-          { stageId: 1, numTokensIn: 5, numTokensOut: 9, stageGenTimeMs: 50, audioGeneratedFrames: 4800 },
-        ],
-      };
+      yield finishedAudioOutput(requestId, 1, [5, 9]);
     } finally {
       this.orchestrator.cleanupRequest(requestId);
     }
   }
+}
+
+/** The finished output of a thinker → talker audio request served by talker `replicaId`: 4800 frames, `tokensOut` per stage. */
+export function finishedAudioOutput(requestId: string, replicaId: number, tokensOut: readonly [number, number]): OmniRequestOutput {
+  return {
+    requestId,
+    stageId: 1,
+    replicaId,
+    finalOutputType: 'audio',
+    finished: true,
+    finishReason: 'stop',
+    multimodalOutput: { audio: new Int16Array(0), sample_rate: 24000 },
+    stageMetrics: [
+      { stageId: 0, numTokensIn: 7, numTokensOut: tokensOut[0], stageGenTimeMs: 30 },
+      { stageId: 1, numTokensIn: 5, numTokensOut: tokensOut[1], stageGenTimeMs: 50, audioGeneratedFrames: 4800 },
+    ],
+  };
 }

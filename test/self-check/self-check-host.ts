@@ -1,6 +1,6 @@
 import type { EngineCoreOutputs, OmniRequestOutput, ReceiveReceipt, StageRequest, TransferReceipt } from '../../instrumentation/hooks/host-contract';
 import { createSchedulerStats } from '../../instrumentation/stats/types';
-import { FakePool } from '../hooks/fake-host';
+import { FakePool, finishedAudioOutput } from '../hooks/fake-host';
 
 /**
  * A two-stage host (thinker 1 replica → talker 2 replicas) that calls every hooked method a request
@@ -66,19 +66,7 @@ export class SelfCheckServing {
       for (let i = 0; i < 2; i++) {
         yield { requestId, stageId: 1, replicaId: replica, finalOutputType: 'audio', finished: false, multimodalOutput: { audio: new Int16Array(2400), sample_rate: 24000 } };
       }
-      yield {
-        requestId,
-        stageId: 1,
-        replicaId: replica,
-        finalOutputType: 'audio',
-        finished: true,
-        finishReason: 'stop',
-        multimodalOutput: { audio: new Int16Array(0), sample_rate: 24000 },
-        stageMetrics: [
-          { stageId: 0, numTokensIn: 7, numTokensOut: 2, stageGenTimeMs: 30 },
-          { stageId: 1, numTokensIn: 5, numTokensOut: 2, stageGenTimeMs: 50, audioGeneratedFrames: 4800 },
-        ],
-      };
+      yield finishedAudioOutput(requestId, replica, [2, 2]);
     } finally {
       host.cleanupRequest(requestId);
     }

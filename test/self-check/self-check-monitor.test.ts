@@ -2,8 +2,13 @@ import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { diag, DiagLogLevel } from '@opentelemetry/api';
 import { OmniInstrumentation } from '../../instrumentation/hooks/omni-instrumentation';
-import { registerOmniMetrics, type OmniMetricsHandle } from '../../instrumentation/register';
+import { registerOmniMetrics, type OmniMetricsHandle, type OmniMetricsOptions } from '../../instrumentation/register';
 import { drain, FullOrchestrator, OrchestratorWithoutTransfers, SelfCheckServing } from './self-check-host';
+
+/** Two stages (1 + 2 replicas), logStats on, log lines into `sink`. */
+function registerWithSink(sink: string[], selfCheck: OmniMetricsOptions['selfCheck']): Promise<OmniMetricsHandle> {
+  return registerOmniMetrics({ modelName: 'm', stagePools: [1, 2], logStats: true, prometheus: false, logIntervalSeconds: 0, selfCheck, logSink: { info: (line) => sink.push(line) } });
+}
 
 const WARNING =
   'omni-otel-metrics self-check: 4 families received nothing while requests flowed (2 checks in a row): ' +
@@ -67,15 +72,7 @@ describe('self-check: periodic warning and shutdown summary', () => {
     const sink: string[] = [];
     let metrics: OmniMetricsHandle | undefined;
     const intervals = await watchIntervals(async () => {
-      metrics = await registerOmniMetrics({
-        modelName: 'm',
-        stagePools: [1, 2],
-        logStats: true,
-        prometheus: false,
-        logIntervalSeconds: 0,
-        selfCheck: { intervalSeconds: 0.02 },
-        logSink: { info: (line) => sink.push(line) },
-      });
+      metrics = await registerWithSink(sink, { intervalSeconds: 0.02 });
       instrumentation = new OmniInstrumentation({ metrics, orchestratorClass: OrchestratorWithoutTransfers, servingClass: SelfCheckServing, diagnosticsChannels: false });
       await drain(new SelfCheckServing(new OrchestratorWithoutTransfers()), 'a', 0);
       await drain(new SelfCheckServing(new OrchestratorWithoutTransfers()), 'b', 1);
@@ -97,15 +94,7 @@ describe('self-check: periodic warning and shutdown summary', () => {
 
   it('stays quiet while everything flows; its summary says so', async () => {
     const sink: string[] = [];
-    const metrics = await registerOmniMetrics({
-      modelName: 'm',
-      stagePools: [1, 2],
-      logStats: true,
-      prometheus: false,
-      logIntervalSeconds: 0,
-      selfCheck: { intervalSeconds: 0.02 },
-      logSink: { info: (line) => sink.push(line) },
-    });
+    const metrics = await registerWithSink(sink, { intervalSeconds: 0.02 });
     instrumentation = new OmniInstrumentation({ metrics, orchestratorClass: FullOrchestrator, servingClass: SelfCheckServing, diagnosticsChannels: false });
     const serving = new SelfCheckServing(new FullOrchestrator());
     await drain(serving, 'a', 0);
@@ -122,15 +111,7 @@ describe('self-check: periodic warning and shutdown summary', () => {
     const sink: string[] = [];
     let metrics: OmniMetricsHandle | undefined;
     const intervals = await watchIntervals(async () => {
-      metrics = await registerOmniMetrics({
-        modelName: 'm',
-        stagePools: [1, 2],
-        logStats: true,
-        prometheus: false,
-        logIntervalSeconds: 0,
-        selfCheck: false,
-        logSink: { info: (line) => sink.push(line) },
-      });
+      metrics = await registerWithSink(sink, false);
     });
     assert.deepEqual(intervals, { created: 0, leftRunning: 0 });
     if (metrics === undefined) throw new Error('not registered');
