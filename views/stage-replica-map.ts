@@ -4,6 +4,11 @@ export interface StageReplica {
   readonly replica: string;
 }
 
+/** One replica as a single map key, e.g. `1/0`: the same key wherever replicas are sets or map keys. */
+export function replicaKey(stage: string | number, replica: string | number): string {
+  return `${stage}/${replica}`;
+}
+
 /** One replica joining or leaving the pipeline. */
 export interface ReplicaChange {
   readonly kind: 'added' | 'removed';

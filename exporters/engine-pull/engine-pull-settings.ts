@@ -1,4 +1,5 @@
 import { METRIC_NAME_PATTERN } from '../../views/names';
+import { replicaKey } from '../../views/stage-replica-map';
 import type { EnginePullOptions } from './types';
 
 export const DEFAULT_ENGINE_TIMEOUT_MILLIS = 2000;
@@ -46,9 +47,9 @@ export function resolveEnginePullSettings(options: EnginePullOptions, replicasPe
     }
     const url = parseUrl(target.url, `${where}.url`);
     const engine = engineLabel(target.engine, `${where}.engine`);
-    const replicaKey = `${stage}/${replica}`;
-    if (seenReplicas.has(replicaKey)) throw new RangeError(`${where}: stage ${stage} replica ${replica} is listed twice in ${optionName}.engines`);
-    seenReplicas.add(replicaKey);
+    const key = replicaKey(stage, replica);
+    if (seenReplicas.has(key)) throw new RangeError(`${where}: stage ${stage} replica ${replica} is listed twice in ${optionName}.engines`);
+    seenReplicas.add(key);
     const engineKey = `${url.href} ${engine}`;
     if (seenEngines.has(engineKey)) throw new RangeError(`${where}: engine ${engine} of ${url.href} is already another replica's`);
     seenEngines.add(engineKey);

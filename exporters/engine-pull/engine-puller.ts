@@ -1,7 +1,7 @@
 import { diag } from '@opentelemetry/api';
 import { EngineRelabelProcessor } from '../../views/engine-relabel-processor';
 import { LimitedWarning } from '../../views/limited-warning';
-import type { StageReplicaMap } from '../../views/stage-replica-map';
+import { replicaKey, type StageReplicaMap } from '../../views/stage-replica-map';
 import { EMPTY_SNAPSHOT, mergeSnapshots } from '../cluster/merge';
 import type { ClusterSnapshot, SnapshotMetric } from '../cluster/snapshot';
 import { EngineConnections } from './engine-fetch';
@@ -19,11 +19,6 @@ export interface PulledEngines {
    * series of these replicas in `vllm:*` families are left out (the pulled ones win).
    */
   readonly replicas: ReadonlySet<string>;
-}
-
-/** The replicas a result covers: the key `EnginePuller` and the merge agree on. */
-export function replicaKey(stage: string | number, replica: string | number): string {
-  return `${stage}/${replica}`;
 }
 
 interface CachedPull {

@@ -4,7 +4,8 @@ import { LimitedWarning } from '../../views/limited-warning';
 import type { FamilySeries } from '../../views/store/family-series';
 import type { SeriesStore } from '../../views/store/series-store';
 import { snapshotToResourceMetrics } from '../cluster/snapshot';
-import { replicaKey, type PulledEngines } from './engine-puller';
+import { replicaKey } from '../../views/stage-replica-map';
+import type { PulledEngines } from './engine-puller';
 
 const typeClash = new LimitedWarning();
 /** Series remembered for delta readers before the memory starts over (bounded memory). */

@@ -1,10 +1,10 @@
 import type { ResolvedFamily } from '../../views/catalog';
-import type { StageReplicaMap } from '../../views/stage-replica-map';
+import { replicaKey, type StageReplicaMap } from '../../views/stage-replica-map';
 import type { SeriesStore } from '../../views/store/series-store';
 import { CounterSeries, type StoredSeries } from '../../views/store/series';
 import { familySource, type FamilySource } from './family-sources';
 import type { HostCallCounts } from './host-calls';
-import { familyActivity, replicaKey } from './series-activity';
+import { familyActivity } from './series-activity';
 import type { HostMethod, SelfCheckReport, SilentFamily, SilenceReason, StageReplicaRef } from './types';
 
 export interface SelfCheckSettings {
@@ -23,7 +23,7 @@ interface FamilyState {
   lastObservedAt?: number;
   /** Checks in a row with requests flowing in which the family, while expected, received nothing. */
   silentChecks: number;
-  /** Per `stage\0replica`: the check that last saw data for it (entries leave with their replica). */
+  /** Per `replicaKey(stage, replica)`: the check that last saw data for it (entries leave with their replica). */
   readonly replicas: Map<string, number>;
 }
 
@@ -223,6 +223,6 @@ function replicaText(ref: StageReplicaRef): string {
 }
 
 function stageReplicaOf(key: string): [number, number] {
-  const [stage, replica] = key.split('\u0000');
+  const [stage, replica] = key.split('/');
   return [Number(stage), Number(replica)];
 }

@@ -1,6 +1,7 @@
 import type { ResolvedFamily } from '../../views/catalog';
 import type { FamilySeries } from '../../views/store/family-series';
 import { CounterSeries, GaugeSeries, HistogramSeries, type StoredSeries } from '../../views/store/series';
+import { replicaKey } from '../../views/stage-replica-map';
 
 /** What one check learned of one family by comparing the store's totals with the previous check's. */
 export interface FamilyActivity {
@@ -12,7 +13,6 @@ export interface FamilyActivity {
   readonly totals: Map<StoredSeries, number>;
 }
 
-export const replicaKey = (stage: string, replica: string): string => `${stage}\u0000${replica}`;
 
 /**
  * Families whose series exist before any observation: the eager pipeline series and the upstream
