@@ -226,13 +226,16 @@ export class OmniInstrumentation extends InstrumentationBase<OmniInstrumentation
           return void instrumentation._config.metrics.removeReplica(args[0] as number, args[1] as number);
       }
     };
+    // Decided once per wrapped method, not per call: pollEngine runs for every replica on every tick.
+    const counted = COUNTED_METHODS.has(name) ? (name as HostMethod) : undefined;
+    const isPoll = name === 'pollEngine';
     return (original) =>
       function (this: unknown, ...args: unknown[]) {
         if (!instrumentation.isEnabled()) return original.apply(this, args);
-        const calls = instrumentation.hostCalls;
-        if (calls !== undefined && COUNTED_METHODS.has(name)) {
-          calls.called(name as HostMethod);
-          if (name === 'pollEngine') calls.polled(args[0], args[1]);
+        const calls = counted === undefined ? undefined : instrumentation.hostCalls;
+        if (calls !== undefined) {
+          calls.called(counted as HostMethod);
+          if (isPoll) calls.polled(args[0], args[1]);
         }
         const guard = instrumentation.guard();
         if (name === 'cleanupRequest') {
