@@ -4,8 +4,9 @@
  */
 
 // Registration
-export { registerOmniMetrics, declaredFamilies } from './instrumentation/register';
-export type { OmniMetricsOptions, OmniMetricsHandle, PrometheusOptions } from './instrumentation/register';
+export { registerOmniMetrics } from './register';
+export { declaredFamilies } from './views/declared-families';
+export type { OmniMetricsOptions, OmniMetricsHandle, PrometheusOptions } from './register';
 export type {
   HostMethod,
   SelfCheckOptions,
@@ -73,7 +74,8 @@ export {
   TEXT_CONTENT_TYPE,
   OPENMETRICS_CONTENT_TYPE,
 } from './exporters/prometheus-serializer';
-export type { DeclaredFamily, ExpositionFormat, SerializeOptions } from './exporters/prometheus-serializer';
+export type { ExpositionFormat, SerializeOptions } from './exporters/prometheus-serializer';
+export type { DeclaredFamily } from './views/declared-families';
 export {
   createMetricsHandler,
   startPrometheusServer,
@@ -159,8 +161,8 @@ export {
   GEN_AI_TIME_PER_OUTPUT_TOKEN_BUCKETS,
   GEN_AI_DURATION_BUCKETS,
   GEN_AI_TOKEN_BUCKETS,
-} from './instrumentation/recorders/gen-ai-semconv';
-export type { GenAiMetricDefinition } from './instrumentation/recorders/gen-ai-semconv';
+} from './views/gen-ai-families';
+export type { GenAiMetricDefinition } from './views/gen-ai-families';
 export { countAudioFrames, audioChunkPcmBytes } from './instrumentation/audio/frames';
 
 // Instrumentation: hooks on the host's classes, or diagnostics_channel messages
@@ -168,7 +170,7 @@ export { OmniInstrumentation } from './instrumentation/hooks/omni-instrumentatio
 export type { HostModuleHook, OmniInstrumentationConfig } from './instrumentation/hooks/omni-instrumentation';
 export { OMNI_CHANNELS } from './instrumentation/hooks/channels';
 export type { OmniChannelMessages } from './instrumentation/hooks/channels';
-export type { GenerateOutcome } from './instrumentation/hooks/pipeline-observer';
+export type { GenerateOutcome } from './instrumentation/pipeline/pipeline-observer';
 export type {
   DiffusionStageMetrics,
   EngineCoreOutput,
@@ -182,7 +184,7 @@ export type {
   StagePoolLike,
   StageRequest,
   TransferReceipt,
-} from './instrumentation/hooks/host-contract';
+} from './instrumentation/pipeline/host-contract';
 export { createRecorders } from './instrumentation/recorders/recorders';
 export type { OmniRecorders, RecorderSettings } from './instrumentation/recorders/recorders';
 

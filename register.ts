@@ -9,33 +9,33 @@ import {
   type MetricsMiddleware,
   type PrometheusServer,
   type PrometheusServerOptions,
-} from '../exporters/prometheus-http';
-import { resolveExportSettings, type ExportSettings } from '../exporters/otlp/export-settings';
-import { parseOtelEnv } from '../exporters/otlp/otel-env';
-import { buildResource } from '../exporters/otlp/otel-resource';
-import { createPushReaders } from '../exporters/otlp/push-readers';
-import type { MetricsExporterName, OtlpOptions } from '../exporters/otlp/types';
-import { EnginePullProducer } from '../exporters/engine-pull/engine-pull-producer';
-import { resolveEnginePullSettings } from '../exporters/engine-pull/engine-pull-settings';
-import { EnginePuller } from '../exporters/engine-pull/engine-puller';
-import { scrapeUpFamily } from '../exporters/engine-pull/scrape-up-family';
-import type { EnginePullOptions } from '../exporters/engine-pull/types';
-import { OmniPrometheusReader } from '../exporters/prometheus-reader';
-import type { DeclaredFamily, ExpositionFormat } from '../exporters/prometheus-serializer';
-import { OmniMetricProducer, type OmniMetricProducerOptions } from '../views/store/metric-producer';
-import { SeriesStore } from '../views/store/series-store';
+} from './exporters/prometheus-http';
+import { resolveExportSettings, type ExportSettings } from './exporters/otlp/export-settings';
+import { parseOtelEnv } from './exporters/otlp/otel-env';
+import { buildResource } from './exporters/otlp/otel-resource';
+import { createPushReaders } from './exporters/otlp/push-readers';
+import type { MetricsExporterName, OtlpOptions } from './exporters/otlp/types';
+import { EnginePullProducer } from './exporters/engine-pull/engine-pull-producer';
+import { resolveEnginePullSettings } from './exporters/engine-pull/engine-pull-settings';
+import { EnginePuller } from './exporters/engine-pull/engine-puller';
+import { scrapeUpFamily } from './views/scrape-up-family';
+import type { EnginePullOptions } from './exporters/engine-pull/types';
+import { OmniPrometheusReader } from './exporters/prometheus-reader';
+import type { ExpositionFormat } from './exporters/prometheus-serializer';
+import { OmniMetricProducer, type OmniMetricProducerOptions } from './views/store/metric-producer';
+import { SeriesStore } from './views/store/series-store';
 import type { AggregationTemporalitySelector } from '@opentelemetry/sdk-metrics';
-import { resolveCatalog, type FeatureOptions, type ResolvedCatalog } from '../views/catalog';
-import { loadMetricsConfig } from '../views/metrics-config';
-import type { PipelinePrefix } from '../views/names';
-import { StageReplicaMap } from '../views/stage-replica-map';
-import { streamNameFor, type NamingScheme } from '../views/views';
-import { createRecorders, stopRecorders, type OmniRecorders, type RecorderSettings } from './recorders/recorders';
-import { validateCacheConfig, type CacheConfigInfo } from './recorders/stat-logger';
-import { HostCallCounts, setHostCallCounts } from './self-check/host-calls';
-import { SilentFamilyCheck } from './self-check/self-check';
-import { resolveSelfCheckInterval, SelfCheckMonitor } from './self-check/self-check-monitor';
-import type { SelfCheckOptions, SelfCheckReport } from './self-check/types';
+import { resolveCatalog, type FeatureOptions, type ResolvedCatalog } from './views/catalog';
+import { loadMetricsConfig } from './views/metrics-config';
+import type { PipelinePrefix } from './views/names';
+import { StageReplicaMap } from './views/stage-replica-map';
+import { streamNameFor, type NamingScheme } from './views/views';
+import { createRecorders, stopRecorders, type OmniRecorders, type RecorderSettings } from './instrumentation/recorders/recorders';
+import { validateCacheConfig, type CacheConfigInfo } from './instrumentation/recorders/stat-logger';
+import { HostCallCounts, setHostCallCounts } from './instrumentation/self-check/host-calls';
+import { SilentFamilyCheck } from './instrumentation/self-check/self-check';
+import { resolveSelfCheckInterval, SelfCheckMonitor } from './instrumentation/self-check/self-check-monitor';
+import type { SelfCheckOptions, SelfCheckReport } from './instrumentation/self-check/types';
 
 export interface PrometheusOptions extends PrometheusServerOptions {
   /** Add `target_info` from the resource (vLLM has none). */
@@ -321,19 +321,4 @@ export async function registerOmniMetrics(options: OmniMetricsOptions): Promise<
   };
   setHostCallCounts(handle, hostCalls);
   return handle;
-}
-
-/**
- * HELP/TYPE for every registered family and the zero series of the eager pipeline families, for
- * an exposition of collected streams that may not have reported yet (the cluster aggregate).
- */
-export function declaredFamilies(catalog: ResolvedCatalog, modelName: string, naming: NamingScheme = 'vllm'): DeclaredFamily[] {
-  return catalog.families.map((family) => ({
-    streamName: streamNameFor(family, naming),
-    name: family.name,
-    type: family.type,
-    help: family.help,
-    buckets: family.buckets,
-    eagerAttributes: family.eager ? { model_name: modelName } : undefined,
-  }));
 }

@@ -1,4 +1,4 @@
-import type { EngineCoreOutput, EngineCoreOutputs, OmniRequestOutput, ReceiveReceipt, StagePoolLike, StageRequest, TransferReceipt } from '../instrumentation/hooks/host-contract';
+import type { EngineCoreOutput, EngineCoreOutputs, OmniRequestOutput, ReceiveReceipt, StagePoolLike, StageRequest, TransferReceipt } from '../instrumentation/pipeline/host-contract';
 import { createSchedulerStats } from '../instrumentation/stats/types';
 
 /** The request shape of the per-request benchmark: a thinker → talker → code2wav pipeline. */

@@ -1,4 +1,4 @@
-import { registerOmniMetrics } from '../instrumentation/register';
+import { registerOmniMetrics } from '../register';
 import { IterationStats } from '../instrumentation/stats/iteration-stats';
 import { INTER_TOKEN_LATENCY_BUCKETS } from '../views/buckets';
 import { compare, summarize, type Measurement } from './measure';

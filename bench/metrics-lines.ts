@@ -4,7 +4,6 @@
  */
 import { runLoad } from '../examples/load';
 import { startReferencePipeline } from '../examples/reference-pipeline';
-import { httpGet } from '../test/support/http';
 
 async function linesAfterLoad(logStats: boolean): Promise<number> {
   const pipeline = await startReferencePipeline({
@@ -19,7 +18,7 @@ async function linesAfterLoad(logStats: boolean): Promise<number> {
   });
   try {
     await runLoad({ baseUrl: `${pipeline.apiUrl}/v1`, requests: 40, concurrency: 8, seed: 1 });
-    const { body } = await httpGet(pipeline.metricsUrl);
+    const body = await (await fetch(pipeline.metricsUrl)).text();
     return body.split('\n').length - 1;
   } finally {
     await pipeline.stop();

@@ -2,7 +2,7 @@ import { MeterProvider } from '@opentelemetry/sdk-metrics';
 import { Registry } from 'prom-client';
 import { OmniInstrumentation } from '../instrumentation/hooks/omni-instrumentation';
 import { createRecorders } from '../instrumentation/recorders/recorders';
-import { registerOmniMetrics, type OmniMetricsHandle } from '../instrumentation/register';
+import { registerOmniMetrics, type OmniMetricsHandle } from '../register';
 import { createBenchHost, PIPELINE_3x4, runBatch, type BenchWorkload } from './bench-host';
 import { compare, type Contender, type Measurement } from './measure';
 import { CollectingReader, noopSeries, otelSdkSeries, promClientSeries, RebindingStore, type SeriesFactory } from './rebinding-store';

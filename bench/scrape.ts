@@ -1,5 +1,5 @@
 import { Registry } from 'prom-client';
-import { registerOmniMetrics } from '../instrumentation/register';
+import { registerOmniMetrics } from '../register';
 import { compare, type Measurement } from './measure';
 import { COUNTER_INCREMENT, GAUGE_VALUE, HISTOGRAM_VALUES, populateAllSeries } from './populate-all';
 import { promClientSeries } from './rebinding-store';

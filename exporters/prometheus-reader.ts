@@ -4,7 +4,8 @@ import { OmniMetricProducer } from '../views/store/metric-producer';
 import type { SeriesStore } from '../views/store/series-store';
 import { coalesced } from './coalesced';
 import { createdSeriesDisabledByEnv, type ExpositionFormat } from './exposition-text';
-import { serializeFamilies, serializePrometheus, targetInfoText, type DeclaredFamily } from './prometheus-serializer';
+import type { DeclaredFamily } from '../views/declared-families';
+import { serializeFamilies, serializePrometheus, targetInfoText } from './prometheus-serializer';
 import { renderStore } from './store-exposition';
 
 export interface OmniPrometheusReaderOptions {

@@ -1,25 +1,14 @@
 import { diag, type Attributes, type HrTime } from '@opentelemetry/api';
 import type { DataPoint, Histogram, MetricData, ResourceMetrics } from '@opentelemetry/sdk-metrics';
+import type { DeclaredFamily } from '../views/declared-families';
 import type { FamilyType } from '../views/family-definition';
 import { formatGoFloat } from '../views/go-float';
-import { LimitedWarning } from '../views/limited-warning';
+import { LimitedWarning } from '../views/diag-warnings';
 import { bucketLabelParts, renderLabelText } from '../views/store/label-text';
 import { createdHeader, familyHeader, familyStem, hasCreatedSeries, omitsCountAndSum, type ExpositionFormat } from './exposition-text';
 import { expandSamples, prometheusFamilyName, prometheusType } from './samples';
 
 export { OPENMETRICS_CONTENT_TYPE, TEXT_CONTENT_TYPE, type ExpositionFormat } from './exposition-text';
-
-/** A family the exposition must announce even before it has samples (HELP/TYPE with no series). */
-export interface DeclaredFamily {
-  readonly name: string;
-  readonly type: FamilyType;
-  readonly help: string;
-  readonly buckets?: readonly number[];
-  /** A label set printed with zero values while no sample carries it (the cluster aggregate before any worker reports). */
-  readonly eagerAttributes?: Attributes;
-  /** The SDK stream name when it differs from `name` (the `otel` naming scheme): folded into this family. */
-  readonly streamName?: string;
-}
 
 export interface SerializeOptions {
   readonly format?: ExpositionFormat;

@@ -4,7 +4,7 @@ import { MeterProvider } from '@opentelemetry/sdk-metrics';
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { OmniPrometheusReader } from '../exporters/prometheus-reader';
-import { registerOmniMetrics } from '../instrumentation/register';
+import { registerOmniMetrics } from '../register';
 import { resolveCatalog } from '../views/catalog';
 import { StageReplicaMap } from '../views/stage-replica-map';
 import { createOmniViews } from '../views/views';

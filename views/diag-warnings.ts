@@ -28,3 +28,21 @@ export class LimitedWarning {
     diag.warn(`omni-otel-metrics: ${message}${repeats}`);
   }
 }
+
+/**
+ * One diag warning per key, ever, for a bounded number of keys (an unknown engine index, a failing
+ * call site): a problem that is the same each time is reported once, and a flood of distinct keys
+ * cannot grow memory past `maxKeys`.
+ */
+export class WarnOnce {
+  private readonly warned = new Set<string>();
+
+  constructor(private readonly maxKeys: number = 64) {}
+
+  warn(key: string, message: string, error?: unknown): void {
+    if (this.warned.has(key) || this.warned.size >= this.maxKeys) return;
+    this.warned.add(key);
+    if (error === undefined) diag.warn(`omni-otel-metrics: ${message}`);
+    else diag.warn(`omni-otel-metrics: ${message}`, error);
+  }
+}

@@ -1,8 +1,7 @@
-import { diag, type Attributes } from '@opentelemetry/api';
+import type { Attributes } from '@opentelemetry/api';
 import type { IAttributesProcessor } from '@opentelemetry/sdk-metrics';
+import { WarnOnce } from './diag-warnings';
 import type { StageReplicaMap } from './stage-replica-map';
-
-const MAX_WARNED_ENGINES = 64;
 
 /**
  * Rewrites vLLM's `engine` attribute into `stage` + `replica` using the stage/replica map, so any
@@ -18,7 +17,7 @@ const MAX_WARNED_ENGINES = 64;
 export class EngineRelabelProcessor implements IAttributesProcessor {
   private rewritten = new WeakMap<Attributes, Attributes>();
   private mapVersion: number;
-  private readonly warnedEngines = new Set<string>();
+  private readonly unknownEngines = new WarnOnce();
 
   constructor(private readonly map: StageReplicaMap) {
     this.mapVersion = map.version;
@@ -44,10 +43,7 @@ export class EngineRelabelProcessor implements IAttributesProcessor {
     const target = typeof index === 'number' ? this.map.lookup(index) : undefined;
     if (target !== undefined) return { ...rest, stage: target.stage, replica: target.replica };
     const engineText = String(engine);
-    if (!this.warnedEngines.has(engineText) && this.warnedEngines.size < MAX_WARNED_ENGINES) {
-      this.warnedEngines.add(engineText);
-      diag.warn(`omni-otel-metrics: engine index ${engineText} is not in the stage/replica map; recorded as stage="unknown"`);
-    }
+    this.unknownEngines.warn(engineText, `engine index ${engineText} is not in the stage/replica map; recorded as stage="unknown"`);
     return { ...rest, stage: 'unknown', replica: engineText };
   }
 }

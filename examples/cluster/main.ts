@@ -9,7 +9,7 @@
 import cluster from 'node:cluster';
 import { serveClusterWorker } from '../../exporters/cluster/cluster-worker';
 import { startClusterPrimary } from '../../exporters/cluster/cluster-primary';
-import { registerOmniMetrics } from '../../instrumentation/register';
+import { registerOmniMetrics } from '../../register';
 
 /** The same options in the primary and every worker, so their catalogs agree. */
 const OPTIONS = { modelName: 'demo-model', stagePools: [1, 2], logStats: true } as const;

@@ -1,4 +1,4 @@
-import type { EngineCoreEvent } from '../../instrumentation/hooks/host-contract';
+import type { EngineCoreEvent } from '../../instrumentation/pipeline/host-contract';
 import { createSchedulerStats, type SchedulerStats } from '../../instrumentation/stats/types';
 import { PcmSynthesizer } from './pcm-synthesizer';
 import { hashString, SeededRandom } from './seeded-random';

@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import type { DiffusionStageMetrics } from '../../instrumentation/hooks/host-contract';
+import type { DiffusionStageMetrics } from '../../instrumentation/pipeline/host-contract';
 import { createSchedulerStats, type SchedulerStats } from '../../instrumentation/stats/types';
 import { solidPng } from './png-image';
 import { hashString, SeededRandom } from './seeded-random';

@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import type { OrchestratorLike, ReceiveReceipt, StageRequest, TransferReceipt } from '../../instrumentation/hooks/host-contract';
+import type { OrchestratorLike, ReceiveReceipt, StageRequest, TransferReceipt } from '../../instrumentation/pipeline/host-contract';
 import type { FinishReason } from '../../instrumentation/stats/types';
 import {
   CODE2WAV_STAGE,

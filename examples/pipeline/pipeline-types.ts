@@ -1,4 +1,4 @@
-import type { OrchestratorRequest, StageOutputMetrics } from '../../instrumentation/hooks/host-contract';
+import type { OrchestratorRequest, StageOutputMetrics } from '../../instrumentation/pipeline/host-contract';
 import type { FinishReason } from '../../instrumentation/stats/types';
 import type { ImageSpec } from './stage-engine';
 

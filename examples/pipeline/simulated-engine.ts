@@ -1,4 +1,4 @@
-import type { EngineCoreEvent } from '../../instrumentation/hooks/host-contract';
+import type { EngineCoreEvent } from '../../instrumentation/pipeline/host-contract';
 import {
   createPrefixCacheStats,
   createSchedulerStats,

@@ -1,4 +1,4 @@
-import type { EngineCoreOutput, EngineCoreOutputs } from '../../instrumentation/hooks/host-contract';
+import type { EngineCoreOutput, EngineCoreOutputs } from '../../instrumentation/pipeline/host-contract';
 import type { DiffusionResult } from './diffusion-engine';
 
 /** What an image request asks the diffusion stage for. */

@@ -1,6 +1,6 @@
 import { diag } from '@opentelemetry/api';
 import cluster, { type Worker } from 'node:cluster';
-import { declaredFamilies } from '../../instrumentation/register';
+import { declaredFamilies } from '../../views/declared-families';
 import { resolveCatalog, type CatalogOptions, type ResolvedCatalog, type ResolvedFamily } from '../../views/catalog';
 import type { NamingScheme } from '../../views/views';
 import {
@@ -14,7 +14,8 @@ import {
   type PrometheusServerOptions,
 } from '../prometheus-http';
 import { createdSeriesDisabledByEnv } from '../exposition-text';
-import { serializePrometheus, type DeclaredFamily, type ExpositionFormat } from '../prometheus-serializer';
+import type { DeclaredFamily } from '../../views/declared-families';
+import { serializePrometheus, type ExpositionFormat } from '../prometheus-serializer';
 import { EMPTY_SNAPSHOT, mergeSnapshots, retireSnapshot, type GaugeMerge, type GaugeMergePolicy } from './merge';
 import { isProtocolMessage, type ProtocolMessage, type SnapshotMessage } from './protocol';
 import { snapshotToResourceMetrics, type ClusterSnapshot } from './snapshot';

@@ -1,6 +1,6 @@
 import { diag } from '@opentelemetry/api';
 import { EngineRelabelProcessor } from '../../views/engine-relabel-processor';
-import { LimitedWarning } from '../../views/limited-warning';
+import { LimitedWarning } from '../../views/diag-warnings';
 import { replicaKey, type StageReplicaMap } from '../../views/stage-replica-map';
 import { EMPTY_SNAPSHOT, mergeSnapshots } from '../cluster/merge';
 import type { ClusterSnapshot, SnapshotMetric } from '../cluster/snapshot';
@@ -8,7 +8,7 @@ import { EngineConnections } from './engine-fetch';
 import type { EnginePullSettings } from './engine-pull-settings';
 import { engineSnapshot } from './engine-snapshot';
 import { parseExposition, type ParsedFamily } from './exposition-parser';
-import type { ScrapeUpFamily } from './scrape-up-family';
+import type { ScrapeUpFamily } from '../../views/scrape-up-family';
 
 /** The outcome of one pull of every engine. */
 export interface PulledEngines {

@@ -1,6 +1,6 @@
 import type { AttributeValue } from '@opentelemetry/api';
 import type { EngineRelabelProcessor } from '../../views/engine-relabel-processor';
-import { LimitedWarning } from '../../views/limited-warning';
+import { LimitedWarning } from '../../views/diag-warnings';
 import type { SnapshotMetric, SnapshotPoint } from '../cluster/snapshot';
 import type { ParsedFamily, ParsedSample } from './exposition-parser';
 

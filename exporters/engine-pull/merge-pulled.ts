@@ -1,6 +1,6 @@
 import type { Attributes, HrTime } from '@opentelemetry/api';
 import { AggregationTemporality, DataPointType, InstrumentType, type AggregationTemporalitySelector, type CollectionResult, type DataPoint, type Histogram, type MetricData } from '@opentelemetry/sdk-metrics';
-import { LimitedWarning } from '../../views/limited-warning';
+import { LimitedWarning } from '../../views/diag-warnings';
 import type { FamilySeries } from '../../views/store/family-series';
 import type { SeriesStore } from '../../views/store/series-store';
 import { snapshotToResourceMetrics } from '../cluster/snapshot';

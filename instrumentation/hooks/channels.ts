@@ -1,6 +1,6 @@
 import diagnosticsChannel from 'node:diagnostics_channel';
-import type { EngineCoreOutputs, OmniRequestOutput, ReceiveReceipt, StageRequest, TransferReceipt } from './host-contract';
-import type { GenerateOutcome, PipelineObserver } from './pipeline-observer';
+import type { EngineCoreOutputs, OmniRequestOutput, ReceiveReceipt, StageRequest, TransferReceipt } from '../pipeline/host-contract';
+import type { GenerateOutcome, PipelineObserver } from '../pipeline/pipeline-observer';
 import type { TelemetryGuard } from './telemetry-guard';
 import type { HostCallCounts } from '../self-check/host-calls';
 import type { HostMethod } from '../self-check/types';

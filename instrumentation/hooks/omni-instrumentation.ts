@@ -7,16 +7,16 @@ import {
   type InstrumentationConfig,
   type InstrumentationModuleDefinition,
 } from '@opentelemetry/instrumentation';
-import type { OmniMetricsHandle } from '../register';
+import type { InstrumentedMetrics } from './instrumented-metrics';
 import { createRecorders, stopRecorders, type OmniRecorders } from '../recorders/recorders';
-import { LimitedWarning } from '../../views/limited-warning';
+import { LimitedWarning } from '../../views/diag-warnings';
 import { hostCallCountsOf, type HostCallCounts } from '../self-check/host-calls';
 import type { HostMethod } from '../self-check/types';
 import { OMNI_METER_NAME, PACKAGE_VERSION } from '../../views/views';
 import { subscribeChannels } from './channels';
 import { methodOwner, type HostClass } from './class-patcher';
-import type { EngineCoreOutputs, OrchestratorRequest, ReceiveReceipt, StageRequest, TransferReceipt } from './host-contract';
-import { DEFAULT_REQUEST_IDLE_TIMEOUT_MILLIS, PipelineObserver, type BindingSource } from './pipeline-observer';
+import type { EngineCoreOutputs, OrchestratorRequest, ReceiveReceipt, StageRequest, TransferReceipt } from '../pipeline/host-contract';
+import { DEFAULT_REQUEST_IDLE_TIMEOUT_MILLIS, PipelineObserver, type BindingSource } from '../pipeline/pipeline-observer';
 import { observeStream } from './stream-observer';
 import { observeResult, TelemetryGuard } from './telemetry-guard';
 
@@ -32,7 +32,7 @@ export interface HostModuleHook {
 
 export interface OmniInstrumentationConfig extends InstrumentationConfig {
   /** The handle from `registerOmniMetrics`: the recorders the hooks feed. */
-  readonly metrics: OmniMetricsHandle;
+  readonly metrics: InstrumentedMetrics;
   /** The host's orchestrator class (see `OrchestratorLike`); its prototype is patched. */
   readonly orchestratorClass?: HostClass;
   /** The host's serving class (see `OmniServingLike`); its `generate` is patched. */
@@ -305,7 +305,7 @@ export class OmniInstrumentation extends InstrumentationBase<OmniInstrumentation
 }
 
 /** The host added a replica: mapped unless the host (or a direct call) already did. */
-function followReplicaAdded(metrics: OmniMetricsHandle, stage: number, replica: unknown): void {
+function followReplicaAdded(metrics: InstrumentedMetrics, stage: number, replica: unknown): void {
   // Stages past `stagePools` are no vLLM engines: a new replica there has no series until it records.
   if (typeof replica !== 'number' || stage >= metrics.stageReplicaMap.replicasPerStage.length) return;
   if (metrics.stageReplicaMap.engineIndex(stage, replica) !== undefined) return;

@@ -1,5 +1,5 @@
-import type { OmniRequestOutput } from './host-contract';
-import type { GenerateOutcome } from './pipeline-observer';
+import type { OmniRequestOutput } from '../pipeline/host-contract';
+import type { GenerateOutcome } from '../pipeline/pipeline-observer';
 import { followResult, type TelemetryGuard } from './telemetry-guard';
 
 export interface StreamCallbacks {

@@ -1,12 +1,12 @@
 import { types } from 'node:util';
-import { diag } from '@opentelemetry/api';
+import { WarnOnce } from '../../views/diag-warnings';
 
 /**
  * Runs telemetry so that it can never break the host: any error is swallowed and reported through
  * `diag` once per call site (a bounded set of names), never per request.
  */
 export class TelemetryGuard {
-  private readonly reported = new Set<string>();
+  private readonly reported = new WarnOnce(Infinity);
 
   run(site: string, work: () => void): void {
     try {
@@ -17,9 +17,7 @@ export class TelemetryGuard {
   }
 
   report(site: string, error: unknown): void {
-    if (this.reported.has(site)) return;
-    this.reported.add(site);
-    diag.warn(`omni-otel-metrics: telemetry failed in ${site}; the host call went on unaffected (reported once)`, error);
+    this.reported.warn(site, `telemetry failed in ${site}; the host call went on unaffected (reported once)`, error);
   }
 }
 

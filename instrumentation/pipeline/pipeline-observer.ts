@@ -4,7 +4,7 @@ import { OrchestratorAggregator, type TransferEmitter } from '../recorders/orche
 import { OmniRequestCounter, waitingRequests } from '../recorders/pipeline-metrics';
 import type { OmniRecorders } from '../recorders/recorders';
 import { monotonicSeconds } from '../stats/clock';
-import { LimitedWarning } from '../../views/limited-warning';
+import { LimitedWarning } from '../../views/diag-warnings';
 import type { FailureReason } from '../../views/stage-service-families';
 import type { StageReplicaMap } from '../../views/stage-replica-map';
 import { EngineStatsFeed } from './engine-stats-feed';

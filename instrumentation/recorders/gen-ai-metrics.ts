@@ -14,7 +14,7 @@ import {
   GEN_AI_TOKEN_TYPE_VALUE_INPUT,
   GEN_AI_TOKEN_TYPE_VALUE_OUTPUT,
   type GenAiMetricDefinition,
-} from './gen-ai-semconv';
+} from '../../views/gen-ai-families';
 import type { IterationStatsSink } from './stat-logger';
 
 /**

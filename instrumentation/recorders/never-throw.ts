@@ -1,4 +1,4 @@
-import { LimitedWarning } from '../../views/limited-warning';
+import { LimitedWarning } from '../../views/diag-warnings';
 
 type Method = (this: unknown, a?: unknown, b?: unknown, c?: unknown, d?: unknown, e?: unknown) => unknown;
 

@@ -1,5 +1,6 @@
 import { diag } from '@opentelemetry/api';
 import type { FeatureOptions } from '../../views/catalog';
+import { WarnOnce } from '../../views/diag-warnings';
 import type { StageReplica, StageReplicaMap } from '../../views/stage-replica-map';
 import type { SeriesStore } from '../../views/store/series-store';
 import type { IterationStats } from '../stats/iteration-stats';
@@ -34,8 +35,6 @@ export interface IterationStatsSink {
   recordIteration(engine: StageReplica, stats: IterationStats): void;
 }
 
-const MAX_WARNED_ENGINES = 64;
-
 /**
  * The upstream `vllm:*` families per (stage, replica): vLLM's `PrometheusStatLogger` with the
  * `engine` label reshaped, as vLLM-Omni's `OmniPrometheusStatLogger`. Every replica's series
@@ -48,7 +47,7 @@ export class OmniStatLogger {
   private readonly periodic?: PeriodicLogger;
   private cacheConfigLabels: Readonly<Record<string, string>> | undefined;
   private readonly unsubscribe: () => void;
-  private readonly warnedEngines = new Set<string>();
+  private readonly unknownEngines = new WarnOnce();
   private readonly wallClock: () => number;
 
   constructor(
@@ -162,10 +161,7 @@ export class OmniStatLogger {
     const series = this.engines.get(engineIdx);
     if (series === undefined) {
       const text = String(engineIdx);
-      if (!this.warnedEngines.has(text) && this.warnedEngines.size < MAX_WARNED_ENGINES) {
-        this.warnedEngines.add(text);
-        diag.warn(`omni-otel-metrics: engine index ${text} is not in the stage/replica map; its stats are dropped`);
-      }
+      this.unknownEngines.warn(text, `engine index ${text} is not in the stage/replica map; its stats are dropped`);
     }
     return series;
   }

@@ -5,7 +5,8 @@ import { isProtocolMessage } from '../../exporters/cluster/protocol';
 import { snapshotToResourceMetrics, takeSnapshot, type ClusterSnapshot, type SnapshotMetric } from '../../exporters/cluster/snapshot';
 import type { OmniPrometheusReader } from '../../exporters/prometheus-reader';
 import { serializePrometheus } from '../../exporters/prometheus-serializer';
-import { declaredFamilies, registerOmniMetrics, type OmniMetricsOptions } from '../../instrumentation/register';
+import { registerOmniMetrics, type OmniMetricsOptions } from '../../register';
+import { declaredFamilies } from '../../views/declared-families';
 import { PROMETHEUS_CLIENT_DEFAULT_BUCKETS, SECONDS_BUCKETS } from '../../views/buckets';
 import { declaredFamilyNames, parseSamples } from '../support/exposition';
 

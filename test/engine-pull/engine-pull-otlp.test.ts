@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { registerOmniMetrics, type OmniMetricsHandle } from '../../instrumentation/register';
+import { registerOmniMetrics, type OmniMetricsHandle } from '../../register';
 import { fromOtlp, metricNamed, pointWith, type ExportShape } from '../otlp/support/normalize';
 import { startOtlpReceiver, type OtlpReceiver } from '../otlp/support/otlp-receiver';
 import { EngineServer, fixtureText } from './support/engine-server';

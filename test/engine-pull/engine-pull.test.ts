@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { registerOmniMetrics, type OmniMetricsHandle } from '../../instrumentation/register';
+import { registerOmniMetrics, type OmniMetricsHandle } from '../../register';
 import { parseSamples, sampleValue, seriesOf } from '../support/exposition';
 import { EngineServer, fixtureText } from './support/engine-server';
 import { expectedLines, servedLines } from './support/expected';

@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
 
-import type { EngineCoreOutputs, ReceiveReceipt, StageRequest, TransferReceipt } from '../../instrumentation/hooks/host-contract';
+import type { EngineCoreOutputs, ReceiveReceipt, StageRequest, TransferReceipt } from '../../instrumentation/pipeline/host-contract';
 import { AsyncOmni, type PipelineOutput } from '../../examples/pipeline/async-omni';
 import { Orchestrator } from '../../examples/pipeline/orchestrator';
 import { createSimulatedPipeline, type SimulatedPipeline } from '../../examples/pipeline/simulated-pipeline';

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import type { StageRequest } from '../../instrumentation/hooks/host-contract';
+import type { StageRequest } from '../../instrumentation/pipeline/host-contract';
 import { runLoad } from '../../examples/load';
 import { parseLoadArgs } from '../../examples/load/load-options';
 import { parseScaleSchedule } from '../../examples/load/scale-schedule';

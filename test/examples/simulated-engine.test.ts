@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
 
-import type { EngineCoreEventType } from '../../instrumentation/hooks/host-contract';
+import type { EngineCoreEventType } from '../../instrumentation/pipeline/host-contract';
 import { StatsThrottle } from '../../instrumentation/stats/stats-throttle';
 import { SimulatedEngine, type SimulatedEngineOptions } from '../../examples/pipeline/simulated-engine';
 import type { StageEngineOutput, StageEngineOutputs } from '../../examples/pipeline/stage-engine';

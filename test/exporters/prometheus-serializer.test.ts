@@ -3,7 +3,7 @@ import { MeterProvider, type ResourceMetrics } from '@opentelemetry/sdk-metrics'
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { OmniPrometheusReader } from '../../exporters/prometheus-reader';
 import { serializePrometheus } from '../../exporters/prometheus-serializer';
-import { registerOmniMetrics } from '../../instrumentation/register';
+import { registerOmniMetrics } from '../../register';
 
 async function collect(record: (provider: MeterProvider) => void): Promise<ResourceMetrics> {
   const reader = new OmniPrometheusReader();

@@ -3,7 +3,7 @@ import { MeterProvider } from '@opentelemetry/sdk-metrics';
 import { OmniPrometheusReader } from '../../exporters/prometheus-reader';
 import { renderStore } from '../../exporters/store-exposition';
 import { OmniPrometheusMetrics } from '../../instrumentation/recorders/pipeline-metrics';
-import { registerOmniMetrics } from '../../instrumentation/register';
+import { registerOmniMetrics } from '../../register';
 import { SECONDS_BUCKETS } from '../../views/buckets';
 import { fixedClockStore, withWarnings } from '../views/store/store-fixture';
 

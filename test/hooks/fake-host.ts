@@ -5,7 +5,7 @@ import type {
   StagePoolLike,
   StageRequest,
   TransferReceipt,
-} from '../../instrumentation/hooks/host-contract';
+} from '../../instrumentation/pipeline/host-contract';
 import { createSchedulerStats } from '../../instrumentation/stats/types';
 
 /** A minimal host that implements the contract with scripted, deterministic behaviour. */

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
-import type { EngineCoreOutputs, OmniRequestOutput, ReceiveReceipt, StageRequest } from '../../instrumentation/hooks/host-contract';
+import type { EngineCoreOutputs, OmniRequestOutput, ReceiveReceipt, StageRequest } from '../../instrumentation/pipeline/host-contract';
 import { OmniInstrumentation } from '../../instrumentation/hooks/omni-instrumentation';
-import { registerOmniMetrics, type OmniMetricsHandle } from '../../instrumentation/register';
+import { registerOmniMetrics, type OmniMetricsHandle } from '../../register';
 import { monotonicSeconds } from '../../instrumentation/stats/clock';
 import { PROMETHEUS_CLIENT_DEFAULT_BUCKETS, SECONDS_BUCKETS, SECONDS_FAST_BUCKETS } from '../../views/buckets';
 import { histogramOf, sampleValue, seriesOf } from '../support/exposition';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { OmniInstrumentation } from '../../instrumentation/hooks/omni-instrumentation';
-import { registerOmniMetrics } from '../../instrumentation/register';
+import { registerOmniMetrics } from '../../register';
 
 describe('OmniInstrumentation module hooks', () => {
   it('patches classes exported by a host module when it is loaded, and restores them on disable', async () => {

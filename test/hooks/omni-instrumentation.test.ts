@@ -5,7 +5,7 @@ import { MeterProvider } from '@opentelemetry/sdk-metrics';
 import { OmniPrometheusReader } from '../../exporters/prometheus-reader';
 import { OMNI_CHANNELS } from '../../instrumentation/hooks/channels';
 import { OmniInstrumentation } from '../../instrumentation/hooks/omni-instrumentation';
-import { registerOmniMetrics, type OmniMetricsHandle } from '../../instrumentation/register';
+import { registerOmniMetrics, type OmniMetricsHandle } from '../../register';
 import { createOmniViews } from '../../views/views';
 import { FakeOrchestrator, FakeServing } from './fake-host';
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
-import type { EngineCoreOutputs, StageRequest } from '../../instrumentation/hooks/host-contract';
+import type { EngineCoreOutputs, StageRequest } from '../../instrumentation/pipeline/host-contract';
 import { OmniInstrumentation } from '../../instrumentation/hooks/omni-instrumentation';
-import { registerOmniMetrics, type OmniMetricsHandle } from '../../instrumentation/register';
+import { registerOmniMetrics, type OmniMetricsHandle } from '../../register';
 import { sampleValue, seriesOf } from '../support/exposition';
 import { FakePool } from './fake-host';
 

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { OmniInstrumentation } from '../../instrumentation/hooks/omni-instrumentation';
-import { registerOmniMetrics, type OmniMetricsHandle } from '../../instrumentation/register';
+import { registerOmniMetrics, type OmniMetricsHandle } from '../../register';
 import { monotonicSeconds } from '../../instrumentation/stats/clock';
 import { sampleValue } from '../support/exposition';
 import { withWarnings } from '../views/store/store-fixture';

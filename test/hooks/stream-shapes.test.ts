@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
-import type { OmniRequestOutput } from '../../instrumentation/hooks/host-contract';
+import type { OmniRequestOutput } from '../../instrumentation/pipeline/host-contract';
 import { OmniInstrumentation } from '../../instrumentation/hooks/omni-instrumentation';
-import { registerOmniMetrics, type OmniMetricsHandle } from '../../instrumentation/register';
+import { registerOmniMetrics, type OmniMetricsHandle } from '../../register';
 import { withWarnings } from '../views/store/store-fixture';
 
 const FINAL: OmniRequestOutput = { requestId: 'r', stageId: 0, replicaId: 0, finalOutputType: 'text', finished: true, finishReason: 'stop' };

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { registerOmniMetrics, type OmniMetricsHandle } from '../../instrumentation/register';
+import { registerOmniMetrics, type OmniMetricsHandle } from '../../register';
 import { IterationStats } from '../../instrumentation/stats/iteration-stats';
 import { createRequestStateStats, createSchedulerStats } from '../../instrumentation/stats/types';
 import { join } from 'node:path';

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { registerOmniMetrics } from '../../instrumentation/register';
+import { registerOmniMetrics } from '../../register';
 import { populateEveryFamily } from '../support/populate';
 import { checkMetrics } from '../support/promtool';
 

@@ -14,7 +14,7 @@ import {
 import { LogMetricExporter, type LogLineStream, type LogMetricExporterOptions } from '../../exporters/log-exporter/log-metric-exporter';
 import { unitWord } from '../../exporters/log-exporter/units';
 import { OmniPrometheusReader } from '../../exporters/prometheus-reader';
-import { registerOmniMetrics, type OmniMetricsHandle, type OmniMetricsOptions } from '../../instrumentation/register';
+import { registerOmniMetrics, type OmniMetricsHandle, type OmniMetricsOptions } from '../../register';
 import { OmniMetricProducer } from '../../views/store/metric-producer';
 import { parseSamples } from '../support/exposition';
 

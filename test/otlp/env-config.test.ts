@@ -3,7 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { join } from 'node:path';
 import { OTLP_PROTOCOLS, type OtlpProtocol } from '../../exporters/otlp/types';
-import { registerOmniMetrics } from '../../instrumentation/register';
+import { registerOmniMetrics } from '../../register';
 import { fromOtlp, metricNamed, pointWith } from './support/normalize';
 import { startOtlpReceiver } from './support/otlp-receiver';
 

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { context, metrics as metricsApi, propagation, trace } from '@opentelemetry/api';
 import { NodeSDK } from '@opentelemetry/sdk-node';
 import { AggregationTemporality, InMemoryMetricExporter, PeriodicExportingMetricReader, type HistogramMetricData } from '@opentelemetry/sdk-metrics';
-import { registerOmniMetrics } from '../../instrumentation/register';
+import { registerOmniMetrics } from '../../register';
 import { OmniMetricProducer } from '../../views/store/metric-producer';
 
 /**

@@ -3,7 +3,7 @@ import { AggregationTemporality, InstrumentType, MeterProvider } from '@opentele
 import { createOtlpMetricExporter, GRPC_EXPORTER_PACKAGE } from '../../exporters/otlp/otlp-metric-exporter';
 import { OTLP_PROTOCOLS } from '../../exporters/otlp/types';
 import { OmniPrometheusReader } from '../../exporters/prometheus-reader';
-import { registerOmniMetrics } from '../../instrumentation/register';
+import { registerOmniMetrics } from '../../register';
 import { fromOtlp, metricNamed, pointWith } from './support/normalize';
 import { startOtlpReceiver } from './support/otlp-receiver';
 

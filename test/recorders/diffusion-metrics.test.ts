@@ -1,4 +1,4 @@
-import type { OmniMetricsHandle } from '../../instrumentation/register';
+import type { OmniMetricsHandle } from '../../register';
 import { SECONDS_BUCKETS, SECONDS_FAST_BUCKETS } from '../../views/buckets';
 import { assertHistogram, assertNoSeries, register, stageLabels } from './harness';
 

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { registerOmniMetrics, type OmniMetricsHandle, type OmniMetricsOptions } from '../../instrumentation/register';
+import { registerOmniMetrics, type OmniMetricsHandle, type OmniMetricsOptions } from '../../register';
 import { histogramOf, parseGoFloat, sampleValue, seriesOf, type HistogramSamples, type Labels } from '../support/exposition';
 
 /** Registers a pipeline the way every recorder test does: no server, no periodic log lines. */

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import fc from 'fast-check';
-import { registerOmniMetrics, type OmniMetricsHandle } from '../../instrumentation/register';
+import { registerOmniMetrics, type OmniMetricsHandle } from '../../register';
 import { parseSamples, type Sample } from '../support/exposition';
 import { checkMetrics } from '../support/promtool';
 import { withWarnings } from '../views/store/store-fixture';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { OrchestratorAggregator, type ReplicaResolver } from '../../instrumentation/recorders/orchestrator-aggregator';
 import type { OmniTransferMetrics } from '../../instrumentation/recorders/transfer-metrics';
-import type { OmniMetricsHandle } from '../../instrumentation/register';
+import type { OmniMetricsHandle } from '../../register';
 import { BYTES_BUCKETS, SECONDS_FAST_BUCKETS } from '../../views/buckets';
 import { histogramOf, seriesOf } from '../support/exposition';
 import { assertHistogram, assertNoSeries, bucketCount, edge, register } from './harness';

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import type { OmniMetricsHandle } from '../../instrumentation/register';
+import type { OmniMetricsHandle } from '../../register';
 import { OmniRequestCounter, waitingRequests } from '../../instrumentation/recorders/pipeline-metrics';
 import { SECONDS_BUCKETS } from '../../views/buckets';
 import { PIPELINE_FAMILIES } from '../../views/pipeline-families';

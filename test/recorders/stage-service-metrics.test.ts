@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import type { OmniMetricsHandle } from '../../instrumentation/register';
+import type { OmniMetricsHandle } from '../../register';
 import { normalizeFailureReason } from '../../instrumentation/recorders/stage-service-metrics';
 import { PROMETHEUS_CLIENT_DEFAULT_BUCKETS, SECONDS_BUCKETS, SECONDS_FAST_BUCKETS } from '../../views/buckets';
 import { seriesOf } from '../support/exposition';

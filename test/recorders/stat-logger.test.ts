@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import type { OmniStatLogger } from '../../instrumentation/recorders/stat-logger';
-import type { OmniMetricsHandle } from '../../instrumentation/register';
+import type { OmniMetricsHandle } from '../../register';
 import { IterationStats } from '../../instrumentation/stats/iteration-stats';
 import { RequestStatsBuilder } from '../../instrumentation/stats/request-stats-builder';
 import {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { OrchestratorAggregator } from '../../instrumentation/recorders/orchestrator-aggregator';
 import type { OmniStatLogger } from '../../instrumentation/recorders/stat-logger';
-import type { OmniMetricsHandle } from '../../instrumentation/register';
+import type { OmniMetricsHandle } from '../../register';
 import { IterationStats } from '../../instrumentation/stats/iteration-stats';
 import { createPrefillStats, createSchedulerStats, type FinishedRequestStats, createFinishedRequestStats } from '../../instrumentation/stats/types';
 import { BYTES_BUCKETS, REQUEST_LATENCY_BUCKETS, SECONDS_FAST_BUCKETS } from '../../views/buckets';

@@ -1,4 +1,4 @@
-import type { EngineCoreOutputs, OmniRequestOutput, ReceiveReceipt, StageRequest, TransferReceipt } from '../../instrumentation/hooks/host-contract';
+import type { EngineCoreOutputs, OmniRequestOutput, ReceiveReceipt, StageRequest, TransferReceipt } from '../../instrumentation/pipeline/host-contract';
 import { createSchedulerStats } from '../../instrumentation/stats/types';
 import { FakePool, finishedAudioOutput } from '../hooks/fake-host';
 

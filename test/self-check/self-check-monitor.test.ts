@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { diag, DiagLogLevel } from '@opentelemetry/api';
 import { OmniInstrumentation } from '../../instrumentation/hooks/omni-instrumentation';
-import { registerOmniMetrics, type OmniMetricsHandle, type OmniMetricsOptions } from '../../instrumentation/register';
+import { registerOmniMetrics, type OmniMetricsHandle, type OmniMetricsOptions } from '../../register';
 import { drain, FullOrchestrator, OrchestratorWithoutTransfers, SelfCheckServing } from './self-check-host';
 
 /** Two stages (1 + 2 replicas), logStats on, log lines into `sink`. */

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { OmniInstrumentation } from '../../instrumentation/hooks/omni-instrumentation';
-import { registerOmniMetrics, type OmniMetricsHandle, type OmniMetricsOptions } from '../../instrumentation/register';
+import { registerOmniMetrics, type OmniMetricsHandle, type OmniMetricsOptions } from '../../register';
 import type { SelfCheckReport, SilentFamily } from '../../instrumentation/self-check/types';
 import { createSchedulerStats } from '../../instrumentation/stats/types';
 import { drain, FullOrchestrator, OrchestratorWithoutTransfers, SelfCheckServing } from './self-check-host';

@@ -1,5 +1,5 @@
 import type { Attributes } from '@opentelemetry/api';
-import type { OmniMetricsHandle } from '../../instrumentation/register';
+import type { OmniMetricsHandle } from '../../register';
 import type { ResolvedFamily } from '../../views/catalog';
 import { UPSTREAM_FAMILIES } from '../../views/upstream-families';
 

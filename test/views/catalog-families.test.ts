@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { registerOmniMetrics, type OmniMetricsHandle } from '../../instrumentation/register';
+import { registerOmniMetrics, type OmniMetricsHandle } from '../../register';
 import { formatGoFloat } from '../../views/go-float';
 import { resolveFullCatalog } from '../../views/catalog';
 import { populateEveryFamily } from '../support/populate';

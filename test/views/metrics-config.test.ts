@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { registerOmniMetrics } from '../../instrumentation/register';
+import { registerOmniMetrics } from '../../register';
 import { loadMetricsConfig } from '../../views/metrics-config';
 
 describe('metrics config file', () => {

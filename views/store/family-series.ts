@@ -1,6 +1,6 @@
 import type { Attributes } from '@opentelemetry/api';
 import type { ResolvedFamily } from '../catalog';
-import { LimitedWarning } from '../limited-warning';
+import { LimitedWarning } from '../diag-warnings';
 import { renderLabelText, type LabelText } from './label-text';
 import { CounterSeries, GaugeSeries, HistogramSeries, type BoundSeries, type SeriesOwner, type StoredSeries } from './series';
 

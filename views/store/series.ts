@@ -1,7 +1,7 @@
 import type { Attributes, HrTime } from '@opentelemetry/api';
 import { millisToHrTime } from '@opentelemetry/core';
 import { formatGoFloat } from '../go-float';
-import type { LimitedWarning } from '../limited-warning';
+import type { LimitedWarning } from '../diag-warnings';
 import type { LabelText } from './label-text';
 
 /** One series of one family, bound once: `record` adds to a counter, sets a gauge, observes a histogram. */

@@ -1,6 +1,6 @@
 import { OmniMetricProducer } from '../../../views/store/metric-producer';
 import { MetricReader, type AggregationTemporalitySelector } from '@opentelemetry/sdk-metrics';
-import type { OmniMetricsHandle } from '../../../instrumentation/register';
+import type { OmniMetricsHandle } from '../../../register';
 import { IterationStats } from '../../../instrumentation/stats/iteration-stats';
 import { createPrefillStats, createSchedulerStats, PrefixCacheStats, type FinishedRequestStats, createFinishedRequestStats } from '../../../instrumentation/stats/types';
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { renderStore } from '../../../exporters/store-exposition';
-import { registerOmniMetrics } from '../../../instrumentation/register';
+import { registerOmniMetrics } from '../../../register';
 import { StageReplicaMap } from '../../../views/stage-replica-map';
 import { parseSamples, seriesOf } from '../../support/exposition';
 import { fixedClockStore, withWarnings } from './store-fixture';

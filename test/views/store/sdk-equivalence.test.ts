@@ -5,7 +5,7 @@ import { otelSdkSeries, RebindingStore } from '../../../bench/rebinding-store';
 import { OmniPrometheusReader } from '../../../exporters/prometheus-reader';
 import { OmniInstrumentation } from '../../../instrumentation/hooks/omni-instrumentation';
 import { createRecorders } from '../../../instrumentation/recorders/recorders';
-import { registerOmniMetrics, type OmniMetricsHandle } from '../../../instrumentation/register';
+import { registerOmniMetrics, type OmniMetricsHandle } from '../../../register';
 import { createOmniViews } from '../../../views/views';
 import { parseSamples, type Sample } from '../../support/exposition';
 import { recordCycle1 } from '../../otlp/support/workload';
