@@ -6,7 +6,8 @@
 // Registration
 export { registerOmniMetrics } from './register';
 export { declaredFamilies } from './views/declared-families';
-export type { OmniMetricsOptions, OmniMetricsHandle, PrometheusOptions } from './register';
+export type { OmniMetricsHandle } from './register';
+export type { OmniMetricsOptions, PrometheusOptions, LogSink } from './options';
 export type {
   HostMethod,
   SelfCheckOptions,

@@ -1,144 +1,32 @@
-import { diag, type MeterProvider as ApiMeterProvider } from '@opentelemetry/api';
-import { MeterProvider, type MetricReader } from '@opentelemetry/sdk-metrics';
-import type { Resource } from '@opentelemetry/resources';
-import {
-  createMetricsHandler,
-  resolvePrometheusServerSettings,
-  serveMetrics,
-  type MetricsHandlerOptions,
-  type MetricsMiddleware,
-  type PrometheusServer,
-  type PrometheusServerOptions,
-} from './exporters/prometheus-http';
-import { resolveExportSettings, type ExportSettings } from './exporters/otlp/export-settings';
-import { parseOtelEnv } from './exporters/otlp/otel-env';
-import { buildResource } from './exporters/otlp/otel-resource';
-import { createPushReaders } from './exporters/otlp/push-readers';
-import type { MetricsExporterName, OtlpOptions } from './exporters/otlp/types';
+import { diag, metrics as metricsApi, type MeterProvider as ApiMeterProvider } from '@opentelemetry/api';
+import { MeterProvider, type AggregationTemporalitySelector, type ViewOptions } from '@opentelemetry/sdk-metrics';
 import { EnginePullProducer } from './exporters/engine-pull/engine-pull-producer';
-import { resolveEnginePullSettings } from './exporters/engine-pull/engine-pull-settings';
 import { EnginePuller } from './exporters/engine-pull/engine-puller';
-import { scrapeUpFamily } from './views/scrape-up-family';
-import type { EnginePullOptions } from './exporters/engine-pull/types';
+import type { ExportSettings } from './exporters/otlp/export-settings';
+import { createPushReaders } from './exporters/otlp/push-readers';
+import { createMetricsHandler, serveMetrics, type MetricsHandlerOptions, type MetricsMiddleware, type PrometheusServer } from './exporters/prometheus-http';
 import { OmniPrometheusReader } from './exporters/prometheus-reader';
-import type { ExpositionFormat } from './exporters/prometheus-serializer';
-import { OmniMetricProducer, type OmniMetricProducerOptions } from './views/store/metric-producer';
-import { SeriesStore } from './views/store/series-store';
-import type { AggregationTemporalitySelector } from '@opentelemetry/sdk-metrics';
-import { resolveCatalog, type FeatureOptions, type ResolvedCatalog } from './views/catalog';
-import { loadMetricsConfig } from './views/metrics-config';
-import type { PipelinePrefix } from './views/names';
-import { StageReplicaMap } from './views/stage-replica-map';
-import { streamNameFor, type NamingScheme } from './views/views';
-import { createRecorders, stopRecorders, type OmniRecorders, type RecorderSettings } from './instrumentation/recorders/recorders';
-import { validateCacheConfig, type CacheConfigInfo } from './instrumentation/recorders/stat-logger';
+import type { ExpositionFormat } from './exporters/exposition-text';
+import type { InstrumentedMetrics } from './instrumentation/hooks/instrumented-metrics';
+import { createRecorders, stopRecorders, type RecorderSettings } from './instrumentation/recorders/recorders';
 import { HostCallCounts, setHostCallCounts } from './instrumentation/self-check/host-calls';
 import { SilentFamilyCheck } from './instrumentation/self-check/self-check';
-import { resolveSelfCheckInterval, SelfCheckMonitor } from './instrumentation/self-check/self-check-monitor';
-import type { SelfCheckOptions, SelfCheckReport } from './instrumentation/self-check/types';
+import { SelfCheckMonitor } from './instrumentation/self-check/self-check-monitor';
+import type { SelfCheckReport } from './instrumentation/self-check/types';
+import type { OmniMetricsOptions } from './options';
+import { resolveOmniSettings, type OmniSettings } from './settings';
+import type { ResolvedCatalog } from './views/catalog';
+import { scrapeUpFamily } from './views/scrape-up-family';
+import { StageReplicaMap } from './views/stage-replica-map';
+import { OmniMetricProducer, type OmniMetricProducerOptions } from './views/store/metric-producer';
+import { SeriesStore } from './views/store/series-store';
+import { createOmniViews } from './views/views';
 
-export interface PrometheusOptions extends PrometheusServerOptions {
-  /** Add `target_info` from the resource (vLLM has none). */
-  readonly withTargetInfo?: boolean;
-  /** Add `otel_scope_*` labels (vLLM has none). */
-  readonly withScopeLabels?: boolean;
-  /**
-   * Print `<name>_created` for every counter and histogram series, as vLLM's prometheus_client
-   * does. Default on, unless `PROMETHEUS_DISABLE_CREATED_SERIES` is `true`, `1` or `t`.
-   */
-  readonly createdSeries?: boolean;
-}
 
-export interface OmniMetricsOptions {
-  /** `model_name` label value (vLLM's served model name). */
-  readonly modelName: string;
-  /** Replicas per stage in stage order, e.g. [1, 2, 1]; defines the engine → (stage, replica) map. */
-  readonly stagePools: readonly number[];
-  /** Upstream `--log-stats`, default off: pipeline families declared but silent, upstream families absent. */
-  readonly logStats?: boolean;
-  /** Pipeline family prefix; default `vllm:omni_`. */
-  readonly prefix?: PipelinePrefix;
-  /** vLLM's `max_model_len`, for the 1-2-5 token buckets; default 4096. */
-  readonly maxModelLen?: number;
-  /** Optional vLLM features whose families are registered only when configured. */
-  readonly features?: FeatureOptions;
-  /** Expose deprecated upstream names (vLLM's `--show-hidden-metrics-for-version`). */
-  readonly showHiddenMetrics?: boolean;
-  /** YAML/JSON file with bucket overrides and extra families (see `loadMetricsConfig`). */
-  readonly configFile?: string;
-  /** `vllm:cache_config_info` labels: the engine's CacheConfig fields, as vLLM's `metrics_info()`. */
-  readonly cacheConfig?: CacheConfigInfo;
-  /**
-   * Serve `/metrics` on its own port (default: `OTEL_EXPORTER_PROMETHEUS_HOST/PORT`, else
-   * 0.0.0.0:9464), or `false` for no server (mount `handle.metricsHandler()` instead). No server
-   * either when `exporters` leaves out `prometheus`; `metricsText()` works in every case.
-   */
-  readonly prometheus?: false | PrometheusOptions;
-  /**
-   * Which exporters run; default `OTEL_METRICS_EXPORTER`, else `['prometheus']`. `otlp` and
-   * `console` push periodically; `['none']` (or `[]`) runs none.
-   */
-  readonly exporters?: readonly MetricsExporterName[];
-  /** OTLP protocol, endpoint, headers, timeouts, interval, temporality; each wins over its `OTEL_*` variable. */
-  readonly otlp?: OtlpOptions;
-  /** `service.name` of the resource; wins over `OTEL_SERVICE_NAME` and the `resource` option. */
-  readonly serviceName?: string;
-  /**
-   * Also record the GenAI semantic-convention histograms (`gen_ai.server.time_to_first_token`,
-   * `…time_per_output_token`, `…request.duration`, `gen_ai.client.token.usage`) from the upstream
-   * stats; needs `logStats`. Default off.
-   */
-  readonly genAiMetrics?: boolean;
-  /** Stream naming; default `vllm` (exact vLLM names). */
-  readonly naming?: NamingScheme;
-  /** Merged over the SDK default and `OTEL_RESOURCE_ATTRIBUTES` / `OTEL_SERVICE_NAME`. */
-  readonly resource?: Resource;
-  /**
-   * Further readers of your own, attached to the provider this call creates. The package's
-   * families reach a reader through an `OmniMetricProducer` in its `metricProducers`: create one,
-   * give it to the reader, and list it in `metricProducers` here.
-   */
-  readonly readers?: readonly MetricReader[];
-  /** Producers (created before the store existed) that this call attaches to the package's series store. */
-  readonly metricProducers?: readonly OmniMetricProducer[];
-  /** Label sets per family before new ones fold into one overflow series; default 2000. */
-  readonly cardinalityLimit?: number;
-  /**
-   * Real vLLM servers behind the pipeline: per (stage, replica), the server's `/metrics` URL (and
-   * `engine` label, for data-parallel servers). Their `vllm:*` families are pulled, relabelled to
-   * `stage` + `replica`, and served with the package's own, in `/metrics` and over OTLP; for these
-   * replicas the pulled figures win over in-process ones. See the README, "Real vLLM engines".
-   */
-  readonly enginePull?: EnginePullOptions;
-  /**
-   * Bring your own provider: the package's families reach its readers through `OmniMetricProducer`s
-   * (list them in `metricProducers`), and an `OmniPrometheusReader` among its readers, passed here
-   * as `prometheusReader`, serves `metricsText()` and the built-in server. This call then neither
-   * owns nor shuts the provider down.
-   */
-  readonly meterProvider?: ApiMeterProvider;
-  readonly prometheusReader?: OmniPrometheusReader;
-  /** Periodic log line per (stage, replica) while `logStats` is on; default 10 s, 0 disables. */
-  readonly logIntervalSeconds?: number;
-  /** Where log lines go; default `console.info` / nowhere for debug. */
-  readonly logSink?: { info(line: string): void; debug?(line: string): void };
-  /**
-   * The periodic self-check for silent families (default on, every 60 s): a family registered for
-   * this configuration that receives nothing while requests flow is warned about through `diag`
-   * and `logSink` once it stays silent for two checks, and summarised at `shutdown()`. `false`
-   * turns the warning and summary off; `handle.selfCheck()` works either way.
-   */
-  readonly selfCheck?: false | SelfCheckOptions;
-}
-
-export interface OmniMetricsHandle extends OmniRecorders {
+export interface OmniMetricsHandle extends InstrumentedMetrics {
   readonly catalog: ResolvedCatalog;
-  /** Every series of the catalog's families. */
-  readonly store: SeriesStore;
-  readonly stageReplicaMap: StageReplicaMap;
-  readonly meterProvider: ApiMeterProvider;
-  /** What the recorders were built with; `createRecorders(provider, settings)` rebuilds them elsewhere. */
-  readonly settings: RecorderSettings;
+  /** Views for instruments of your own under the catalog's names (give them to NodeSDK's `views`). */
+  readonly views: readonly ViewOptions[];
   readonly prometheusReader?: OmniPrometheusReader;
   /** The built-in server, when `prometheus` is not `false` and the exporters include it. */
   readonly prometheusServer?: PrometheusServer;
@@ -183,120 +71,61 @@ export interface OmniMetricsHandle extends OmniRecorders {
 }
 
 /**
- * Registers every family for one pipeline at startup and returns the recorders. Validates all
- * options first (a bad option throws before anything is started).
+ * Registers every family for one pipeline at startup and returns the recorders. Three steps:
+ * every option is checked and settled first (a bad one throws before anything exists), then the
+ * parts are built, then started; a failed start stops what it started.
  */
 export async function registerOmniMetrics(options: OmniMetricsOptions): Promise<OmniMetricsHandle> {
-  if (typeof options.modelName !== 'string' || options.modelName === '') {
-    throw new TypeError('modelName must be a non-empty string');
-  }
-  const stageReplicaMap = new StageReplicaMap(options.stagePools);
-  const enginePullSettings = options.enginePull === undefined ? undefined : resolveEnginePullSettings(options.enginePull, options.stagePools);
-  const logStats = options.logStats === true;
-  const selfCheckIntervalSeconds = resolveSelfCheckInterval(options.selfCheck);
-  const config = options.configFile ? loadMetricsConfig(options.configFile, options.prefix) : undefined;
-  const catalog = resolveCatalog({
-    logStats,
-    prefix: options.prefix,
-    maxModelLen: options.maxModelLen,
-    features: options.features,
-    showHiddenMetrics: options.showHiddenMetrics,
-    buckets: config?.buckets,
-    customFamilies: config?.customFamilies,
-  });
-  if (options.cacheConfig !== undefined) validateCacheConfig(options.cacheConfig);
-  const naming = options.naming ?? 'vllm';
-  const store = new SeriesStore(catalog, { modelName: options.modelName, naming, cardinalityLimit: options.cardinalityLimit, stageReplicaMap });
+  const settings = resolveOmniSettings(options);
+  const stageReplicaMap = new StageReplicaMap(settings.stagePools);
+  const store = new SeriesStore(settings.catalog, { modelName: settings.modelName, naming: settings.naming, cardinalityLimit: settings.cardinalityLimit, stageReplicaMap });
+  const puller = settings.enginePull === undefined ? undefined : new EnginePuller(settings.enginePull, stageReplicaMap, scrapeUpFamily(settings.catalog.prefix));
+  const newProducer = (producerOptions: OmniMetricProducerOptions): OmniMetricProducer =>
+    puller === undefined ? new OmniMetricProducer(producerOptions) : new EnginePullProducer(puller, producerOptions);
+  const reader = settings.reader instanceof OmniPrometheusReader ? settings.reader : settings.reader === undefined ? undefined : new OmniPrometheusReader(settings.reader);
+  reader?.attachStore(store, puller === undefined ? undefined : newProducer({ store }));
+  for (const producer of settings.metricProducers) producer.attach(store);
+  warnAboutMisplacedExporters(settings);
 
-  // Built here, started below with the rest: no timer or socket exists before every option has been checked.
-  const puller = enginePullSettings === undefined ? undefined : new EnginePuller(enginePullSettings, stageReplicaMap, scrapeUpFamily(catalog.prefix));
-  const newProducer = puller === undefined ? undefined : (producerOptions: OmniMetricProducerOptions) => new EnginePullProducer(puller, producerOptions);
-  const ownsProvider = options.meterProvider === undefined;
-  const otelEnv = parseOtelEnv(process.env);
-  const exportSettings = resolveExportSettings(options, otelEnv);
-  // Checked (TLS files read) before any provider, reader or timer exists.
-  const serverSettings =
-    options.prometheus !== false && exportSettings.exporters.has('prometheus') ? resolvePrometheusServerSettings(options.prometheus ?? {}) : undefined;
-  const resource = ownsProvider ? buildResource(otelEnv, options) : undefined;
-  const pushReaders = ownsProvider ? createPushReaders(exportSettings, store, undefined, newProducer) : [];
-  if (!ownsProvider && (exportSettings.exporters.has('otlp') || exportSettings.exporters.has('console'))) {
-    if (exportSettings.exportersSource === 'option') {
-      throw new Error('exporters otlp and console need the provider registerOmniMetrics creates; add createPushReaders() readers to your own meterProvider instead');
-    }
-    diag.info('omni-otel-metrics: OTEL_METRICS_EXPORTER push exporters are left to the owner of the meterProvider passed in');
-  }
-  const reader =
-    options.prometheusReader ??
-    (ownsProvider
-      ? new OmniPrometheusReader({
-          withTargetInfo: options.prometheus ? options.prometheus.withTargetInfo : undefined,
-          withScopeLabels: options.prometheus ? options.prometheus.withScopeLabels : undefined,
-          createdSeries: options.prometheus ? options.prometheus.createdSeries : undefined,
-        })
-      : undefined);
-  reader?.attachStore(store, newProducer?.({ store }));
-  for (const producer of options.metricProducers ?? []) producer.attach(store);
-  const meterProvider =
-    options.meterProvider ??
-    new MeterProvider({
-      resource,
-      readers: [...(reader ? [reader] : []), ...pushReaders, ...(options.readers ?? [])],
-    });
+  // The only step that can fail once options are settled: nothing else runs yet if it does.
+  const server = settings.server === undefined || reader === undefined ? undefined : await serveMetrics(reader, settings.server);
 
-  const settings: RecorderSettings = {
-    catalog,
-    naming,
-    modelName: options.modelName,
-    logStats,
+  const meterProvider = startProvider(settings, reader, store, newProducer);
+  const recorderSettings: RecorderSettings = {
+    catalog: settings.catalog,
+    naming: settings.naming,
+    modelName: settings.modelName,
+    logStats: settings.logStats,
     stageReplicaMap,
-    features: options.features,
-    cacheConfig: options.cacheConfig,
-    logIntervalSeconds: options.logIntervalSeconds,
-    logSink: options.logSink,
-    genAiMetrics: options.genAiMetrics,
+    features: settings.features,
+    cacheConfig: settings.cacheConfig,
+    logIntervalSeconds: settings.sdkDisabled ? 0 : settings.logIntervalSeconds,
+    logSink: settings.logSink,
+    genAiMetrics: settings.genAiMetrics,
   };
-  const recorders = createRecorders(store, settings, meterProvider);
-
+  const recorders = createRecorders(store, recorderSettings, meterProvider);
   puller?.start();
-  let server: PrometheusServer | undefined;
-  if (serverSettings !== undefined) {
-    try {
-      if (reader === undefined) throw new Error('a Prometheus server needs prometheusReader when you bring your own meterProvider');
-      server = await serveMetrics(reader, serverSettings);
-    } catch (error) {
-      // Nothing half-started stays behind: no log timer, no engine pulls, no provider of ours.
-      stopRecorders(recorders);
-      puller?.stop();
-      if (ownsProvider) await (meterProvider as MeterProvider).shutdown();
-      throw error;
-    }
-  }
-
   const hostCalls = new HostCallCounts(stageReplicaMap);
-  const silentFamilies = new SilentFamilyCheck({ store, stageReplicaMap, logStats, hostCalls, pulledReplicas: enginePullSettings?.targets });
-  // Started last: a failed start above leaves no timer behind.
-  const monitor = selfCheckIntervalSeconds === undefined ? undefined : new SelfCheckMonitor(silentFamilies, selfCheckIntervalSeconds, options.logSink);
+  const silentFamilies = new SilentFamilyCheck({ store, stageReplicaMap, logStats: settings.logStats, hostCalls, pulledReplicas: settings.enginePull?.targets });
+  const monitor = settings.selfCheckIntervalSeconds === undefined ? undefined : new SelfCheckMonitor(silentFamilies, settings.selfCheckIntervalSeconds, settings.logSink);
+  const ownsProvider = meterProvider instanceof MeterProvider && settings.provider.kind === 'own';
 
   const handle: OmniMetricsHandle = {
-    catalog,
+    catalog: settings.catalog,
     store,
     stageReplicaMap,
-    meterProvider,
-    settings,
+    get meterProvider() {
+      return settings.provider.kind === 'external' ? metricsApi.getMeterProvider() : meterProvider;
+    },
+    views: createOmniViews(settings.catalog, { naming: settings.naming, stageReplicaMap, cardinalityLimit: settings.cardinalityLimit }),
+    settings: recorderSettings,
     ...recorders,
     prometheusReader: reader,
     prometheusServer: server,
-    exportSettings,
-    metricsHandler: (pathOrOptions) => {
-      if (reader === undefined) throw new Error('metricsHandler() needs an OmniPrometheusReader (pass prometheusReader)');
-      return createMetricsHandler(reader, pathOrOptions);
-    },
-    metricsText: async (format) => {
-      if (reader === undefined) throw new Error('metricsText() needs an OmniPrometheusReader (pass prometheusReader)');
-      return reader.metricsText(format);
-    },
-    createMetricProducer: (aggregationTemporalitySelector) =>
-      newProducer?.({ store, aggregationTemporalitySelector }) ?? new OmniMetricProducer({ store, aggregationTemporalitySelector }),
+    exportSettings: settings.exportSettings,
+    metricsHandler: (pathOrOptions) => createMetricsHandler(readerFor('metricsHandler()'), pathOrOptions),
+    metricsText: async (format) => readerFor('metricsText()').metricsText(format),
+    createMetricProducer: (aggregationTemporalitySelector) => newProducer({ store, aggregationTemporalitySelector }),
     addReplica: (stage, replica) => stageReplicaMap.addReplica(stage, replica).replica,
     removeReplica: (stage, replica) => {
       if (stageReplicaMap.removeReplica(stage, replica) !== undefined) return true;
@@ -316,9 +145,38 @@ export async function registerOmniMetrics(options: OmniMetricsOptions): Promise<
       stopRecorders(recorders);
       puller?.stop();
       await server?.close();
-      if (ownsProvider) await (meterProvider as MeterProvider).shutdown();
+      if (ownsProvider) await meterProvider.shutdown();
     },
   };
   setHostCallCounts(handle, hostCalls);
   return handle;
+
+  function readerFor(method: string): OmniPrometheusReader {
+    if (reader === undefined) throw new Error(`${method} needs an OmniPrometheusReader (pass prometheusReader with your meterProvider)`);
+    return reader;
+  }
+}
+
+/** The provider the recorders use: built here with the package's readers, the caller's, or (external) the global one, looked up on use. */
+function startProvider(
+  settings: OmniSettings,
+  reader: OmniPrometheusReader | undefined,
+  store: SeriesStore,
+  newProducer: (options: OmniMetricProducerOptions) => OmniMetricProducer,
+): ApiMeterProvider {
+  const provider = settings.provider;
+  if (provider.kind === 'given') return provider.meterProvider;
+  if (provider.kind === 'external') return { getMeter: (...args) => metricsApi.getMeterProvider().getMeter(...args) };
+  const pushReaders = settings.sdkDisabled ? [] : createPushReaders(settings.exportSettings, store, undefined, newProducer);
+  return new MeterProvider({ resource: provider.resource, readers: [...(reader ? [reader] : []), ...pushReaders, ...provider.readers] });
+}
+
+/** Push exporters the environment asks for that this call cannot run: said once, at startup. */
+function warnAboutMisplacedExporters(settings: OmniSettings): void {
+  const { exporters, exportersSource } = settings.exportSettings;
+  const pushes = exporters.has('otlp') || exporters.has('console');
+  if (!pushes || settings.provider.kind === 'own' || exportersSource !== 'env') return;
+  diag.warn(
+    "omni-otel-metrics: OTEL_METRICS_EXPORTER asks for push exporters, but the meter provider is not this package's: a reader built from that variable does not carry the package's families. Give your SDK's push reader `metricProducers: [handle.createMetricProducer()]`.",
+  );
 }

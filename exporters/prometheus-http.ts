@@ -8,6 +8,7 @@ import { gzip } from 'node:zlib';
 import { coalesced } from './coalesced';
 import { acceptsGzip, negotiateFormat } from './content-negotiation';
 import { OPENMETRICS_CONTENT_TYPE, TEXT_CONTENT_TYPE, type ExpositionFormat } from './exposition-text';
+import { checkObject, checkString, optionKeys } from '../views/option-checks';
 import { challenges, isAuthorized, validateScrapeAuth, type ScrapeAuth } from './scrape-auth';
 
 export { negotiateFormat } from './content-negotiation';
@@ -132,6 +133,17 @@ export interface PrometheusServerOptions {
   readonly maxConnections?: number;
 }
 
+export const PROMETHEUS_SERVER_OPTION_KEYS = optionKeys<PrometheusServerOptions>({
+  host: true,
+  port: true,
+  path: true,
+  auth: true,
+  tls: true,
+  headersTimeoutMillis: true,
+  idleTimeoutMillis: true,
+  maxConnections: true,
+});
+
 /** What a Prometheus server is started with: options over `OTEL_EXPORTER_PROMETHEUS_*` over defaults, files read. */
 export interface PrometheusServerSettings {
   readonly host: string;
@@ -146,6 +158,8 @@ export interface PrometheusServerSettings {
 
 /** Settles and checks every server option (reading the TLS files) before anything listens; throws naming the option. */
 export function resolvePrometheusServerSettings(options: PrometheusServerOptions = {}, env: NodeJS.ProcessEnv = process.env): PrometheusServerSettings {
+  if (options.tls !== undefined) checkObject(options.tls, 'prometheus.tls', ['keyFile', 'certFile']);
+  checkString(options.host, 'prometheus.host');
   const host = options.host ?? nonEmpty(env.OTEL_EXPORTER_PROMETHEUS_HOST) ?? DEFAULT_PROMETHEUS_HOST;
   const port = options.port ?? parsePort(env.OTEL_EXPORTER_PROMETHEUS_PORT) ?? DEFAULT_PROMETHEUS_PORT;
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
@@ -208,12 +222,34 @@ export async function serveMetrics(source: MetricsTextSource, settings: Promethe
 
 function listen(server: Server, host: string, port: number): Promise<void> {
   return new Promise((resolve, reject) => {
-    server.once('error', reject);
+    const failed = (error: NodeJS.ErrnoException): void => reject(listenError(error, host, port));
+    server.once('error', failed);
     server.listen(port, host, () => {
-      server.off('error', reject);
+      server.off('error', failed);
       resolve();
     });
   });
+}
+
+/**
+ * A bind failure that says which server failed and which option moves it: a bare EADDRINUSE does
+ * not tell a user that NodeSDK's own Prometheus exporter took the same default port.
+ */
+function listenError(error: NodeJS.ErrnoException, host: string, port: number): Error {
+  const reason =
+    error.code === 'EADDRINUSE'
+      ? `the port is in use (another server has it; a NodeSDK PrometheusExporter also defaults to ${DEFAULT_PROMETHEUS_PORT})`
+      : error.code === 'EACCES'
+        ? 'permission denied'
+        : error.code === 'EADDRNOTAVAIL'
+          ? 'the address is not one of this machine\'s'
+          : error.message;
+  const wrapped: NodeJS.ErrnoException = new Error(
+    `omni-otel-metrics: the /metrics server cannot listen on ${host}:${port}: ${reason}. Set prometheus.host / prometheus.port (or OTEL_EXPORTER_PROMETHEUS_HOST / _PORT), or prometheus: false and mount handle.metricsHandler() on your own server.`,
+    { cause: error },
+  );
+  wrapped.code = error.code;
+  return wrapped;
 }
 
 function readPem(file: string, option: string): Buffer {

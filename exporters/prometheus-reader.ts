@@ -1,5 +1,8 @@
 import { diag } from '@opentelemetry/api';
 import { MetricReader, type CollectionResult, type MetricCollectOptions } from '@opentelemetry/sdk-metrics';
+import { emptyResource } from '@opentelemetry/resources';
+import { LimitedWarning } from '../views/diag-warnings';
+import { checkObject, optionKeys } from '../views/option-checks';
 import { OmniMetricProducer } from '../views/store/metric-producer';
 import type { SeriesStore } from '../views/store/series-store';
 import { coalesced } from './coalesced';
@@ -22,6 +25,8 @@ export interface OmniPrometheusReaderOptions {
   readonly createdSeries?: boolean;
 }
 
+const READER_OPTION_KEYS = optionKeys<OmniPrometheusReaderOptions>({ store: true, declaredFamilies: true, withTargetInfo: true, withScopeLabels: true, createdSeries: true });
+
 /**
  * A pull `MetricReader` whose output is vLLM's `/metrics` byte shape. The package's families are
  * rendered straight from the series store; whatever else the SDK collects (instruments of your
@@ -38,9 +43,12 @@ export class OmniPrometheusReader extends MetricReader {
     | undefined;
   private readonly createdSeries: boolean;
   private readonly renderShared = coalesced((format: ExpositionFormat) => this.render(format));
+  /** Set once a MeterProvider takes this reader: before that only the store can be read. */
+  private inProvider = false;
 
   constructor(private readonly options: OmniPrometheusReaderOptions = {}) {
     super();
+    checkObject(options, 'OmniPrometheusReader options', READER_OPTION_KEYS);
     this.declared = options.declaredFamilies ?? [];
     this.createdSeries = options.createdSeries ?? !createdSeriesDisabledByEnv();
     if (options.store) this.attachStore(options.store);
@@ -67,8 +75,12 @@ export class OmniPrometheusReader extends MetricReader {
     this.declared = families;
   }
 
+  protected override onInitialized(): void {
+    this.inProvider = true;
+  }
+
   override async collect(options?: MetricCollectOptions): Promise<CollectionResult> {
-    const [sdk, store] = await Promise.all([super.collect(options), this.store?.producer.collect()]);
+    const [sdk, store] = await Promise.all([this.collectSdk(options), this.store?.producer.collect()]);
     if (store === undefined) return sdk;
     return {
       resourceMetrics: { resource: sdk.resourceMetrics.resource, scopeMetrics: [...store.resourceMetrics.scopeMetrics, ...sdk.resourceMetrics.scopeMetrics] },
@@ -95,7 +107,7 @@ export class OmniPrometheusReader extends MetricReader {
       reportErrors(errors);
       return Buffer.from(serializePrometheus(resourceMetrics, [...(store?.families ?? []), ...this.declared], serializeOptions), 'utf8');
     }
-    const { resourceMetrics, errors } = await super.collect();
+    const { resourceMetrics, errors } = await this.collectSdk();
     reportErrors(errors);
     const openMetrics = format === 'openmetrics';
     const targetInfo = this.options.withTargetInfo ? targetInfoText(resourceMetrics, openMetrics) : '';
@@ -103,6 +115,18 @@ export class OmniPrometheusReader extends MetricReader {
     const rest = `${serializeFamilies(resourceMetrics, this.declared, serializeOptions, store.names)}${openMetrics ? '# EOF\n' : ''}`;
     if (targetInfo === '' && rest === '') return storeBytes;
     return Buffer.concat([Buffer.from(targetInfo, 'utf8'), storeBytes, Buffer.from(rest, 'utf8')]);
+  }
+
+  /**
+   * The SDK's streams, or none while no MeterProvider has this reader (handed to an SDK that has
+   * not started yet, or never): the store is served all the same, and the slip is said once.
+   */
+  private async collectSdk(options?: MetricCollectOptions): Promise<CollectionResult> {
+    if (this.inProvider) return super.collect(options);
+    notInProvider.warn(
+      'the OmniPrometheusReader is in no MeterProvider yet: /metrics serves the package\'s families but no other instruments. With meterProvider: \'external\', put handle.prometheusReader in NodeSDK\'s metricReaders.',
+    );
+    return { resourceMetrics: { resource: emptyResource(), scopeMetrics: [] }, errors: [] };
   }
 
   protected override async onForceFlush(): Promise<void> {
@@ -113,6 +137,8 @@ export class OmniPrometheusReader extends MetricReader {
     // The HTTP side owns its server and closes it itself.
   }
 }
+
+const notInProvider = new LimitedWarning(Infinity);
 
 function reportErrors(errors: readonly unknown[]): void {
   for (const error of errors) diag.warn('omni-otel-metrics: error while collecting metrics', error);

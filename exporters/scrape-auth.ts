@@ -1,5 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
+import { checkObject } from '../views/option-checks';
 
 /**
  * Credentials a scrape must present, as Prometheus's scrape config sends them
@@ -16,6 +17,8 @@ export interface ScrapeAuth {
 export function validateScrapeAuth(auth: ScrapeAuth | undefined, option: string): void {
   if (auth === undefined) return;
   if (typeof auth !== 'object' || auth === null) throw new TypeError(`${option} must be an object with bearerToken and/or basic`);
+  checkObject(auth, option, ['bearerToken', 'basic']);
+  if (auth.basic !== undefined) checkObject(auth.basic, `${option}.basic`, ['username', 'password']);
   const { bearerToken, basic } = auth;
   if (bearerToken === undefined && basic === undefined) throw new TypeError(`${option} needs bearerToken or basic`);
   if (bearerToken !== undefined && (typeof bearerToken !== 'string' || bearerToken === '')) throw new TypeError(`${option}.bearerToken must be a non-empty string`);

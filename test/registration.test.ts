@@ -39,7 +39,7 @@ describe('registerOmniMetrics', () => {
 
   it('validates options before starting anything', async () => {
     await assert.rejects(registerOmniMetrics({ modelName: '', stagePools: [1] }), /modelName must be a non-empty string/);
-    await assert.rejects(registerOmniMetrics({ modelName: 'm', stagePools: [] }), /stagePools must list/);
+    await assert.rejects(registerOmniMetrics({ modelName: 'm', stagePools: [0] }), /stagePools\[0\] must be a positive integer/);
     await assert.rejects(registerOmniMetrics({ modelName: 'm', stagePools: [1], maxModelLen: -1 }), /maxModelLen must be a positive integer/);
     await assert.rejects(
       registerOmniMetrics({ modelName: 'm', stagePools: [1], prometheus: { port: 65536 } }),

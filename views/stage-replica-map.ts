@@ -34,9 +34,8 @@ export class StageReplicaMap {
   private readonly listeners = new Set<ReplicaChangeListener>();
 
   constructor(replicasPerStage: readonly number[]) {
-    if (!Array.isArray(replicasPerStage) || replicasPerStage.length === 0) {
-      throw new RangeError('stagePools must list the replica count of at least one stage, e.g. [1, 2, 1]');
-    }
+    // No stages is a pipeline recorded at pipeline level only (no vLLM engine stages).
+    if (!Array.isArray(replicasPerStage)) throw new TypeError('stagePools must list the replica count of each stage, e.g. [1, 2, 1]');
     replicasPerStage.forEach((count, stage) => {
       if (!Number.isInteger(count) || count < 1) {
         throw new RangeError(`stagePools[${stage}] must be a positive integer replica count, got ${String(count)}`);

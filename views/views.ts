@@ -16,6 +16,7 @@ export const PACKAGE_VERSION = '0.1.0';
  * - `otel`: the instrument names (dots instead of colons) with UCUM units.
  */
 export type NamingScheme = 'vllm' | 'otel';
+export const NAMING_SCHEMES: readonly NamingScheme[] = ['vllm', 'otel'];
 
 export interface OmniViewsOptions {
   readonly naming?: NamingScheme;

@@ -1,6 +1,7 @@
 import { METRIC_NAME_PATTERN } from '../../views/names';
+import { checkObject, optionKeys } from '../../views/option-checks';
 import { replicaKey } from '../../views/stage-replica-map';
-import type { EnginePullOptions } from './types';
+import type { EnginePullOptions, EngineTarget } from './types';
 
 export const DEFAULT_ENGINE_TIMEOUT_MILLIS = 2000;
 export const DEFAULT_ENGINE_CACHE_MILLIS = 1000;
@@ -22,6 +23,9 @@ export interface EnginePullSettings {
   readonly maxResponseBytes: number;
 }
 
+const ENGINE_PULL_OPTION_KEYS = optionKeys<EnginePullOptions>({ engines: true, timeoutMillis: true, cacheMillis: true, intervalMillis: true, passThrough: true, maxResponseBytes: true });
+const ENGINE_TARGET_KEYS = optionKeys<EngineTarget>({ stage: true, replica: true, url: true, engine: true });
+
 /**
  * Checks `enginePull` against the topology at start (`replicasPerStage`) and settles its
  * defaults. Throws a `TypeError` / `RangeError` naming the option on anything wrong, before
@@ -29,6 +33,7 @@ export interface EnginePullSettings {
  */
 export function resolveEnginePullSettings(options: EnginePullOptions, replicasPerStage: readonly number[], optionName = 'enginePull'): EnginePullSettings {
   if (typeof options !== 'object' || options === null) throw new TypeError(`${optionName} must be an object with an engines list`);
+  checkObject(options, optionName, ENGINE_PULL_OPTION_KEYS);
   if (!Array.isArray(options.engines) || options.engines.length === 0) {
     throw new TypeError(`${optionName}.engines must list at least one { stage, replica, url } target`);
   }
@@ -37,6 +42,7 @@ export function resolveEnginePullSettings(options: EnginePullOptions, replicasPe
   const targets = options.engines.map((target, i): ResolvedEngineTarget => {
     const where = `${optionName}.engines[${i}]`;
     if (typeof target !== 'object' || target === null) throw new TypeError(`${where} must be an object { stage, replica, url, engine? }`);
+    checkObject(target, where, ENGINE_TARGET_KEYS);
     const { stage, replica } = target;
     if (!Number.isInteger(stage) || stage < 0 || stage >= replicasPerStage.length) {
       throw new RangeError(`${where}.stage must be one of the ${replicasPerStage.length} stages of stagePools (0..${replicasPerStage.length - 1}), got ${String(stage)}`);

@@ -1,4 +1,5 @@
 import { diag } from '@opentelemetry/api';
+import { checkObject, optionKeys } from '../../views/option-checks';
 import { isHttpUrl, type FromVariable, type OtelEnvConfig } from './otel-env';
 import {
   DEFAULT_EXPORT_INTERVAL_MILLIS,
@@ -108,6 +109,17 @@ function otlpUrl(protocol: OtlpProtocol, option: string | undefined, env: OtelEn
   return `${chosen.value.endsWith('/') ? chosen.value : `${chosen.value}/`}v1/metrics`;
 }
 
+const OTLP_OPTION_KEYS = optionKeys<OtlpOptions>({
+  protocol: true,
+  endpoint: true,
+  headers: true,
+  timeoutMillis: true,
+  compression: true,
+  exportIntervalMillis: true,
+  exportTimeoutMillis: true,
+  temporality: true,
+});
+
 function validateOptions(options: ExportOptions): void {
   if (options.exporters !== undefined) {
     if (!Array.isArray(options.exporters) || options.exporters.some((name) => !METRICS_EXPORTER_NAMES.includes(name))) {
@@ -119,6 +131,7 @@ function validateOptions(options: ExportOptions): void {
   }
   const otlp = options.otlp;
   if (otlp === undefined) return;
+  checkObject(otlp, 'otlp', OTLP_OPTION_KEYS);
   enumOption('otlp.protocol', otlp.protocol, OTLP_PROTOCOLS);
   enumOption('otlp.compression', otlp.compression, OTLP_COMPRESSIONS);
   enumOption('otlp.temporality', otlp.temporality, TEMPORALITY_PREFERENCES);

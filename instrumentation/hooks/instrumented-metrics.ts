@@ -1,3 +1,4 @@
+import type { MeterProvider } from '@opentelemetry/api';
 import type { StageReplicaMap } from '../../views/stage-replica-map';
 import type { SeriesStore } from '../../views/store/series-store';
 import type { OmniRecorders, RecorderSettings } from '../recorders/recorders';
@@ -10,6 +11,8 @@ export interface InstrumentedMetrics extends OmniRecorders {
   /** Every series of the catalog's families. */
   readonly store: SeriesStore;
   readonly stageReplicaMap: StageReplicaMap;
+  /** The provider the recorders' own instruments (the GenAI histograms) are created on. */
+  readonly meterProvider: MeterProvider;
   /** What the recorders were built with; `createRecorders(store, settings, provider)` rebuilds them elsewhere. */
   readonly settings: RecorderSettings;
   /** Adds a replica to a stage while serving; returns the replica id. */

@@ -9,7 +9,8 @@ import {
 } from '@opentelemetry/instrumentation';
 import type { InstrumentedMetrics } from './instrumented-metrics';
 import { createRecorders, stopRecorders, type OmniRecorders } from '../recorders/recorders';
-import { LimitedWarning } from '../../views/diag-warnings';
+import { LimitedWarning, WarnOnce } from '../../views/diag-warnings';
+import { checkArray, checkBoolean, checkObject, optionKeys } from '../../views/option-checks';
 import { hostCallCountsOf, type HostCallCounts } from '../self-check/host-calls';
 import type { HostMethod } from '../self-check/types';
 import { OMNI_METER_NAME, PACKAGE_VERSION } from '../../views/views';
@@ -50,7 +51,19 @@ export interface OmniInstrumentationConfig extends InstrumentationConfig {
   readonly maxTrackedRequests?: number;
 }
 
+const INSTRUMENTATION_CONFIG_KEYS = optionKeys<OmniInstrumentationConfig>({
+  enabled: true,
+  metrics: true,
+  orchestratorClass: true,
+  servingClass: true,
+  modules: true,
+  diagnosticsChannels: true,
+  requestIdleTimeoutMillis: true,
+  maxTrackedRequests: true,
+});
+
 const unobservableStreams = new LimitedWarning();
+const foreignProvider = new WarnOnce(1);
 
 /** Streams collected while still tracked: their request ended without its consumer saying so. */
 const droppedStreams = new FinalizationRegistry<{ observer: PipelineObserver; token: object }>(({ observer, token }) => {
@@ -96,6 +109,9 @@ export class OmniInstrumentation extends InstrumentationBase<OmniInstrumentation
 
   constructor(config: OmniInstrumentationConfig) {
     if (!config?.metrics) throw new TypeError('OmniInstrumentation needs { metrics } from registerOmniMetrics()');
+    checkObject(config, 'OmniInstrumentation config', INSTRUMENTATION_CONFIG_KEYS);
+    checkBoolean(config.diagnosticsChannels, 'diagnosticsChannels');
+    checkArray(config.modules, 'modules');
     for (const option of ['requestIdleTimeoutMillis', 'maxTrackedRequests'] as const) {
       const value = config[option];
       if (value !== undefined && (!Number.isInteger(value) || value < 1)) throw new RangeError(`${option} must be a positive integer, got ${String(value)}`);
@@ -125,6 +141,12 @@ export class OmniInstrumentation extends InstrumentationBase<OmniInstrumentation
   /** Rebuilds every instrument on the provider given to `setMeterProvider`. */
   protected override _updateMetricInstruments(): void {
     if (this.explicitProvider === undefined) return; // the handle's provider and recorders are used as they are
+    if (this.explicitProvider !== this._config.metrics.meterProvider && this._config.metrics.settings.genAiMetrics) {
+      foreignProvider.warn(
+        'provider',
+        "OmniInstrumentation was given a MeterProvider other than the registration's (NodeSDK gives one to every instrumentation in its list): the GenAI histograms now go to that provider, not to this package's /metrics. Inside NodeSDK, register with meterProvider: 'external' and put handle.prometheusReader in NodeSDK's metricReaders.",
+      );
+    }
     if (this.currentRecorders) stopRecorders(this.currentRecorders);
     this.currentRecorders = createRecorders(this._config.metrics.store, this._config.metrics.settings, this.explicitProvider);
   }

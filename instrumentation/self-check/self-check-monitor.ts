@@ -1,4 +1,5 @@
 import { diag } from '@opentelemetry/api';
+import { checkObject } from '../../views/option-checks';
 import type { SilentFamilyCheck } from './self-check';
 import type { SelfCheckOptions, SelfCheckReport, SilentFamily } from './types';
 
@@ -18,6 +19,7 @@ export function resolveSelfCheckInterval(option: false | SelfCheckOptions | unde
   if (option === false) return undefined;
   if (option === undefined) return DEFAULT_SELF_CHECK_INTERVAL_SECONDS;
   if (typeof option !== 'object' || option === null) throw new TypeError('selfCheck must be false or { intervalSeconds }');
+  checkObject(option, 'selfCheck', ['intervalSeconds']);
   const seconds = option.intervalSeconds ?? DEFAULT_SELF_CHECK_INTERVAL_SECONDS;
   if (typeof seconds !== 'number' || !Number.isFinite(seconds) || seconds <= 0) {
     throw new RangeError(`selfCheck.intervalSeconds must be a finite number > 0, got ${String(seconds)}`);

@@ -14,7 +14,8 @@ import {
 import { LogMetricExporter, type LogLineStream, type LogMetricExporterOptions } from '../../exporters/log-exporter/log-metric-exporter';
 import { unitWord } from '../../exporters/log-exporter/units';
 import { OmniPrometheusReader } from '../../exporters/prometheus-reader';
-import { registerOmniMetrics, type OmniMetricsHandle, type OmniMetricsOptions } from '../../register';
+import type { OmniMetricsOptions } from '../../options';
+import { registerOmniMetrics, type OmniMetricsHandle } from '../../register';
 import { OmniMetricProducer } from '../../views/store/metric-producer';
 import { parseSamples } from '../support/exposition';
 

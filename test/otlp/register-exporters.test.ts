@@ -120,14 +120,15 @@ describe('registerOmniMetrics: exporters, Prometheus server and shutdown', funct
     await provider.shutdown();
   });
 
-  it('genAiMetrics needs logStats, and is off by default', async () => {
+  it('genAiMetrics needs logStats (refused without it), and is off by default', async () => {
     const off = await registerOmniMetrics({ modelName: 'm', stagePools: [1], prometheus: false, logStats: true, logIntervalSeconds: 0 });
-    const withoutStats = await registerOmniMetrics({ modelName: 'm', stagePools: [1], prometheus: false, genAiMetrics: true });
+    await assert.rejects(registerOmniMetrics({ modelName: 'm', stagePools: [1], prometheus: false, genAiMetrics: true }), {
+      message: 'omni-otel-metrics: genAiMetrics needs logStats: true (the GenAI histograms are derived from the upstream stats)',
+    });
     const on = await registerOmniMetrics({ modelName: 'm', stagePools: [1], prometheus: false, logStats: true, logIntervalSeconds: 0, genAiMetrics: true });
     assert.equal(off.genAi, undefined);
-    assert.equal(withoutStats.genAi, undefined);
     assert.ok(on.genAi);
-    await Promise.all([off.shutdown(), withoutStats.shutdown(), on.shutdown()]);
+    await Promise.all([off.shutdown(), on.shutdown()]);
   });
 });
 

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { registerOmniMetrics, type OmniMetricsHandle, type OmniMetricsOptions } from '../../register';
+import type { OmniMetricsOptions } from '../../options';
+import { registerOmniMetrics, type OmniMetricsHandle } from '../../register';
 import { histogramOf, parseGoFloat, sampleValue, seriesOf, type HistogramSamples, type Labels } from '../support/exposition';
 
 /** Registers a pipeline the way every recorder test does: no server, no periodic log lines. */

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { diag, DiagLogLevel } from '@opentelemetry/api';
 import { OmniInstrumentation } from '../../instrumentation/hooks/omni-instrumentation';
-import { registerOmniMetrics, type OmniMetricsHandle, type OmniMetricsOptions } from '../../register';
+import type { OmniMetricsOptions } from '../../options';
+import { registerOmniMetrics, type OmniMetricsHandle } from '../../register';
 import { drain, FullOrchestrator, OrchestratorWithoutTransfers, SelfCheckServing } from './self-check-host';
 
 /** Two stages (1 + 2 replicas), logStats on, log lines into `sink`. */

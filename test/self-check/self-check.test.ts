@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { OmniInstrumentation } from '../../instrumentation/hooks/omni-instrumentation';
-import { registerOmniMetrics, type OmniMetricsHandle, type OmniMetricsOptions } from '../../register';
+import type { OmniMetricsOptions } from '../../options';
+import { registerOmniMetrics, type OmniMetricsHandle } from '../../register';
 import type { SelfCheckReport, SilentFamily } from '../../instrumentation/self-check/types';
 import { createSchedulerStats } from '../../instrumentation/stats/types';
 import { drain, FullOrchestrator, OrchestratorWithoutTransfers, SelfCheckServing } from './self-check-host';

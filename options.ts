@@ -1,0 +1,128 @@
+/** What `registerOmniMetrics` accepts: every option, typed and documented. */
+import type { MeterProvider as ApiMeterProvider } from '@opentelemetry/api';
+import type { Resource } from '@opentelemetry/resources';
+import type { MetricReader } from '@opentelemetry/sdk-metrics';
+import type { EnginePullOptions } from './exporters/engine-pull/types';
+import type { MetricsExporterName, OtlpOptions } from './exporters/otlp/types';
+import type { PrometheusServerOptions } from './exporters/prometheus-http';
+import type { OmniPrometheusReader } from './exporters/prometheus-reader';
+import type { CacheConfigInfo } from './instrumentation/recorders/stat-logger';
+import type { SelfCheckOptions } from './instrumentation/self-check/types';
+import type { FeatureOptions } from './views/catalog';
+import type { PipelinePrefix } from './views/names';
+import type { OmniMetricProducer } from './views/store/metric-producer';
+import type { NamingScheme } from './views/views';
+
+/** Where log lines go (the periodic stats lines, self-check warnings). */
+export interface LogSink {
+  info(line: string): void;
+  debug?(line: string): void;
+}
+
+export interface PrometheusOptions extends PrometheusServerOptions {
+  /** Add `target_info` from the resource (vLLM has none). */
+  readonly withTargetInfo?: boolean;
+  /** Add `otel_scope_*` labels (vLLM has none). */
+  readonly withScopeLabels?: boolean;
+  /**
+   * Print `<name>_created` for every counter and histogram series, as vLLM's prometheus_client
+   * does. Default on, unless `PROMETHEUS_DISABLE_CREATED_SERIES` is `true`, `1` or `t`.
+   */
+  readonly createdSeries?: boolean;
+}
+
+export interface OmniMetricsOptions {
+  /** `model_name` label value (vLLM's served model name). */
+  readonly modelName: string;
+  /**
+   * Replicas per vLLM engine stage in stage order, e.g. [1, 2, 1]; defines the engine → (stage,
+   * replica) map. Default none: only the pipeline-level families are recorded per stage.
+   */
+  readonly stagePools?: readonly number[];
+  /** Upstream `--log-stats`, default off: pipeline families declared but silent, upstream families absent. */
+  readonly logStats?: boolean;
+  /** Pipeline family prefix; default `vllm:omni_`. */
+  readonly prefix?: PipelinePrefix;
+  /** vLLM's `max_model_len`, for the 1-2-5 token buckets; default 4096. */
+  readonly maxModelLen?: number;
+  /** Optional vLLM features whose families are registered only when configured. */
+  readonly features?: FeatureOptions;
+  /** Expose deprecated upstream names (vLLM's `--show-hidden-metrics-for-version`). */
+  readonly showHiddenMetrics?: boolean;
+  /** YAML/JSON file with bucket overrides and extra families (see `loadMetricsConfig`). */
+  readonly configFile?: string;
+  /** `vllm:cache_config_info` labels: the engine's CacheConfig fields, as vLLM's `metrics_info()`. */
+  readonly cacheConfig?: CacheConfigInfo;
+  /**
+   * Serve `/metrics` on its own port (default: `OTEL_EXPORTER_PROMETHEUS_HOST/PORT`, else
+   * 0.0.0.0:9464), or `false` for no server (mount `handle.metricsHandler()` instead). No server
+   * either when `exporters` leaves out `prometheus`; `metricsText()` works in every case.
+   */
+  readonly prometheus?: false | PrometheusOptions;
+  /**
+   * Which exporters run; default `OTEL_METRICS_EXPORTER`, else `['prometheus']`. `otlp` and
+   * `console` push periodically; `['none']` (or `[]`) runs none.
+   */
+  readonly exporters?: readonly MetricsExporterName[];
+  /** OTLP protocol, endpoint, headers, timeouts, interval, temporality; each wins over its `OTEL_*` variable. */
+  readonly otlp?: OtlpOptions;
+  /** `service.name` of the resource; wins over `OTEL_SERVICE_NAME` and the `resource` option. */
+  readonly serviceName?: string;
+  /**
+   * Also record the GenAI semantic-convention histograms (`gen_ai.server.time_to_first_token`,
+   * `…time_per_output_token`, `…request.duration`, `gen_ai.client.token.usage`) from the upstream
+   * stats; needs `logStats`. Default off.
+   */
+  readonly genAiMetrics?: boolean;
+  /** Stream naming; default `vllm` (exact vLLM names). */
+  readonly naming?: NamingScheme;
+  /** Merged over the SDK default and `OTEL_RESOURCE_ATTRIBUTES` / `OTEL_SERVICE_NAME`. */
+  readonly resource?: Resource;
+  /**
+   * Further readers of your own, attached to the provider this call creates. The package's
+   * families reach a reader through an `OmniMetricProducer` in its `metricProducers`: create one,
+   * give it to the reader, and list it in `metricProducers` here.
+   */
+  readonly readers?: readonly MetricReader[];
+  /** Producers (created before the store existed) that this call attaches to the package's series store. */
+  readonly metricProducers?: readonly OmniMetricProducer[];
+  /** Label sets per family before new ones fold into one overflow series; default 2000. */
+  readonly cardinalityLimit?: number;
+  /**
+   * Real vLLM servers behind the pipeline: per (stage, replica), the server's `/metrics` URL (and
+   * `engine` label, for data-parallel servers). Their `vllm:*` families are pulled, relabelled to
+   * `stage` + `replica`, and served with the package's own, in `/metrics` and over OTLP; for these
+   * replicas the pulled figures win over in-process ones. See the README, "Real vLLM engines".
+   */
+  readonly enginePull?: EnginePullOptions;
+  /**
+   * `'external'`: an SDK set up elsewhere (NodeSDK) will own the provider. This call creates no
+   * provider and no push exporter; put `handle.prometheusReader` in NodeSDK's `metricReaders`,
+   * `handle.views` in its `views` and `new OmniInstrumentation({ metrics: handle })` in its
+   * `instrumentations` (see the README, "Inside NodeSDK").
+   *
+   * Or bring your own provider: the package's families reach its readers through `OmniMetricProducer`s
+   * (list them in `metricProducers`), and an `OmniPrometheusReader` among its readers, passed here
+   * as `prometheusReader`, serves `metricsText()` and the built-in server. This call then neither
+   * owns nor shuts the provider down.
+   */
+  readonly meterProvider?: ApiMeterProvider | 'external';
+  readonly prometheusReader?: OmniPrometheusReader;
+  /** Periodic log line per (stage, replica) while `logStats` is on; default 10 s, 0 disables. */
+  readonly logIntervalSeconds?: number;
+  /** Where log lines go; default `console.info` / nowhere for debug. */
+  readonly logSink?: LogSink;
+  /**
+   * The periodic self-check for silent families (default on, every 60 s): a family registered for
+   * this configuration that receives nothing while requests flow is warned about through `diag`
+   * and `logSink` once it stays silent for two checks, and summarised at `shutdown()`. `false`
+   * turns the warning and summary off; `handle.selfCheck()` works either way.
+   */
+  readonly selfCheck?: false | SelfCheckOptions;
+  /**
+   * The standard `process_*` families (CPU seconds, resident and virtual memory, start time,
+   * open and max file descriptors) and Node runtime families, read at each scrape or export.
+   * Default on, as every official Prometheus client (and so vLLM) has them.
+   */
+  readonly processMetrics?: boolean;
+}

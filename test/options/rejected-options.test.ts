@@ -1,0 +1,233 @@
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import fc from 'fast-check';
+import { OmniPrometheusReader } from '../../exporters/prometheus-reader';
+import { OmniInstrumentation } from '../../instrumentation/hooks/omni-instrumentation';
+import type { OmniMetricsOptions } from '../../options';
+import { registerOmniMetrics, type OmniMetricsHandle } from '../../register';
+import { resolveOmniSettings } from '../../settings';
+import { OmniOptionError } from '../../views/option-checks';
+import { OmniMetricProducer } from '../../views/store/metric-producer';
+
+const ACCEPTED =
+  'modelName, stagePools, logStats, prefix, maxModelLen, features, showHiddenMetrics, configFile, cacheConfig, prometheus, exporters, otlp, serviceName, genAiMetrics, naming, resource, readers, metricProducers, cardinalityLimit, enginePull, meterProvider, prometheusReader, logIntervalSeconds, logSink, selfCheck, processMetrics';
+
+/** Options that would start a server, a log timer, push readers and the self-check if they got through. */
+const STARTING: OmniMetricsOptions = {
+  modelName: 'm',
+  stagePools: [1, 2],
+  logStats: true,
+  logIntervalSeconds: 5,
+  prometheus: { host: '127.0.0.1', port: 0 },
+  exporters: ['prometheus', 'otlp'],
+  otlp: { endpoint: 'http://127.0.0.1:9/v1/metrics' },
+};
+
+/** Rejected options: what is passed over `STARTING`, the option named, and the exact message. */
+const REJECTED: ReadonlyArray<{ readonly given: Record<string, unknown>; readonly option: string; readonly message: string }> = [
+  { given: { logstats: true }, option: 'logstats', message: `unknown option "logstats" (did you mean "logStats"?); options accepts ${ACCEPTED}` },
+  { given: { promethues: {} }, option: 'promethues', message: `unknown option "promethues" (did you mean "prometheus"?); options accepts ${ACCEPTED}` },
+  { given: { metricsPort: 9464 }, option: 'metricsPort', message: `unknown option "metricsPort"; options accepts ${ACCEPTED}` },
+  { given: { modelName: '' }, option: 'modelName', message: `modelName must be a non-empty string (vLLM's served model name); got ""` },
+  { given: { stagePools: 3 }, option: 'stagePools', message: 'stagePools must be an array; got 3' },
+  { given: { logStats: 'yes' }, option: 'logStats', message: 'logStats must be true or false; got "yes"' },
+  { given: { processMetrics: 1 }, option: 'processMetrics', message: 'processMetrics must be true or false; got 1' },
+  { given: { prometheus: true }, option: 'prometheus', message: 'prometheus must be false or an object of server options ({} for the defaults); got true' },
+  { given: { naming: 'prom' }, option: 'naming', message: 'naming must be one of "vllm", "otel"; got "prom"' },
+  { given: { prefix: 'omni_' }, option: 'prefix', message: 'prefix must be one of "vllm:omni_", "vllm_omni:"; got "omni_"' },
+  { given: { maxModelLen: 0 }, option: 'maxModelLen', message: 'maxModelLen must be a positive integer; got 0' },
+  { given: { cardinalityLimit: 1.5 }, option: 'cardinalityLimit', message: 'cardinalityLimit must be a positive integer; got 1.5' },
+  { given: { logIntervalSeconds: -1 }, option: 'logIntervalSeconds', message: 'logIntervalSeconds must be a finite number ≥ 0; got -1' },
+  { given: { configFile: '' }, option: 'configFile', message: 'configFile must be a non-empty string; got ""' },
+  { given: { logSink: {} }, option: 'logSink', message: 'logSink must be an object with info(); got {}' },
+  { given: { metricProducers: [{}] }, option: 'metricProducers[0]', message: 'metricProducers[0] must be an OmniMetricProducer; got {}' },
+  { given: { genAiMetrics: true, logStats: false }, option: 'genAiMetrics', message: 'genAiMetrics needs logStats: true (the GenAI histograms are derived from the upstream stats)' },
+  {
+    given: { features: { specdecode: { numSpeculativeTokens: 2 } } },
+    option: 'features.specdecode',
+    message: 'unknown option "features.specdecode" (did you mean "specDecode"?); features accepts specDecode, kvConnector, lora, kvCacheMetrics, corruptedRequests',
+  },
+  { given: { features: { kvConnector: 'lmcache' } }, option: 'features.kvConnector', message: 'features.kvConnector must be one of "nixl"; got "lmcache"' },
+  { given: { features: { kvCacheMetrics: 'on' } }, option: 'features.kvCacheMetrics', message: 'features.kvCacheMetrics must be true or false; got "on"' },
+  {
+    given: { features: { specDecode: { numSpeculativeTokens: 0 } } },
+    option: 'features.specDecode.numSpeculativeTokens',
+    message: 'features.specDecode.numSpeculativeTokens must be a positive integer; got 0',
+  },
+  { given: { features: { lora: {} } }, option: 'features.lora.maxLoras', message: 'features.lora.maxLoras must be a positive integer; got undefined' },
+  {
+    given: { prometheus: { host: '127.0.0.1', port: 0, withTargetinfo: true } },
+    option: 'prometheus.withTargetinfo',
+    message:
+      'unknown option "prometheus.withTargetinfo" (did you mean "withTargetInfo"?); prometheus accepts host, port, path, auth, tls, headersTimeoutMillis, idleTimeoutMillis, maxConnections, withTargetInfo, withScopeLabels, createdSeries',
+  },
+  { given: { prometheus: { createdSeries: 'no' } }, option: 'prometheus.createdSeries', message: 'prometheus.createdSeries must be true or false; got "no"' },
+  { given: { prometheus: { host: '' } }, option: 'prometheus.host', message: 'prometheus.host must be a non-empty string; got ""' },
+  {
+    given: { prometheus: { tls: { key: 'k.pem', cert: 'c.pem' } } },
+    option: 'prometheus.tls.key',
+    message: 'unknown option "prometheus.tls.key"; prometheus.tls accepts keyFile, certFile',
+  },
+  {
+    given: { prometheus: { auth: { token: 'secret' } } },
+    option: 'prometheus.auth.token',
+    message: 'unknown option "prometheus.auth.token"; prometheus.auth accepts bearerToken, basic',
+  },
+  {
+    given: { otlp: { endpiont: 'http://127.0.0.1:4318/v1/metrics' } },
+    option: 'otlp.endpiont',
+    message:
+      'unknown option "otlp.endpiont" (did you mean "endpoint"?); otlp accepts protocol, endpoint, headers, timeoutMillis, compression, exportIntervalMillis, exportTimeoutMillis, temporality',
+  },
+  { given: { selfCheck: { interval: 5 } }, option: 'selfCheck.interval', message: 'unknown option "selfCheck.interval"; selfCheck accepts intervalSeconds' },
+  {
+    given: { enginePull: { engines: [{ stage: 0, replica: 0, url: 'http://127.0.0.1:8000/metrics' }], timeout: 100 } },
+    option: 'enginePull.timeout',
+    message: 'unknown option "enginePull.timeout"; enginePull accepts engines, timeoutMillis, cacheMillis, intervalMillis, passThrough, maxResponseBytes',
+  },
+  {
+    given: { enginePull: { engines: [{ stage: 0, replica: 0, uri: 'http://127.0.0.1:8000/metrics' }] } },
+    option: 'enginePull.engines[0].uri',
+    message: 'unknown option "enginePull.engines[0].uri" (did you mean "url"?); enginePull.engines[0] accepts stage, replica, url, engine',
+  },
+  { given: { meterProvider: {} }, option: 'meterProvider', message: 'meterProvider must be an object with getMeter(); got {}' },
+  {
+    given: { prometheusReader: new OmniPrometheusReader() },
+    option: 'prometheusReader',
+    message: "prometheusReader is for a meterProvider of your own (or meterProvider: 'external'); without one, this call builds its reader",
+  },
+  {
+    given: { meterProvider: 'external', readers: [] },
+    option: 'readers',
+    message: 'readers are attached to the provider this call creates; with meterProvider given, add them to that provider',
+  },
+  {
+    given: { meterProvider: 'external', serviceName: 'svc' },
+    option: 'serviceName',
+    message: 'serviceName shapes the provider this call creates; with meterProvider given, set it on that provider',
+  },
+  {
+    given: { meterProvider: 'external' },
+    option: 'exporters',
+    message:
+      'exporters otlp and console need the provider registerOmniMetrics creates; with a meterProvider of your own, give its push reader metricProducers: [handle.createMetricProducer()]',
+  },
+];
+
+/**
+ * Resources the process holds, counted by type (timers, servers, sockets, …), after a turn of the
+ * event loop: mocha arms its own test timer once the test function has returned its promise.
+ */
+async function settledResourceCounts(): Promise<Map<string, number>> {
+  await new Promise((resolve) => setImmediate(resolve));
+  return resourceCounts();
+}
+
+function resourceCounts(): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const type of process.getActiveResourcesInfo()) counts.set(type, (counts.get(type) ?? 0) + 1);
+  return counts;
+}
+
+/** No resource type has more instances than before (others' sockets may close meanwhile). */
+async function assertNothingNew(before: Map<string, number>, what: string): Promise<void> {
+  for (const [type, count] of await settledResourceCounts()) {
+    assert.ok(count <= (before.get(type) ?? 0), `${what}: ${count - (before.get(type) ?? 0)} new ${type} left behind`);
+  }
+}
+
+describe('options: every bad option is refused before anything starts', () => {
+  for (const { given, option, message } of REJECTED) {
+    it(`${JSON.stringify(given, (_, value: unknown) => (value instanceof OmniPrometheusReader ? 'reader' : value))}`, async () => {
+      const before = await settledResourceCounts();
+      await assert.rejects(registerOmniMetrics({ ...STARTING, ...given } as OmniMetricsOptions), (error: unknown) => {
+        assert.ok(error instanceof OmniOptionError, `an OmniOptionError, got ${String(error)}`);
+        assert.equal(error.option, option);
+        assert.equal(error.message, `omni-otel-metrics: ${message}`);
+        return true;
+      });
+      await assertNothingNew(before, option);
+    });
+  }
+
+  it('options themselves must be an object', () => {
+    assert.throws(() => resolveOmniSettings(undefined as unknown as OmniMetricsOptions), { message: 'omni-otel-metrics: options must be an object; got undefined' });
+  });
+
+  it('property: any key that is not an option is refused by name', () => {
+    const accepted = new Set(ACCEPTED.split(', '));
+    fc.assert(
+      fc.property(
+        fc.string({ minLength: 1, maxLength: 20 }).filter((key) => !accepted.has(key) && key !== '__proto__'),
+        (key) => {
+          assert.throws(() => resolveOmniSettings({ modelName: 'm', [key]: 1 } as OmniMetricsOptions), (error: unknown) => {
+            assert.ok(error instanceof OmniOptionError);
+            assert.equal(error.option, key);
+            assert.ok(error.message.startsWith(`omni-otel-metrics: unknown option ${JSON.stringify(key)}`), error.message);
+            return true;
+          });
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it('OmniInstrumentation and OmniPrometheusReader refuse unknown keys the same way', async () => {
+    assert.throws(() => new OmniPrometheusReader({ createdSeries: true, withTargetinfo: true } as never), {
+      message:
+        'omni-otel-metrics: unknown option "OmniPrometheusReader options.withTargetinfo" (did you mean "withTargetInfo"?); OmniPrometheusReader options accepts store, declaredFamilies, withTargetInfo, withScopeLabels, createdSeries',
+    });
+    const handle = await registerOmniMetrics({ modelName: 'm', prometheus: false, selfCheck: false });
+    try {
+      assert.throws(() => new OmniInstrumentation({ metrics: handle, diagnosticChannels: false } as never), {
+        message:
+          'omni-otel-metrics: unknown option "OmniInstrumentation config.diagnosticChannels" (did you mean "diagnosticsChannels"?); OmniInstrumentation config accepts enabled, metrics, orchestratorClass, servingClass, modules, diagnosticsChannels, requestIdleTimeoutMillis, maxTrackedRequests',
+      });
+    } finally {
+      await handle.shutdown();
+    }
+  });
+
+  describe('a start that fails after the options were settled', () => {
+    let squatter: Server;
+    let port: number;
+    before(async () => {
+      squatter = createServer();
+      await new Promise<void>((resolve) => squatter.listen(0, '127.0.0.1', resolve));
+      port = (squatter.address() as AddressInfo).port;
+    });
+    after(async () => {
+      await new Promise((resolve) => squatter.close(resolve));
+    });
+
+    it('a taken port: the error names the server and the options; no provider, timer or reader is left', async () => {
+      const producer = new OmniMetricProducer();
+      const before = await settledResourceCounts();
+      await assert.rejects(registerOmniMetrics({ ...STARTING, prometheus: { host: '127.0.0.1', port }, metricProducers: [producer] }), (error: NodeJS.ErrnoException) => {
+        assert.equal(error.code, 'EADDRINUSE');
+        assert.match(error.message, new RegExp(`^omni-otel-metrics: the /metrics server cannot listen on 127\\.0\\.0\\.1:${port}: the port is in use`));
+        return true;
+      });
+      await assertNothingNew(before, 'failed listen');
+    });
+  });
+});
+
+describe('options: what a model name alone gives', () => {
+  let handle: OmniMetricsHandle | undefined;
+  afterEach(async () => {
+    await handle?.shutdown();
+    handle = undefined;
+  });
+
+  it('no stagePools: the pipeline families record and print (logStats on); no engine series exist', async () => {
+    handle = await registerOmniMetrics({ modelName: 'm', logStats: true, prometheus: false, selfCheck: false, processMetrics: false });
+    handle.pipeline.requestSucceeded(0.25, 'stop');
+    const text = await handle.metricsText();
+    assert.ok(text.includes('vllm:omni_requests_success_total{finished_reason="stop",model_name="m"} 1.0\n'), text);
+    assert.ok(text.includes('vllm:omni_e2e_request_latency_s_sum{model_name="m"} 0.25\n'), text);
+    assert.equal(handle.stageReplicaMap.engineCount, 0);
+    assert.doesNotMatch(text, /stage="/);
+  });
+});

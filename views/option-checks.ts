@@ -1,0 +1,107 @@
+/**
+ * Checks for options a user passes in: each failure names the option (its dotted path) and what
+ * it accepts, so a typo or a wrong type fails at startup with a message that says how to fix it.
+ * Every public constructor and `registerOmniMetrics` run these before anything is built.
+ */
+
+/** A bad option: `option` is its dotted path (`prometheus.port`). */
+export class OmniOptionError extends TypeError {
+  constructor(
+    readonly option: string,
+    message: string,
+  ) {
+    super(`omni-otel-metrics: ${message}`);
+    this.name = 'OmniOptionError';
+  }
+}
+
+/** How a rejected value is shown: strings quoted, everything else as JSON where it can be. */
+export function shown(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value);
+  if (typeof value === 'function') return 'a function';
+  if (typeof value === 'bigint' || typeof value === 'symbol' || value === undefined) return String(value);
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return Object.prototype.toString.call(value);
+  }
+}
+
+function fail(option: string, expected: string, value: unknown): never {
+  throw new OmniOptionError(option, `${option} must be ${expected}; got ${shown(value)}`);
+}
+
+/**
+ * `value` is a plain options object whose keys are all in `accepted`; an unknown key is refused
+ * with the closest accepted one when it differs only in case or by a letter or two.
+ */
+export function checkObject(value: unknown, option: string, accepted: readonly string[]): void {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) fail(option === '' ? 'options' : option, 'an object', value);
+  for (const key of Object.keys(value)) {
+    if (accepted.includes(key)) continue;
+    const path = option === '' ? key : `${option}.${key}`;
+    const guess = closest(key, accepted);
+    const hint = guess === undefined ? '' : ` (did you mean ${JSON.stringify(guess)}?)`;
+    throw new OmniOptionError(path, `unknown option ${JSON.stringify(path)}${hint}; ${option === '' ? 'options' : option} accepts ${accepted.join(', ')}`);
+  }
+}
+
+export function checkOneOf<T>(value: unknown, option: string, accepted: readonly T[]): asserts value is T | undefined {
+  if (value !== undefined && !accepted.includes(value as T)) fail(option, `one of ${accepted.map(shown).join(', ')}`, value);
+}
+
+export function checkBoolean(value: unknown, option: string): asserts value is boolean | undefined {
+  if (value !== undefined && typeof value !== 'boolean') fail(option, 'true or false', value);
+}
+
+export function checkString(value: unknown, option: string): asserts value is string | undefined {
+  if (value !== undefined && (typeof value !== 'string' || value === '')) fail(option, 'a non-empty string', value);
+}
+
+export function checkPositiveInteger(value: unknown, option: string): asserts value is number | undefined {
+  if (value !== undefined && !(Number.isInteger(value) && (value as number) > 0)) fail(option, 'a positive integer', value);
+}
+
+export function checkNonNegativeNumber(value: unknown, option: string): asserts value is number | undefined {
+  if (value !== undefined && !(typeof value === 'number' && Number.isFinite(value) && value >= 0)) fail(option, 'a finite number ≥ 0', value);
+}
+
+export function checkArray(value: unknown, option: string): asserts value is readonly unknown[] | undefined {
+  if (value !== undefined && !Array.isArray(value)) fail(option, 'an array', value);
+}
+
+/** `value` has every listed method (a duck-typed object from the user: a sink, a provider). */
+export function checkMethods(value: unknown, option: string, methods: readonly string[]): void {
+  if (value === undefined) return;
+  const record = value as Record<string, unknown> | null;
+  if (typeof value !== 'object' || record === null || methods.some((name) => typeof record[name] !== 'function')) {
+    fail(option, `an object with ${methods.map((name) => `${name}()`).join(' and ')}`, value);
+  }
+}
+
+/** The accepted key within edit distance 2 or equal ignoring case, if exactly one is that close. */
+function closest(key: string, accepted: readonly string[]): string | undefined {
+  const lower = key.toLowerCase();
+  const near = accepted.filter((candidate) => candidate.toLowerCase() === lower || editDistance(candidate.toLowerCase(), lower) <= 2);
+  return near.length === 1 ? near[0] : undefined;
+}
+
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, index) => index);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    previous = current;
+  }
+  return previous[b.length]!;
+}
+
+/**
+ * The keys of an options type, listed once: the compiler refuses a list that misses a key or
+ * names one the type does not have, so the accepted keys cannot drift from the documented type.
+ */
+export function optionKeys<T>(keys: { readonly [K in keyof Required<T>]: true }): readonly string[] {
+  return Object.keys(keys);
+}
