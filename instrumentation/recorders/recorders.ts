@@ -3,6 +3,7 @@ import type { FeatureOptions, ResolvedCatalog } from '../../views/catalog';
 import type { StageReplicaMap } from '../../views/stage-replica-map';
 import type { SeriesStore } from '../../views/store/series-store';
 import { PACKAGE_VERSION, type NamingScheme } from '../../views/views';
+import { OmniCustomMetrics } from './custom-metrics';
 import { GEN_AI_METER_NAME, OmniGenAiMetrics } from './gen-ai-metrics';
 import { OmniDiffusionMetrics } from './diffusion-metrics';
 import { OmniModalityMetrics } from './modality-metrics';
@@ -35,6 +36,12 @@ export interface OmniRecorders {
   readonly diffusion: OmniDiffusionMetrics;
   readonly transfer: OmniTransferMetrics;
   readonly stageReplica: OmniStageReplicaMetrics;
+  /**
+   * The families declared under `families:` in `configFile`, recorded through the store like the
+   * catalog's own: `custom.counter(name).add(value, labels)`, `custom.gauge(name).set(…)`,
+   * `custom.histogram(name).observe(…)`; `model_name` is filled in. Not gated by `logStats`.
+   */
+  readonly custom: OmniCustomMetrics;
   /** Upstream `vllm:*` statistics; present only when `logStats` is on. */
   readonly statLogger?: OmniStatLogger;
   /** GenAI semconv histograms; present only with `genAiMetrics` and `logStats` on. */
@@ -67,6 +74,7 @@ export function createRecorders(store: SeriesStore, settings: RecorderSettings, 
     diffusion: new OmniDiffusionMetrics(store, options),
     transfer: new OmniTransferMetrics(store, options),
     stageReplica: new OmniStageReplicaMetrics(store, settings.modelName),
+    custom: new OmniCustomMetrics(store, settings.modelName),
     statLogger: settings.logStats
       ? new OmniStatLogger(store, {
           modelName: settings.modelName,

@@ -21,6 +21,28 @@ function labelValueText(value: unknown): string {
   return INVALID_LABEL_VALUE;
 }
 
+/**
+ * The lookup key of a label set: the values joined with NUL, then SOH and an info family's extra
+ * labels. A value that holds NUL or SOH itself (host data) could make two label sets share that
+ * key, so such a set is keyed by SOH and its values' JSON instead: JSON escapes both, and a
+ * joined key holds no SOH before its extra labels' `{`. (Scanning while joining costs less than
+ * `join`.)
+ */
+function seriesKey(texts: readonly string[], extraLabels: Attributes | undefined): string {
+  let values = '';
+  scan: for (let i = 0; i < texts.length; i++) {
+    const text = texts[i] as string;
+    for (let j = 0; j < text.length; j++) {
+      if (text.charCodeAt(j) <= 1) {
+        values = `\u0001${JSON.stringify(texts)}`;
+        break scan;
+      }
+    }
+    values = i === 0 ? text : `${values}\u0000${text}`;
+  }
+  return extraLabels === undefined ? values : `${values}\u0001${JSON.stringify(extraLabels)}`;
+}
+
 /** What a label value that cannot be text is recorded as. */
 export const INVALID_LABEL_VALUE = 'invalid';
 
@@ -81,7 +103,7 @@ export class FamilySeries implements SeriesOwner {
     }
     if (extraLabels !== undefined && !this.family.info) throw new TypeError(`${this.name} is not an info family: it has no extra labels`);
     const texts = values.map(labelValueText);
-    const key = extraLabels === undefined ? texts.join('\u0000') : `${texts.join('\u0000')}\u0001${JSON.stringify(extraLabels)}`;
+    const key = seriesKey(texts, extraLabels);
     const existing = this.byKey.get(key);
     if (existing !== undefined) return existing;
     if (this.byKey.size >= this.context.cardinalityLimit) return this.overflowSeries();
