@@ -60,7 +60,7 @@ export class OmniPrometheusReader extends MetricReader {
    * same name into one block.
    */
   attachStore(store: SeriesStore, producer?: OmniMetricProducer): void {
-    const families = store.families.map(({ family, streamName }) => ({ name: family.name, type: family.type, help: family.help, streamName }));
+    const families = store.families.map(({ family, streamName }) => ({ name: family.name, type: family.type, help: family.help, streamName, omitCreated: family.omitCreated }));
     this.store = {
       series: store,
       producer: producer ?? new OmniMetricProducer({ store }),

@@ -112,7 +112,7 @@ function addMetric(
 
 function familyText(family: Family, openMetrics: boolean, createdSeries: boolean): string {
   addEagerSeries(family);
-  const created = createdSeries && hasCreatedSeries(family.type) ? `${familyStem(family.name, family.type)}_created` : undefined;
+  const created = createdSeries && hasCreatedSeries(family.type) && family.declared?.omitCreated !== true ? `${familyStem(family.name, family.type)}_created` : undefined;
   let out = familyHeader(family.name, family.type, family.help, openMetrics);
   for (const { labels, point, placeholder } of family.series) {
     const text = renderLabelText(labels);

@@ -60,14 +60,16 @@ class ChunkedBytes {
  * The store's families in the byte shape of vLLM's `/metrics` (prometheus_client), as UTF-8:
  * every family in catalog order, HELP/TYPE even without series, series in creation order. Label
  * blocks come pre-rendered from the store and the constant parts of each family from a
- * per-family cache, so a scrape formats numbers and concatenates strings, nothing more.
+ * per-family cache, so a scrape formats numbers and concatenates strings, nothing more. The
+ * store's collect hooks run first, so values read rather than recorded are current.
  */
 export function renderStore(store: SeriesStore, options: StoreExpositionOptions): Buffer {
+  store.runCollectHooks();
   const openMetrics = options.format === 'openmetrics';
   const out = new ChunkedBytes();
   for (const family of store.families) {
     const text = familyText(family);
-    const created = options.createdSeries && hasCreatedSeries(family.family.type);
+    const created = options.createdSeries && hasCreatedSeries(family.family.type) && family.family.omitCreated !== true;
     out.text += openMetrics ? text.openMetricsHeader : text.textHeader;
     if (family.family.type === 'histogram') {
       for (const series of family.series as HistogramSeries[]) {

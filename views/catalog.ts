@@ -2,6 +2,7 @@ import { build125Buckets } from './buckets';
 import type { FamilyDefinition, FamilyGroup, FamilyType } from './family-definition';
 import { DEFAULT_PIPELINE_PREFIX, exposedName, instrumentNameFor, otelNameFor, PIPELINE_PREFIXES, type PipelinePrefix } from './names';
 import { PIPELINE_FAMILIES, type PipelineFamilyKey } from './pipeline-families';
+import { PROCESS_FAMILIES, type ProcessFamilyKey } from './process-families';
 import { UPSTREAM_FAMILIES, type UpstreamFamilyKey } from './upstream-families';
 
 /** Optional vLLM features whose families vLLM registers only when the feature is configured. */
@@ -31,6 +32,11 @@ export interface CatalogOptions {
   readonly buckets?: Readonly<Record<string, readonly number[]>>;
   /** Extra families, already validated (see `loadMetricsConfig`). */
   readonly customFamilies?: readonly CustomFamily[];
+  /**
+   * The `process_*` and `nodejs_*` families, first in the exposition as in a Python vLLM's; a
+   * process collector reads their values at collection time. Default off here.
+   */
+  readonly processMetrics?: boolean;
 }
 
 /** A user family from the config file; `name` is the exposed name. */
@@ -43,7 +49,7 @@ export interface CustomFamily {
   readonly unit?: string;
 }
 
-export type FamilyKey = `pipeline.${PipelineFamilyKey}` | `upstream.${UpstreamFamilyKey}` | `custom.${string}`;
+export type FamilyKey = `pipeline.${PipelineFamilyKey}` | `upstream.${UpstreamFamilyKey}` | `process.${ProcessFamilyKey}` | `custom.${string}`;
 
 /** A family with its name, labels and buckets settled for one configuration. */
 export interface ResolvedFamily {
@@ -66,6 +72,8 @@ export interface ResolvedFamily {
   readonly info: boolean;
   readonly eager: boolean;
   readonly deprecatedFor?: string;
+  /** A counter or histogram without `_created` (the process families, as the clients print them). */
+  readonly omitCreated?: boolean;
 }
 
 export interface ResolvedCatalog {
@@ -107,9 +115,11 @@ export function resolveCatalog(options: CatalogOptions = {}): ResolvedCatalog {
       info: def.info === true,
       eager: def.eager === true,
       deprecatedFor: def.deprecatedFor,
+      ...(def.omitCreated === true ? { omitCreated: true } : {}),
     });
   };
 
+  for (const [key, def] of Object.entries(PROCESS_FAMILIES)) add(`process.${key as ProcessFamilyKey}`, '', def);
   for (const [key, def] of Object.entries(PIPELINE_FAMILIES)) add(`pipeline.${key as PipelineFamilyKey}`, prefix, def);
   for (const [key, def] of Object.entries(UPSTREAM_FAMILIES)) add(`upstream.${key as UpstreamFamilyKey}`, 'vllm:', def);
   for (const custom of options.customFamilies ?? []) {
@@ -138,6 +148,7 @@ export function resolveCatalog(options: CatalogOptions = {}): ResolvedCatalog {
 
 function enabledGroups(options: CatalogOptions): Set<FamilyGroup> {
   const groups = new Set<FamilyGroup>(['pipeline', 'custom']);
+  if (options.processMetrics) groups.add('process');
   if (!options.logStats) return groups;
   const features = options.features ?? {};
   groups.add('core');

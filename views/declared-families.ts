@@ -13,6 +13,8 @@ export interface DeclaredFamily {
   readonly eagerAttributes?: Attributes;
   /** The SDK stream name when it differs from `name` (the `otel` naming scheme): folded into this family. */
   readonly streamName?: string;
+  /** A counter or histogram printed without `_created`, as the upstream client prints it. */
+  readonly omitCreated?: boolean;
 }
 
 /**
@@ -27,5 +29,6 @@ export function declaredFamilies(catalog: ResolvedCatalog, modelName: string, na
     help: family.help,
     buckets: family.buckets,
     eagerAttributes: family.eager ? { model_name: modelName } : undefined,
+    ...(family.omitCreated === true ? { omitCreated: true } : {}),
   }));
 }

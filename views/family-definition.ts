@@ -16,6 +16,7 @@ export type DerivedBuckets = 'request_tokens';
  * - `core`: upstream families vLLM always registers; only with `logStats` on.
  * - the rest: upstream families vLLM registers only when the feature is configured.
  * - `hidden`: deprecated upstream names, only with `showHiddenMetrics`.
+ * - `process`: the process and Node.js runtime families, only with `processMetrics`.
  */
 export type FamilyGroup =
   | 'pipeline'
@@ -26,6 +27,7 @@ export type FamilyGroup =
   | 'kvCacheResidency'
   | 'corruptedRequests'
   | 'hidden'
+  | 'process'
   // families a user adds through the config file; always registered
   | 'custom';
 
@@ -54,6 +56,8 @@ export interface FamilyDefinition {
   readonly eager?: boolean;
   /** Deprecated upstream name: the family that replaces it. */
   readonly deprecatedFor?: string;
+  /** A counter or histogram the upstream client builds without a creation time: it prints no `_created`. */
+  readonly omitCreated?: boolean;
 }
 
 /** Which namespace a family's name lives in. */

@@ -69,6 +69,7 @@ export class OmniMetricProducer implements MetricProducer {
     const metrics: MetricData[] = [];
     const now = hrTime();
     if (this.store !== undefined) {
+      this.store.runCollectHooks();
       const naming = this.store.options.naming ?? 'vllm';
       for (const family of this.store.families) {
         const metric = this.metricOf(family, naming, now);

@@ -1,5 +1,6 @@
 import type { Attributes } from '@opentelemetry/api';
 import type { FamilyKey, ResolvedCatalog } from '../catalog';
+import { WarnOnce } from '../diag-warnings';
 import { EngineRelabelProcessor } from '../engine-relabel-processor';
 import type { StageReplicaMap } from '../stage-replica-map';
 import { streamNameFor, type NamingScheme } from '../views';
@@ -33,6 +34,8 @@ export class SeriesStore {
   readonly cardinalityLimit: number;
   private readonly byKey: ReadonlyMap<FamilyKey, FamilySeries>;
   private readonly relabel?: EngineRelabelProcessor;
+  private readonly collectHooks = new Set<() => void>();
+  private readonly failedHooks = new WarnOnce();
 
   constructor(
     readonly catalog: ResolvedCatalog,
@@ -68,6 +71,33 @@ export class SeriesStore {
   /** The series of `key` with these label values (in `family.labels` order); a no-op series when the family is off. */
   bind(key: FamilyKey, values: readonly LabelValue[], extraLabels?: Attributes): BoundSeries {
     return this.byKey.get(key)?.bind(values, extraLabels) ?? NOOP_SERIES;
+  }
+
+  /**
+   * Runs `hook` right before every collection of the store (each scrape, each export), for
+   * values that are read rather than recorded: the process's memory, its open files. Returns the
+   * function that removes it.
+   */
+  addCollectHook(hook: () => void): () => void {
+    this.collectHooks.add(hook);
+    return () => {
+      this.collectHooks.delete(hook);
+    };
+  }
+
+  /**
+   * What every reader of the store calls before it reads the series. A hook that throws is
+   * reported once and the collection goes on: it leaves its values as they were.
+   */
+  runCollectHooks(): void {
+    for (const hook of this.collectHooks) {
+      try {
+        hook();
+      } catch (error) {
+        const name = hook.name || 'anonymous';
+        this.failedHooks.warn(name, `the collect hook ${name} threw; the values it refreshes are left as they were`, error);
+      }
+    }
   }
 
   /**
