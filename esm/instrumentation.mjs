@@ -1,0 +1,2 @@
+// ESM entry point for the `./instrumentation` subpath: re-exports the CommonJS build (see index.mjs).
+export * from '../dist/instrumentation/index.js';

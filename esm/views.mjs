@@ -1,0 +1,2 @@
+// ESM entry point for the `./views` subpath: re-exports the CommonJS build (see index.mjs).
+export * from '../dist/views/index.js';
