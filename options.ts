@@ -120,9 +120,11 @@ export interface OmniMetricsOptions {
    */
   readonly selfCheck?: false | SelfCheckOptions;
   /**
-   * The standard `process_*` families (CPU seconds, resident and virtual memory, start time,
-   * open and max file descriptors) and Node runtime families, read at each scrape or export.
-   * Default on, as every official Prometheus client (and so vLLM) has them.
+   * The standard `process_*` families as Python's prometheus_client prints them (CPU seconds,
+   * resident and virtual memory, start time, open and max file descriptors) and Node.js runtime
+   * families under prom-client's names (event loop lag, heap, external memory, active handles and
+   * requests, GC durations, version info), first in `/metrics` as in vLLM's. Read right before
+   * each scrape or export. Default on.
    */
   readonly processMetrics?: boolean;
 }

@@ -11,6 +11,7 @@ import type { InstrumentedMetrics } from './instrumentation/hooks/instrumented-m
 import { createRecorders, stopRecorders, type RecorderSettings } from './instrumentation/recorders/recorders';
 import { HostCallCounts, setHostCallCounts } from './instrumentation/self-check/host-calls';
 import { SilentFamilyCheck } from './instrumentation/self-check/self-check';
+import { startProcessMetrics } from './instrumentation/process/process-metrics';
 import { SelfCheckMonitor } from './instrumentation/self-check/self-check-monitor';
 import type { SelfCheckReport } from './instrumentation/self-check/types';
 import type { OmniMetricsOptions } from './options';
@@ -108,6 +109,8 @@ export async function registerOmniMetrics(options: OmniMetricsOptions): Promise<
   const hostCalls = new HostCallCounts(stageReplicaMap);
   const silentFamilies = new SilentFamilyCheck({ store, stageReplicaMap, logStats: settings.logStats, hostCalls, pulledReplicas: settings.enginePull?.targets });
   const monitor = settings.selfCheckIntervalSeconds === undefined ? undefined : new SelfCheckMonitor(silentFamilies, settings.selfCheckIntervalSeconds, settings.logSink);
+  // Nothing unless the catalog has the process families; between collections only its GC observer runs.
+  const processMetrics = startProcessMetrics(store);
   const ownsProvider = meterProvider instanceof MeterProvider && settings.provider.kind === 'own';
 
   const handle: OmniMetricsHandle = {
@@ -142,6 +145,7 @@ export async function registerOmniMetrics(options: OmniMetricsOptions): Promise<
     },
     shutdown: async () => {
       monitor?.stop();
+      processMetrics.stop();
       stopRecorders(recorders);
       puller?.stop();
       await server?.close();

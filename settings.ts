@@ -155,6 +155,7 @@ export function resolveOmniSettings(options: OmniMetricsOptions, env: NodeJS.Pro
     showHiddenMetrics: options.showHiddenMetrics,
     buckets: config?.buckets,
     customFamilies: config?.customFamilies,
+    processMetrics: options.processMetrics !== false,
   });
   const serves = options.prometheus !== false && exportSettings.exporters.has('prometheus') && !sdkDisabled;
   const server = serves ? resolvePrometheusServerSettings(options.prometheus || {}, env) : undefined;

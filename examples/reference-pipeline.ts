@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { OmniInstrumentation, registerOmniMetrics, type OmniMetricsHandle } from '../index';
+import { OmniInstrumentation, registerOmniMetrics, type OmniMetricsHandle } from 'omni-otel-metrics';
 import { AsyncOmni } from './pipeline/async-omni';
 import { Orchestrator } from './pipeline/orchestrator';
 import { KV_BLOCK_SIZE } from './pipeline/simulated-engine';

@@ -11,7 +11,6 @@ import { OPENMETRICS_CONTENT_TYPE, TEXT_CONTENT_TYPE, type ExpositionFormat } fr
 import { checkObject, checkString, optionKeys } from '../views/option-checks';
 import { challenges, isAuthorized, validateScrapeAuth, type ScrapeAuth } from './scrape-auth';
 
-export { negotiateFormat } from './content-negotiation';
 
 export const DEFAULT_PROMETHEUS_PORT = 9464;
 /** Loopback, as OpenTelemetry's `OTEL_EXPORTER_PROMETHEUS_HOST` default (`localhost`): metrics are not published to the network unless asked. */

@@ -8,7 +8,6 @@ import { bucketLabelParts, renderLabelText } from '../views/store/label-text';
 import { createdHeader, familyHeader, familyStem, hasCreatedSeries, omitsCountAndSum, type ExpositionFormat } from './exposition-text';
 import { expandSamples, prometheusFamilyName, prometheusType } from './samples';
 
-export { OPENMETRICS_CONTENT_TYPE, TEXT_CONTENT_TYPE, type ExpositionFormat } from './exposition-text';
 
 export interface SerializeOptions {
   readonly format?: ExpositionFormat;

@@ -15,6 +15,7 @@ const GROUP_TITLES: ReadonlyArray<[FamilyGroup, string]> = [
   ['kvCacheResidency', 'KV-block residency (`features.kvCacheMetrics`)'],
   ['corruptedRequests', 'Corrupted requests (`features.corruptedRequests`)'],
   ['hidden', 'Deprecated names (`showHiddenMetrics: true`)'],
+  ['process', 'Process and Node.js runtime (`processMetrics`, default on)'],
 ];
 
 /** Markdown tables of every family, grouped by when it is registered: the README's catalog section. */

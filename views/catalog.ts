@@ -175,6 +175,7 @@ export function resolveFullCatalog(options: Pick<CatalogOptions, 'prefix' | 'max
     ...options,
     logStats: true,
     showHiddenMetrics: true,
+    processMetrics: true,
     features: {
       specDecode: { numSpeculativeTokens: 1 },
       kvConnector: 'nixl',

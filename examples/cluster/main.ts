@@ -7,9 +7,7 @@
  * OTLP to a Collector) and aggregate there.
  */
 import cluster from 'node:cluster';
-import { serveClusterWorker } from '../../exporters/cluster/cluster-worker';
-import { startClusterPrimary } from '../../exporters/cluster/cluster-primary';
-import { registerOmniMetrics } from '../../register';
+import { serveClusterWorker, startClusterPrimary, registerOmniMetrics } from 'omni-otel-metrics';
 
 /** The same options in the primary and every worker, so their catalogs agree. */
 const OPTIONS = { modelName: 'demo-model', stagePools: [1, 2], logStats: true } as const;

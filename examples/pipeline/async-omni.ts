@@ -1,4 +1,4 @@
-import type { OmniRequestOutput, OmniServingLike } from '../../instrumentation/pipeline/host-contract';
+import type { OmniRequestOutput, OmniServingLike } from 'omni-otel-metrics';
 import { AUDIO_SAMPLE_RATE } from './code2wav-engine';
 import { InvalidRequestError } from './invalid-request-error';
 import type { Orchestrator } from './orchestrator';

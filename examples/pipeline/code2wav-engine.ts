@@ -1,5 +1,4 @@
-import type { EngineCoreEvent } from '../../instrumentation/pipeline/host-contract';
-import { createSchedulerStats, type SchedulerStats } from '../../instrumentation/stats/types';
+import { createSchedulerStats, type EngineCoreEvent, type SchedulerStats } from 'omni-otel-metrics';
 import { PcmSynthesizer } from './pcm-synthesizer';
 import { hashString, SeededRandom } from './seeded-random';
 import type { StageEngineOutput, StageInput } from './stage-engine';

@@ -1,6 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import type { DiffusionStageMetrics } from '../../instrumentation/pipeline/host-contract';
-import { createSchedulerStats, type SchedulerStats } from '../../instrumentation/stats/types';
+import { createSchedulerStats, type DiffusionStageMetrics, type SchedulerStats } from 'omni-otel-metrics';
 import { solidPng } from './png-image';
 import { hashString, SeededRandom } from './seeded-random';
 import type { ImageSpec, StageEngineOutput, StageInput } from './stage-engine';

@@ -1,6 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import type { OrchestratorLike, ReceiveReceipt, StageRequest, TransferReceipt } from '../../instrumentation/pipeline/host-contract';
-import type { FinishReason } from '../../instrumentation/stats/types';
+import type { FinishReason, OrchestratorLike, ReceiveReceipt, StageRequest, TransferReceipt } from 'omni-otel-metrics';
 import {
   CODE2WAV_STAGE,
   DIFFUSION_STAGE,

@@ -1,5 +1,4 @@
-import type { OrchestratorRequest, StageOutputMetrics } from '../../instrumentation/pipeline/host-contract';
-import type { FinishReason } from '../../instrumentation/stats/types';
+import type { FinishReason, OrchestratorRequest, StageOutputMetrics } from 'omni-otel-metrics';
 import type { ImageSpec } from './stage-engine';
 
 /**

@@ -1,11 +1,4 @@
-import type { EngineCoreEvent } from '../../instrumentation/pipeline/host-contract';
-import {
-  createPrefixCacheStats,
-  createSchedulerStats,
-  type FinishReason,
-  type PrefixCacheStats,
-  type SchedulerStats,
-} from '../../instrumentation/stats/types';
+import { createPrefixCacheStats, createSchedulerStats, type EngineCoreEvent, type FinishReason, type PrefixCacheStats, type SchedulerStats } from 'omni-otel-metrics';
 import { KvCacheManager } from './kv-cache-manager';
 import { SeededRandom } from './seeded-random';
 import type { StageEngineOutput, StageInput } from './stage-engine';

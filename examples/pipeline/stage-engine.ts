@@ -1,4 +1,4 @@
-import type { EngineCoreOutput, EngineCoreOutputs } from '../../instrumentation/pipeline/host-contract';
+import type { EngineCoreOutput, EngineCoreOutputs } from 'omni-otel-metrics';
 import type { DiffusionResult } from './diffusion-engine';
 
 /** What an image request asks the diffusion stage for. */

@@ -1,4 +1,4 @@
-import type { StagePoolLike } from '../../instrumentation/pipeline/host-contract';
+import type { StagePoolLike } from 'omni-otel-metrics';
 import type { StageEngine } from './stage-engine';
 
 /** Builds the engine of one replica of a stage (a new replica gets a new, seeded engine). */

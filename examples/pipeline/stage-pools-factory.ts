@@ -1,4 +1,4 @@
-import { StatsThrottle } from '../../instrumentation/stats/stats-throttle';
+import { StatsThrottle } from 'omni-otel-metrics';
 import { Code2WavEngine } from './code2wav-engine';
 import { DiffusionEngine } from './diffusion-engine';
 import { CODE2WAV_STAGE, DIFFUSION_STAGE, ENGINE_STAGE_COUNT, STAGE_NAMES, TALKER_STAGE, THINKER_STAGE } from './pipeline-types';

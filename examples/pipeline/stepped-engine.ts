@@ -1,7 +1,10 @@
-import { monotonicSeconds, type SecondsClock } from '../../instrumentation/stats/clock';
-import { StatsThrottle } from '../../instrumentation/stats/stats-throttle';
-import type { SchedulerStats } from '../../instrumentation/stats/types';
+import { performance } from 'node:perf_hooks';
+import { StatsThrottle, type SchedulerStats } from 'omni-otel-metrics';
 import type { StageEngine, StageEngineOutput, StageEngineOutputs, StageInput } from './stage-engine';
+
+/** Engine monotonic seconds, the clock of vLLM's engine-core event timestamps. */
+export type SecondsClock = () => number;
+const monotonicSeconds: SecondsClock = () => performance.now() / 1000;
 
 export interface SteppedEngineOptions {
   readonly stageId: number;

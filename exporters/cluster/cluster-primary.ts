@@ -15,7 +15,8 @@ import {
 } from '../prometheus-http';
 import { createdSeriesDisabledByEnv } from '../exposition-text';
 import type { DeclaredFamily } from '../../views/declared-families';
-import { serializePrometheus, type ExpositionFormat } from '../prometheus-serializer';
+import type { ExpositionFormat } from '../exposition-text';
+import { serializePrometheus } from '../prometheus-serializer';
 import { EMPTY_SNAPSHOT, mergeSnapshots, retireSnapshot, type GaugeMerge, type GaugeMergePolicy } from './merge';
 import { isProtocolMessage, type ProtocolMessage, type SnapshotMessage } from './protocol';
 import { snapshotToResourceMetrics, type ClusterSnapshot } from './snapshot';

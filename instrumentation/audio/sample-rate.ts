@@ -104,4 +104,3 @@ function pythonInt(value: unknown): number | undefined {
 }
 
 // The reference pairs the RTF helper with the sample-rate helpers; it lives in its own file.
-export { computeAudioRtf } from './audio-rtf';

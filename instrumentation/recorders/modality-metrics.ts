@@ -1,5 +1,6 @@
 import { AUDIO_CONTINUITY_DEFAULT_THRESHOLD_S, computeContinuityStats } from '../audio/continuity';
-import { computeAudioRtf, resolveAudioSampleRate } from '../audio/sample-rate';
+import { computeAudioRtf } from '../audio/audio-rtf';
+import { resolveAudioSampleRate } from '../audio/sample-rate';
 import { countAudioFrames } from '../audio/frames';
 import type { LabelValue } from '../../views/store/family-series';
 import type { SeriesStore } from '../../views/store/series-store';

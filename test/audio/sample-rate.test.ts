@@ -6,7 +6,6 @@ import {
   DEFAULT_AUDIO_SAMPLE_RATE,
   resolveAudioSampleRate,
   resolveAudioSampleRateOrUndefined,
-  computeAudioRtf as computeAudioRtfFromSampleRate,
 } from '../../instrumentation/audio/sample-rate';
 
 describe('resolveAudioSampleRate', () => {
@@ -100,6 +99,5 @@ describe('computeAudioRtf', () => {
     assert.equal(computeAudioRtf(3, 1.5), 2);
     assert.equal(computeAudioRtf(2, 0), 0);
     assert.equal(computeAudioRtf(2, -1), 0);
-    assert.equal(computeAudioRtfFromSampleRate, computeAudioRtf, 'also exported next to the sample-rate helpers');
   });
 });

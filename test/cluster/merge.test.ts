@@ -48,6 +48,8 @@ const WORKER_OPTIONS: OmniMetricsOptions = {
   prometheus: false,
   logIntervalSeconds: 0,
   cacheConfig: { block_size: 16 },
+  // Each process's own memory and CPU: not what the merge tests compare.
+  processMetrics: false,
 };
 
 describe('cluster snapshots and their merge', () => {

@@ -2,9 +2,10 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { MeterProvider } from '@opentelemetry/sdk-metrics';
-import { createMetricsHandler, negotiateFormat, startPrometheusServer, type PrometheusServer } from '../../exporters/prometheus-http';
+import { negotiateFormat } from '../../exporters/content-negotiation';
+import { createMetricsHandler, startPrometheusServer, type PrometheusServer } from '../../exporters/prometheus-http';
 import { OmniPrometheusReader } from '../../exporters/prometheus-reader';
-import { OPENMETRICS_CONTENT_TYPE, TEXT_CONTENT_TYPE } from '../../exporters/prometheus-serializer';
+import { OPENMETRICS_CONTENT_TYPE, TEXT_CONTENT_TYPE } from '../../exporters/exposition-text';
 import { httpGet } from '../support/http';
 
 describe('Prometheus HTTP endpoint', () => {

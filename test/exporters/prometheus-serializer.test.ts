@@ -32,6 +32,7 @@ describe('Prometheus serializer: golden text from a populated registry', () => {
       logStats: true,
       prometheus: false,
       logIntervalSeconds: 0,
+      processMetrics: false,
       cacheConfig: { block_size: 16, enable_prefix_caching: true, num_gpu_blocks: null, gpu_memory_utilization: 0.9 },
     });
     handle.pipeline.requestSucceeded(0.42, 'stop');
@@ -89,7 +90,7 @@ describe('Prometheus serializer: golden text from a populated registry', () => {
   });
 
   it('announces families without series, and prints eager series as zeros until recorded', async () => {
-    const handle = await registerOmniMetrics({ modelName: 'm', stagePools: [1], prometheus: false });
+    const handle = await registerOmniMetrics({ modelName: 'm', stagePools: [1], prometheus: false, processMetrics: false });
     const text = await handle.metricsText();
     await handle.shutdown();
     assert.equal(

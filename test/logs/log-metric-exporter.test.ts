@@ -37,7 +37,7 @@ class CaptureStream implements LogLineStream {
 }
 
 function register(options: Partial<OmniMetricsOptions> = {}): Promise<OmniMetricsHandle> {
-  return registerOmniMetrics({ modelName: 'm', stagePools: [1, 2], logStats: true, prometheus: false, logIntervalSeconds: 0, ...options });
+  return registerOmniMetrics({ modelName: 'm', stagePools: [1, 2], logStats: true, prometheus: false, logIntervalSeconds: 0, processMetrics: false, ...options });
 }
 
 /** The same data points with a fixed end time, so the golden lines carry a known timestamp. */

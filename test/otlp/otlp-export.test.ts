@@ -46,6 +46,7 @@ async function startRun(protocol: OtlpProtocol, temporality: TemporalityPreferen
       logStats: true,
       logIntervalSeconds: 0,
       genAiMetrics: true,
+      processMetrics: false,
       naming,
       serviceName: 'omni-otlp-test',
       exporters: ['otlp'],

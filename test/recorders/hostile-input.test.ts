@@ -81,6 +81,7 @@ describe('recorders under hostile input', function () {
       prometheus: false,
       exporters: [],
       logIntervalSeconds: 0,
+      processMetrics: false,
     });
   });
   after(() => handle.shutdown());
@@ -105,7 +106,7 @@ describe('recorders under hostile input', function () {
   it('property: a counter equals the sum of its valid increments, whatever else arrives', async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(fc.oneof(hostile, fc.double({ min: 0.5, max: 1e6, noNaN: true })), { maxLength: 60 }), async (values) => {
-        const fresh = await registerOmniMetrics({ modelName: 'm', stagePools: [1], logStats: true, prometheus: false, exporters: [], logIntervalSeconds: 0 });
+        const fresh = await registerOmniMetrics({ modelName: 'm', stagePools: [1], logStats: true, prometheus: false, exporters: [], logIntervalSeconds: 0, processMetrics: false });
         try {
           withWarnings(() => {
             for (const value of values) {
@@ -165,7 +166,7 @@ describe('configuration and indices from outside', () => {
   });
 
   it('an engine index that is not an integer in the map records nothing and pollutes nothing', async () => {
-    const handle = await registerOmniMetrics({ modelName: 'm', stagePools: [1, 2], logStats: true, prometheus: false, exporters: [], logIntervalSeconds: 0 });
+    const handle = await registerOmniMetrics({ modelName: 'm', stagePools: [1, 2], logStats: true, prometheus: false, exporters: [], logIntervalSeconds: 0, processMetrics: false });
     try {
       const before = await handle.metricsText();
       withWarnings(() => {
