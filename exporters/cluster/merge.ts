@@ -1,4 +1,5 @@
-import { diag, type AttributeValue } from '@opentelemetry/api';
+import type { AttributeValue } from '@opentelemetry/api';
+import { WarnOnce } from '../../views/diag-warnings';
 import { numberOrNaN, type ClusterSnapshot, type SnapshotHistogram, type SnapshotKind, type SnapshotMetric, type SnapshotPoint } from './snapshot';
 
 /** How the same gauge series of several live workers becomes one value. */
@@ -59,7 +60,7 @@ export const EMPTY_SNAPSHOT: ClusterSnapshot = Object.freeze({ metrics: Object.f
 
 class Merger {
   private readonly families = new Map<string, Family>();
-  private readonly warned = new Set<string>();
+  private readonly warned = new WarnOnce();
 
   constructor(private readonly policy: GaugeMergePolicy) {}
 
@@ -153,9 +154,7 @@ class Merger {
   }
 
   private warn(name: string, message: string): void {
-    if (this.warned.has(name)) return;
-    this.warned.add(name);
-    diag.warn(`omni-otel-metrics: ${message}`);
+    this.warned.warn(name, message);
   }
 }
 

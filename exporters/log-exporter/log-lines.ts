@@ -1,4 +1,5 @@
-import { diag, type AttributeValue } from '@opentelemetry/api';
+import type { AttributeValue } from '@opentelemetry/api';
+import { WarnOnce } from '../../views/diag-warnings';
 import type { DataPoint, Histogram, ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import { prometheusLabelName } from '../../views/names';
 import { expandSamples, prometheusFamilyName, prometheusType } from '../samples';
@@ -12,11 +13,10 @@ export interface LogLineOptions {
   readonly format: LogMetricFormat;
   readonly hostname: string;
   readonly families: ReadonlyMap<string, KnownFamily>;
-  /** Stream names already warned about (exponential histograms), bounded by the caller. */
-  readonly warned?: Set<string>;
+  /** Warns once per stream the log cannot carry (exponential histograms); a fresh one per call when absent. */
+  readonly warned?: WarnOnce;
 }
 
-const MAX_WARNED = 64;
 
 /**
  * One line per Prometheus sample, in exposition order: the sample name exactly as `/metrics`
@@ -39,7 +39,7 @@ export function formatLogLines(resourceMetrics: ResourceMetrics, options: LogLin
     for (const metric of scopeMetrics.metrics) {
       const type = prometheusType(metric);
       if (type === undefined) {
-        warnOnce(options.warned, metric.descriptor.name);
+        (options.warned ?? new WarnOnce()).warn(metric.descriptor.name, `${metric.descriptor.name} is an exponential histogram; the metric log cannot carry it`);
         continue;
       }
       const known = options.families.get(metric.descriptor.name);
@@ -109,12 +109,4 @@ function nonFinite(value: number): string {
 
 function escapeDim(value: string): string {
   return value.replace(/[\\,|\n\r]/g, (ch) => (ch === '\n' ? '\\n' : ch === '\r' ? '\\r' : `\\${ch}`));
-}
-
-function warnOnce(warned: Set<string> | undefined, name: string): void {
-  if (warned !== undefined) {
-    if (warned.has(name) || warned.size >= MAX_WARNED) return;
-    warned.add(name);
-  }
-  diag.warn(`omni-otel-metrics: ${name} is an exponential histogram; the metric log cannot carry it`);
 }

@@ -3,6 +3,7 @@ import { AggregationTemporality, type PushMetricExporter, type ResourceMetrics }
 import { appendFile } from 'node:fs/promises';
 import { hostname as osHostname } from 'node:os';
 import type { ResolvedCatalog } from '../../views/catalog';
+import { WarnOnce } from '../../views/diag-warnings';
 import { knownFamilies, type KnownFamily } from './known-families';
 import { formatLogLines, type LogMetricFormat } from './log-lines';
 
@@ -56,7 +57,7 @@ export class LogMetricExporter implements PushMetricExporter {
   private readonly hostname: string;
   private readonly destination: LogDestination;
   private readonly families: ReadonlyMap<string, KnownFamily>;
-  private readonly warned = new Set<string>();
+  private readonly warned = new WarnOnce();
   private pending: Promise<void> = Promise.resolve();
   private shutDown = false;
 
