@@ -20,6 +20,17 @@ import { serializePrometheus } from '../prometheus-serializer';
 import { EMPTY_SNAPSHOT, mergeSnapshots, retireSnapshot, type GaugeMerge, type GaugeMergePolicy } from './merge';
 import { isProtocolMessage, type ProtocolMessage, type SnapshotMessage } from './protocol';
 import { snapshotToResourceMetrics, type ClusterSnapshot } from './snapshot';
+import { checkObject, optionKeys } from '../../views/option-checks';
+
+const CLUSTER_PRIMARY_OPTION_KEYS = optionKeys<ClusterPrimaryOptions>({
+  modelName: true,
+  catalog: true,
+  naming: true,
+  prometheus: true,
+  createdSeries: true,
+  collectTimeoutMillis: true,
+  gaugeMerge: true,
+});
 
 export interface ClusterPrimaryOptions {
   /** The workers' `modelName` (the eager zero series carry it). */
@@ -87,6 +98,7 @@ interface LiveWorker {
  * (`sum by (...)` in PromQL, or the Collector's processors).
  */
 export async function startClusterPrimary(options: ClusterPrimaryOptions): Promise<ClusterPrimary> {
+  checkObject(options, 'startClusterPrimary options', CLUSTER_PRIMARY_OPTION_KEYS);
   if (typeof options.modelName !== 'string' || options.modelName === '') throw new TypeError('modelName must be a non-empty string');
   if (!cluster.isPrimary) throw new Error('startClusterPrimary must run in the cluster primary (cluster.isPrimary)');
   const collectTimeoutMillis = options.collectTimeoutMillis ?? DEFAULT_COLLECT_TIMEOUT_MILLIS;

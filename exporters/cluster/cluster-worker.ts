@@ -2,6 +2,7 @@ import { diag } from '@opentelemetry/api';
 import type { MetricReader } from '@opentelemetry/sdk-metrics';
 import { isProtocolMessage, type ProtocolMessage, type SnapshotMessage } from './protocol';
 import { takeSnapshot } from './snapshot';
+import { checkObject } from '../../views/option-checks';
 
 export interface ClusterWorkerOptions {
   /**
@@ -42,6 +43,7 @@ const DEFAULT_FLUSH_TIMEOUT_MILLIS = 5000;
  * A push on `'disconnect'` is impossible (the channel is already closed then), hence `flush()`.
  */
 export function serveClusterWorker(handle: ClusterWorkerSource, options: ClusterWorkerOptions = {}): ClusterWorker {
+  checkObject(options, 'serveClusterWorker options', ['syncIntervalMillis', 'flushTimeoutMillis']);
   const reader = handle.prometheusReader;
   if (reader === undefined) throw new Error('serveClusterWorker needs a handle with a prometheusReader (registerOmniMetrics creates one)');
   if (typeof process.send !== 'function') {

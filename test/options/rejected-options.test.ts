@@ -2,6 +2,9 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import fc from 'fast-check';
+import { startClusterPrimary } from '../../exporters/cluster/cluster-primary';
+import { serveClusterWorker } from '../../exporters/cluster/cluster-worker';
+import { LogMetricExporter } from '../../exporters/log-exporter/log-metric-exporter';
 import { OmniPrometheusReader } from '../../exporters/prometheus-reader';
 import { OmniInstrumentation } from '../../instrumentation/hooks/omni-instrumentation';
 import type { OmniMetricsOptions } from '../../options';
@@ -187,6 +190,28 @@ describe('options: every bad option is refused before anything starts', () => {
     } finally {
       await handle.shutdown();
     }
+  });
+
+  it('the other public constructors refuse unknown keys too, naming the closest accepted one', async () => {
+    const refused = (message: string) => ({ name: 'OmniOptionError', message: `omni-otel-metrics: ${message}` });
+    assert.throws(
+      () => new OmniMetricProducer({ temporality: 'delta' } as never),
+      refused('unknown option "OmniMetricProducer options.temporality"; OmniMetricProducer options accepts store, aggregationTemporalitySelector'),
+    );
+    assert.throws(
+      () => new LogMetricExporter({ formats: 'json' } as never),
+      refused('unknown option "LogMetricExporter options.formats" (did you mean "format"?); LogMetricExporter options accepts format, destination, hostname, catalog'),
+    );
+    assert.throws(
+      () => serveClusterWorker({}, { syncInterval: 5 } as never),
+      refused('unknown option "serveClusterWorker options.syncInterval"; serveClusterWorker options accepts syncIntervalMillis, flushTimeoutMillis'),
+    );
+    await assert.rejects(
+      startClusterPrimary({ modelName: 'm', catalog: {}, gaugeMerges: {} } as never),
+      refused(
+        'unknown option "startClusterPrimary options.gaugeMerges" (did you mean "gaugeMerge"?); startClusterPrimary options accepts modelName, catalog, naming, prometheus, createdSeries, collectTimeoutMillis, gaugeMerge',
+      ),
+    );
   });
 
   describe('a start that fails after the options were settled', () => {

@@ -17,6 +17,7 @@ import { OMNI_METER_NAME, PACKAGE_VERSION, type NamingScheme } from '../views';
 import type { FamilySeries } from './family-series';
 import type { CounterSeries, GaugeSeries, HistogramSeries, StoredSeries } from './series';
 import type { SeriesStore } from './series-store';
+import { checkObject } from '../option-checks';
 
 export interface OmniMetricProducerOptions {
   /** The store to read; registration attaches it when the producer was created first. */
@@ -56,6 +57,7 @@ export class OmniMetricProducer implements MetricProducer {
   private lastCollection: HrTime | undefined;
 
   constructor(options: OmniMetricProducerOptions = {}) {
+    checkObject(options, 'OmniMetricProducer options', ['store', 'aggregationTemporalitySelector']);
     this.store = options.store;
     this.selectTemporality = options.aggregationTemporalitySelector ?? (() => AggregationTemporality.CUMULATIVE);
   }
