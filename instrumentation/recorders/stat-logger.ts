@@ -172,16 +172,16 @@ export class OmniStatLogger {
       if (stats.sleepState) this.recordSleepStateOn(series, stats.sleepState.sleeping, stats.sleepState.level);
       return;
     }
-    series.running.record(stats.numRunningReqs);
-    series.waiting.record(stats.numWaitingReqs + stats.numSkippedWaitingReqs);
-    series.waitingByReason.capacity.record(stats.numWaitingReqs);
-    series.waitingByReason.deferred.record(stats.numSkippedWaitingReqs);
-    series.kvCacheUsage.record(stats.kvCacheUsage);
-    series.hiddenGpuCacheUsage.record(stats.kvCacheUsage);
+    series.numRequestsRunning.record(stats.numRunningReqs);
+    series.numRequestsWaiting.record(stats.numWaitingReqs + stats.numSkippedWaitingReqs);
+    series.numRequestsWaitingByReason.capacity.record(stats.numWaitingReqs);
+    series.numRequestsWaitingByReason.deferred.record(stats.numSkippedWaitingReqs);
+    series.kvCacheUsagePerc.record(stats.kvCacheUsage);
+    series.gpuCacheUsagePerc.record(stats.kvCacheUsage);
     series.prefixCacheQueries.record(stats.prefixCacheStats.queries);
     series.prefixCacheHits.record(stats.prefixCacheStats.hits);
-    series.hiddenGpuPrefixCacheQueries.record(stats.prefixCacheStats.queries);
-    series.hiddenGpuPrefixCacheHits.record(stats.prefixCacheStats.hits);
+    series.gpuPrefixCacheQueries.record(stats.prefixCacheStats.queries);
+    series.gpuPrefixCacheHits.record(stats.prefixCacheStats.hits);
     if (stats.connectorPrefixCacheStats) {
       series.externalPrefixCacheQueries.record(stats.connectorPrefixCacheStats.queries);
       series.externalPrefixCacheHits.record(stats.connectorPrefixCacheStats.hits);
@@ -192,25 +192,25 @@ export class OmniStatLogger {
     }
     const spec = stats.specDecodingStats;
     if (spec) {
-      series.specDecodeDrafts.record(spec.numDrafts);
-      series.specDecodeDraftTokens.record(spec.numDraftTokens);
-      series.specDecodeAcceptedTokens.record(spec.numAcceptedTokens);
-      series.specDecodeAcceptedPerPos.forEach((perPos, position) => perPos.record(spec.numAcceptedTokensPerPos[position] ?? 0));
+      series.specDecodeNumDrafts.record(spec.numDrafts);
+      series.specDecodeNumDraftTokens.record(spec.numDraftTokens);
+      series.specDecodeNumAcceptedTokens.record(spec.numAcceptedTokens);
+      series.specDecodeNumAcceptedTokensPerPos.forEach((perPos, position) => perPos.record(spec.numAcceptedTokensPerPos[position] ?? 0));
     }
     const nixl = stats.kvConnectorStats;
     if (nixl) {
-      for (const value of nixl.transferDuration) series.nixlXferTime.record(value);
-      for (const value of nixl.postDuration) series.nixlPostTime.record(value);
-      for (const value of nixl.bytesTransferred) series.nixlBytes.record(value);
-      for (const value of nixl.numDescriptors) series.nixlDescriptors.record(value);
-      for (const value of nixl.numFailedTransfers) series.nixlFailedTransfers.record(value);
-      for (const value of nixl.numFailedNotifications) series.nixlFailedNotifications.record(value);
-      for (const value of nixl.numKvExpiredReqs) series.nixlKvExpiredReqs.record(value);
+      for (const value of nixl.transferDuration) series.nixlXferTimeSeconds.record(value);
+      for (const value of nixl.postDuration) series.nixlPostTimeSeconds.record(value);
+      for (const value of nixl.bytesTransferred) series.nixlBytesTransferred.record(value);
+      for (const value of nixl.numDescriptors) series.nixlNumDescriptors.record(value);
+      for (const value of nixl.numFailedTransfers) series.nixlNumFailedTransfers.record(value);
+      for (const value of nixl.numFailedNotifications) series.nixlNumFailedNotifications.record(value);
+      for (const value of nixl.numKvExpiredReqs) series.nixlNumKvExpiredReqs.record(value);
     }
     for (const event of stats.kvCacheEvictionEvents) {
-      series.kvBlockLifetime.record(event.lifetimeSeconds);
-      series.kvBlockIdleBeforeEvict.record(event.idleSeconds);
-      for (const gap of event.reuseGapsSeconds) series.kvBlockReuseGap.record(gap);
+      series.kvBlockLifetimeSeconds.record(event.lifetimeSeconds);
+      series.kvBlockIdleBeforeEvictSeconds.record(event.idleSeconds);
+      for (const gap of event.reuseGapsSeconds) series.kvBlockReuseGapSeconds.record(gap);
     }
     const lora = this.options.features?.lora;
     if (lora) {
@@ -221,17 +221,17 @@ export class OmniStatLogger {
     }
     const perf = stats.perfStats;
     if (perf && (perf.numFlopsPerGpu !== 0 || perf.numReadBytesPerGpu !== 0 || perf.numWriteBytesPerGpu !== 0)) {
-      series.estimatedFlops.record(perf.numFlopsPerGpu);
-      series.estimatedReadBytes.record(perf.numReadBytesPerGpu);
-      series.estimatedWriteBytes.record(perf.numWriteBytesPerGpu);
+      series.estimatedFlopsPerGpu.record(perf.numFlopsPerGpu);
+      series.estimatedReadBytesPerGpu.record(perf.numReadBytesPerGpu);
+      series.estimatedWriteBytesPerGpu.record(perf.numWriteBytesPerGpu);
     }
     if (stats.sleepState) this.recordSleepStateOn(series, stats.sleepState.sleeping, stats.sleepState.level);
   }
 
   private recordSleepStateOn(series: EngineSeries, sleeping: boolean, level: number): void {
-    series.sleepState.awake.record(sleeping ? 0 : 1);
-    series.sleepState.weights_offloaded.record(sleeping && level === 1 ? 1 : 0);
-    series.sleepState.discard_all.record(sleeping && level === 2 ? 1 : 0);
+    series.engineSleepState.awake.record(sleeping ? 0 : 1);
+    series.engineSleepState.weights_offloaded.record(sleeping && level === 1 ? 1 : 0);
+    series.engineSleepState.discard_all.record(sleeping && level === 2 ? 1 : 0);
   }
 
   private recordIteration(series: EngineSeries, stats: IterationStats): void {
@@ -243,28 +243,28 @@ export class OmniStatLogger {
     series.promptTokensCached.record(stats.promptTokenStats.cachedTokens);
     series.generationTokens.record(stats.numGenerationTokens);
     // As vLLM mainline since May 2026 (vllm#43346): prompt tokens actually computed (no cache hits, no KV transfers) plus generated ones.
-    series.iterationTokens.record(stats.promptTokenStats.computed + stats.numGenerationTokens);
+    series.iterationTokensTotal.record(stats.promptTokenStats.computed + stats.numGenerationTokens);
     series.corruptedRequests.record(stats.numCorruptedReqs);
-    for (const value of stats.maxNumGenerationTokensIter) series.maxNumGenerationTokens.record(value);
-    for (const value of stats.nParamsIter) series.paramsN.record(value);
-    for (const value of stats.timeToFirstTokensIter) series.timeToFirstToken.record(value);
+    for (const value of stats.maxNumGenerationTokensIter) series.requestMaxNumGenerationTokens.record(value);
+    for (const value of stats.nParamsIter) series.requestParamsN.record(value);
+    for (const value of stats.timeToFirstTokensIter) series.timeToFirstTokenSeconds.record(value);
     for (const value of stats.interTokenLatenciesIter) {
-      series.interTokenLatency.record(value);
-      series.hiddenTimePerOutputToken.record(value);
+      series.interTokenLatencySeconds.record(value);
+      series.timePerOutputTokenSeconds.record(value);
     }
     for (const finished of stats.finishedRequests) {
       if (isFinishReason(finished.finishReason)) series.requestSuccess[finished.finishReason].record(1);
-      series.e2eLatency.record(finished.e2eLatency);
-      series.queueTime.record(finished.queuedTime);
-      series.prefillTime.record(finished.prefillTime);
-      series.inferenceTime.record(finished.inferenceTime);
-      series.decodeTime.record(finished.decodeTime);
+      series.e2eRequestLatencySeconds.record(finished.e2eLatency);
+      series.requestQueueTimeSeconds.record(finished.queuedTime);
+      series.requestPrefillTimeSeconds.record(finished.prefillTime);
+      series.requestInferenceTimeSeconds.record(finished.inferenceTime);
+      series.requestDecodeTimeSeconds.record(finished.decodeTime);
       series.requestPromptTokens.record(finished.numPromptTokens);
       series.requestGenerationTokens.record(finished.numGenerationTokens);
-      series.prefillKvComputedTokens.record(finished.numPromptTokens - Math.max(finished.numCachedTokens, 0));
+      series.requestPrefillKvComputedTokens.record(finished.numPromptTokens - Math.max(finished.numCachedTokens, 0));
       series.requestNumPreemptions.record(finished.numPreemptions);
-      series.timePerOutputTokenPerRequest.record(finished.meanTimePerOutputToken);
-      if (finished.maxTokensParam) series.paramsMaxTokens.record(finished.maxTokensParam);
+      series.requestTimePerOutputTokenSeconds.record(finished.meanTimePerOutputToken);
+      if (finished.maxTokensParam) series.requestParamsMaxTokens.record(finished.maxTokensParam);
     }
   }
 }
