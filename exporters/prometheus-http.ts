@@ -256,7 +256,7 @@ function readPem(file: string, option: string): Buffer {
   try {
     return readFileSync(file);
   } catch (error) {
-    throw new Error(`${option}: cannot read ${file} (${(error as Error).message})`);
+    throw new Error(`${option}: cannot read ${file} (${(error as Error).message})`, { cause: error });
   }
 }
 

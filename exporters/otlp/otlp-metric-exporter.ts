@@ -90,5 +90,6 @@ function grpcMetadata(load: ModuleLoader, headers: Readonly<Record<string, strin
  */
 function defaultLoader(id: string): unknown {
   if (id === '@opentelemetry/otlp-grpc-exporter-base') return createRequire(require.resolve(GRPC_EXPORTER_PACKAGE))(id);
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- loads an optional dependency by id at run time, which an import cannot
   return require(id);
 }

@@ -6,7 +6,6 @@ import { OmniPrometheusReader } from '../../exporters/prometheus-reader';
 import { OMNI_CHANNELS } from '../../instrumentation/hooks/channels';
 import { OmniInstrumentation } from '../../instrumentation/hooks/omni-instrumentation';
 import { registerOmniMetrics, type OmniMetricsHandle } from '../../register';
-import { createOmniViews } from '../../views/views';
 import { FakeOrchestrator, FakeServing } from './fake-host';
 
 const value = (text: string, line: string): number | undefined => {

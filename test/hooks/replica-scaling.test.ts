@@ -85,7 +85,7 @@ describe('hooks: a stage scaled up and down while serving', () => {
     orchestrator.removeReplica(0, 2);
     metrics.addReplica(0, 2);
     assert.equal(await success('2'), 0);
-    serve(orchestrator, 'd0', 2, (t += 2));
+    serve(orchestrator, 'd0', 2, t + 2);
     assert.equal(await success('2'), 1);
     assert.equal(await success('0'), 8);
   });

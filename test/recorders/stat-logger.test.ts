@@ -7,10 +7,9 @@ import {
   createPrefillStats,
   createSchedulerStats,
   SpecDecodingStats,
-  type FinishedRequestStats,
   type KvCacheEvictionEvent,
   type NixlKvConnectorStats,
-  type SchedulerStats, createFinishedRequestStats } from '../../instrumentation/stats/types';
+  createFinishedRequestStats } from '../../instrumentation/stats/types';
 import {
   INTER_TOKEN_LATENCY_BUCKETS,
   ITERATION_TOKENS_BUCKETS,

@@ -438,7 +438,7 @@ export async function startPrometheus(opts: StartPrometheusOptions): Promise<Pro
       if (Date.now() >= deadline) break;
       await sleep(pollIntervalMs);
     }
-    let targetInfo = '';
+    let targetInfo: string;
     try {
       const t = await targets();
       targetInfo = t.activeTargets
@@ -457,7 +457,7 @@ export async function startPrometheus(opts: StartPrometheusOptions): Promise<Pro
 
   async function waitForScrape(timeoutMs = 15_000): Promise<ActiveTarget[]> {
     const deadline = Date.now() + timeoutMs;
-    let last: ActiveTarget[] = [];
+    let last: ActiveTarget[];
     for (;;) {
       last = (await targets()).activeTargets;
       if (last.length > 0 && last.every((t) => t.health !== 'unknown')) return last;

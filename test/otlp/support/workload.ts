@@ -2,7 +2,7 @@ import { OmniMetricProducer } from '../../../views/store/metric-producer';
 import { MetricReader, type AggregationTemporalitySelector } from '@opentelemetry/sdk-metrics';
 import type { OmniMetricsHandle } from '../../../register';
 import { IterationStats } from '../../../instrumentation/stats/iteration-stats';
-import { createPrefillStats, createSchedulerStats, PrefixCacheStats, type FinishedRequestStats, createFinishedRequestStats } from '../../../instrumentation/stats/types';
+import { createPrefillStats, createSchedulerStats, PrefixCacheStats, createFinishedRequestStats } from '../../../instrumentation/stats/types';
 
 /** A pull reader for the ground truth: the SDK's own aggregation of the same records. */
 export class GroundTruthReader extends MetricReader {
