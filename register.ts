@@ -72,9 +72,10 @@ export interface OmniMetricsHandle extends InstrumentedMetrics {
 }
 
 /**
- * Registers every family for one pipeline at startup and returns the recorders. Three steps:
- * every option is checked and settled first (a bad one throws before anything exists), then the
- * parts are built, then started; a failed start stops what it started.
+ * Registers every family for one pipeline at startup and returns the recorders. Every option is
+ * checked and settled first (a bad one throws before anything exists); then the parts are built;
+ * then the server binds its port, the one step that can still fail, before any provider, timer or
+ * pull starts.
  */
 export async function registerOmniMetrics(options: OmniMetricsOptions): Promise<OmniMetricsHandle> {
   const settings = resolveOmniSettings(options);
