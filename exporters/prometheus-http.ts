@@ -2,7 +2,7 @@ import { diag } from '@opentelemetry/api';
 import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createTlsServer } from 'node:https';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
 import { coalesced } from './coalesced';
@@ -202,6 +202,27 @@ export async function serveMetrics(source: MetricsTextSource, settings: Promethe
   // never sends a byte cannot hold a file descriptor forever.
   server.setTimeout(settings.idleTimeoutMillis);
   server.maxConnections = settings.maxConnections;
+  // close() waits for every open connection, and closeIdleConnections() spares one that has not sent
+  // a whole request (a client that connected and sent nothing, headers still arriving, a TLS
+  // handshake never finished): such a client would hold close(), and the handle's shutdown(), until
+  // the idle timeout. So close() lets the responses being written finish, then destroys the rest.
+  const connections = new Set<Socket>();
+  let responding = 0;
+  let closing = false;
+  const destroyConnections = (): void => {
+    for (const socket of connections) socket.destroy();
+  };
+  server.on('connection', (socket: Socket) => {
+    connections.add(socket);
+    socket.once('close', () => connections.delete(socket));
+  });
+  server.on('request', (_request: IncomingMessage, response: ServerResponse) => {
+    responding++;
+    response.once('close', () => {
+      responding--;
+      if (closing && responding === 0) destroyConnections();
+    });
+  });
   await listen(server, settings.host, settings.port);
   server.unref();
   const bound = (server.address() as AddressInfo).port;
@@ -213,8 +234,10 @@ export async function serveMetrics(source: MetricsTextSource, settings: Promethe
     url: `${settings.tls ? 'https' : 'http'}://${urlHost}:${bound}${settings.path}`,
     close: () =>
       new Promise<void>((resolve) => {
+        closing = true;
         server.close(() => resolve());
-        server.closeIdleConnections();
+        if (responding === 0) destroyConnections();
+        else server.closeIdleConnections();
       }),
   };
 }

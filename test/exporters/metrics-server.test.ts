@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 import { acceptsGzip, negotiateFormat } from '../../exporters/content-negotiation';
 import { startPrometheusServer, type MetricsTextSource, type PrometheusServer, type PrometheusServerOptions } from '../../exporters/prometheus-http';
+import { activeResources, assertResourcesBackTo } from '../support/resources';
 
 /** A test-only self-signed certificate for 127.0.0.1 (EC P-256, valid until 2126). */
 const TLS = { keyFile: join(__dirname, 'fixtures', 'tls', 'key.pem'), certFile: join(__dirname, 'fixtures', 'tls', 'cert.pem') };
@@ -115,6 +116,29 @@ describe('metrics server: what a Prometheus scrape config expects', () => {
       const heldMillis = await closed;
       assert.ok(heldMillis >= 250 && heldMillis < 5000, `closed after ${heldMillis} ms`);
     });
+  });
+
+  it('close() does not wait for connections that never sent a whole request, and leaves none open', async () => {
+    const before = await activeResources();
+    const server = await startPrometheusServer(countingSource(), { host: '127.0.0.1', port: 0, idleTimeoutMillis: 60_000 });
+    const silent = silentConnection(server.port);
+    const partial = silentConnection(server.port);
+    let deadline: NodeJS.Timeout | undefined;
+    try {
+      partial.socket.write('GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n');
+      await Promise.all([silent, partial].map(({ socket }) => new Promise((resolve) => socket.once('connect', resolve))));
+      const inFlight = fetch(server.url);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const closed = await Promise.race([server.close().then(() => true), new Promise<boolean>((resolve) => (deadline = setTimeout(resolve, 2000, false)))]);
+      assert.ok(closed, 'close() resolved within 2 s, not after the 60 s idle timeout');
+      assert.equal((await inFlight).body.toString(), BODY, 'a scrape being answered at close() gets its whole answer');
+      await Promise.all([silent.closed, partial.closed]);
+    } finally {
+      clearTimeout(deadline);
+      silent.socket.destroy();
+      partial.socket.destroy();
+    }
+    await assertResourcesBackTo(before, 'after close()');
   });
 
   it('connections beyond the cap are refused; the server serves again once they go', async function () {
