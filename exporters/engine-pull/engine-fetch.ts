@@ -1,10 +1,19 @@
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import type { Duplex } from 'node:stream';
 
 /** Keep-alive connections to the engines, owned by one puller and destroyed when it stops. */
 export class EngineConnections {
   private readonly http = new HttpAgent({ keepAlive: true, maxSockets: 2 });
   private readonly https = new HttpsAgent({ keepAlive: true, maxSockets: 2 });
+  /** Every request not settled yet, by the function that fails it. */
+  private readonly pending = new Set<(error: Error) => void>();
+  private destroyed = false;
+
+  constructor() {
+    this.refuseConnectionsOnceDestroyed(this.http);
+    this.refuseConnectionsOnceDestroyed(this.https);
+  }
 
   /**
    * GETs `url` as Prometheus would scrape it (0.0.4 text, no compression). Resolves with the body,
@@ -22,9 +31,11 @@ export class EngineConnections {
       // Settling twice is harmless: whichever of timeout, error or end comes first decides.
       const fail = (error: Error): void => {
         clearTimeout(timer);
+        this.pending.delete(fail);
         request.destroy();
         reject(error);
       };
+      this.pending.add(fail);
       const timer = setTimeout(() => fail(new Error(`no complete answer within ${timeoutMillis} ms`)), timeoutMillis);
       timer.unref();
       request.on('error', fail);
@@ -47,6 +58,7 @@ export class EngineConnections {
         response.on('aborted', () => fail(new Error('connection closed before the end of the answer')));
         response.on('end', () => {
           clearTimeout(timer);
+          this.pending.delete(fail);
           resolve(Buffer.concat(chunks).toString('utf8'));
         });
       });
@@ -54,9 +66,30 @@ export class EngineConnections {
     });
   }
 
-  /** Closes every socket, idle or busy. */
+  /**
+   * Closes every socket, idle or busy, and opens no new one. Requests not answered yet fail now:
+   * one still queued for a socket would otherwise keep its timeout timer until it fires.
+   */
   destroy(): void {
+    this.destroyed = true;
+    for (const fail of [...this.pending]) fail(new Error('engine connections closed'));
     this.http.destroy();
     this.https.destroy();
+  }
+
+  /**
+   * A request queued behind `maxSockets` (several URLs on one host and port) is given a new
+   * connection by the agent as soon as a busy socket closes, which destroy() does: after shutdown
+   * it would still reach the engine, and its socket would stay open until the answer or the
+   * timeout, or for minutes in connect against a host that drops packets, holding the event loop.
+   * Once destroyed, the agent opens nothing and such a request fails at once.
+   */
+  private refuseConnectionsOnceDestroyed(agent: HttpAgent): void {
+    const open = agent.createConnection.bind(agent);
+    agent.createConnection = (options, callback) => {
+      if (!this.destroyed) return open(options, callback);
+      callback?.(new Error('engine connections closed'), undefined as unknown as Duplex);
+      return undefined;
+    };
   }
 }

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { registerOmniMetrics, type OmniMetricsHandle } from '../../register';
 import { parseSamples, sampleValue, seriesOf } from '../support/exposition';
+import { activeResources, assertResourcesBackTo } from '../support/resources';
 import { EngineServer, fixtureText } from './support/engine-server';
 import { expectedLines, servedLines } from './support/expected';
 
@@ -234,6 +235,35 @@ describe('engine pull: cache, interval, shutdown', () => {
     const atShutdown = engines.current.requests;
     await new Promise((resolve) => setTimeout(resolve, 200));
     assert.equal(engines.current.requests, atShutdown, 'no pull after shutdown');
+  });
+
+  it('shutdown during a pull: a request queued behind the two connections per host never leaves, and no socket or timer stays', async () => {
+    const engine = await EngineServer.start(CURRENT);
+    engine.hang = true;
+    try {
+      const before = await activeResources();
+      // Three URLs on one host and port: two requests go out, the third waits for a connection.
+      handle = await registerOmniMetrics({
+        modelName: 'm',
+        stagePools: [3],
+        logStats: true,
+        prometheus: false,
+        exporters: [],
+        logIntervalSeconds: 0,
+        enginePull: { engines: [0, 1, 2].map((replica) => ({ stage: 0, replica, url: `${engine.url}/${replica}` })), timeoutMillis: 10_000 },
+      });
+      const scrape = handle.metricsText();
+      while (engine.requests < 2) await new Promise((resolve) => setTimeout(resolve, 10));
+      await handle.shutdown();
+      handle = undefined;
+      const text = await scrape;
+      assert.equal(sampleValue(text, UP, { stage: '0', replica: '2' }), 0, 'the queued engine counts as down');
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      assert.equal(engine.requests, 2, 'the queued request was not sent after shutdown');
+      await assertResourcesBackTo(before, 'after shutdown');
+    } finally {
+      await engine.down();
+    }
   });
 });
 
