@@ -1,3 +1,4 @@
+import { Agent as HttpAgent } from 'node:http';
 import { createRequire } from 'node:module';
 import {
   AggregationTemporalityPreference,
@@ -49,9 +50,9 @@ export function createOtlpMetricExporter(settings: OtlpExporterSettings, load: M
   };
   switch (settings.protocol) {
     case 'http/protobuf':
-      return new ProtobufMetricExporter({ ...shared, headers: settings.headers ? { ...settings.headers } : undefined });
+      return closingItsAgentOnShutdown(new ProtobufMetricExporter({ ...shared, headers: settings.headers ? { ...settings.headers } : undefined }));
     case 'http/json':
-      return new JsonMetricExporter({ ...shared, headers: settings.headers ? { ...settings.headers } : undefined });
+      return closingItsAgentOnShutdown(new JsonMetricExporter({ ...shared, headers: settings.headers ? { ...settings.headers } : undefined }));
     case 'grpc': {
       const { OTLPMetricExporter } = loadGrpc<GrpcExporterModule>(load, GRPC_EXPORTER_PACKAGE);
       const config: GrpcConfig = { ...shared, compression: settings.compression as GrpcConfig['compression'] };
@@ -59,6 +60,31 @@ export function createOtlpMetricExporter(settings: OtlpExporterSettings, load: M
       return new OTLPMetricExporter(config);
     }
   }
+}
+
+/** Where the OTLP/HTTP exporters keep the agent their transport opened on the first export (not public). */
+interface HttpExporterInternals {
+  readonly _delegate?: { readonly _transport?: { readonly _transport?: { readonly _utils?: { readonly agent?: unknown } | null } } };
+}
+
+/**
+ * The OTLP/HTTP exporters open a keep-alive agent on their first export, and their shutdown()
+ * leaves it open (the transport's shutdown does nothing): the idle socket to the collector would
+ * outlive the provider until the collector drops it. The SDK gives no handle on the agent, so it is
+ * reached through the exporter's internals and destroyed once the exporter has shut down; with
+ * other internals there is nothing to destroy and shutdown() is the SDK's own.
+ */
+function closingItsAgentOnShutdown<T extends PushMetricExporter>(exporter: T): T {
+  const shutdown = exporter.shutdown.bind(exporter);
+  exporter.shutdown = async () => {
+    try {
+      await shutdown();
+    } finally {
+      const agent = (exporter as HttpExporterInternals)._delegate?._transport?._transport?._utils?.agent;
+      if (agent instanceof HttpAgent) agent.destroy();
+    }
+  };
+  return exporter;
 }
 
 function loadGrpc<T>(load: ModuleLoader, id: string): T {

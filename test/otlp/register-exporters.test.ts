@@ -3,7 +3,8 @@ import { AggregationTemporality, InstrumentType, MeterProvider } from '@opentele
 import { createOtlpMetricExporter, GRPC_EXPORTER_PACKAGE } from '../../exporters/otlp/otlp-metric-exporter';
 import { OTLP_PROTOCOLS } from '../../exporters/otlp/types';
 import { OmniPrometheusReader } from '../../exporters/prometheus-reader';
-import { registerOmniMetrics } from '../../register';
+import { registerOmniMetrics, type OmniMetricsHandle } from '../../register';
+import { activeResources, assertResourcesBackTo } from '../support/resources';
 import { fromOtlp, metricNamed, pointWith } from './support/normalize';
 import { startOtlpReceiver } from './support/otlp-receiver';
 
@@ -23,21 +24,22 @@ describe('registerOmniMetrics: exporters, Prometheus server and shutdown', funct
 
   it('exporters without prometheus start no server, even with prometheus options; metricsText() still works', async () => {
     const receiver = await startOtlpReceiver('http/protobuf');
-    const handle = await registerOmniMetrics({
-      modelName: 'm',
-      stagePools: [1],
-      logStats: true,
-      logIntervalSeconds: 0,
-      prometheus: { host: '127.0.0.1', port: 0 },
-      exporters: ['otlp'],
-      otlp: { endpoint: receiver.endpoint },
-    });
+    let handle: OmniMetricsHandle | undefined;
     try {
+      handle = await registerOmniMetrics({
+        modelName: 'm',
+        stagePools: [1],
+        logStats: true,
+        logIntervalSeconds: 0,
+        prometheus: { host: '127.0.0.1', port: 0 },
+        exporters: ['otlp'],
+        otlp: { endpoint: receiver.endpoint },
+      });
       assert.equal(handle.prometheusServer, undefined);
       handle.pipeline.requestFailed();
       assert.ok((await handle.metricsText()).includes('vllm:omni_requests_success_total{finished_reason="abort",model_name="m"} 1.0'));
     } finally {
-      await handle.shutdown();
+      await handle?.shutdown();
       await receiver.close();
     }
   });
@@ -49,10 +51,13 @@ describe('registerOmniMetrics: exporters, Prometheus server and shutdown', funct
         { OTEL_METRICS_EXPORTER: 'otlp', OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_EXPORTER_OTLP_ENDPOINT: receiver.baseEndpoint },
         async () => {
           const handle = await registerOmniMetrics({ modelName: 'm', stagePools: [1], prometheus: { host: '127.0.0.1', port: 0 } });
-          assert.equal(handle.prometheusServer, undefined);
-          assert.equal(handle.exportSettings.exportersSource, 'env');
-          assert.equal(handle.exportSettings.otlp.url, `${receiver.baseEndpoint}/v1/metrics`);
-          await handle.shutdown();
+          try {
+            assert.equal(handle.prometheusServer, undefined);
+            assert.equal(handle.exportSettings.exportersSource, 'env');
+            assert.equal(handle.exportSettings.otlp.url, `${receiver.baseEndpoint}/v1/metrics`);
+          } finally {
+            await handle.shutdown();
+          }
         },
       );
     } finally {
@@ -62,20 +67,21 @@ describe('registerOmniMetrics: exporters, Prometheus server and shutdown', funct
 
   it('prometheus + otlp: both run; shutdown pushes the last values without an explicit flush', async () => {
     const receiver = await startOtlpReceiver('grpc');
-    const handle = await registerOmniMetrics({
-      modelName: 'm',
-      stagePools: [1],
-      logStats: true,
-      logIntervalSeconds: 0,
-      prometheus: { host: '127.0.0.1', port: 0 },
-      exporters: ['prometheus', 'otlp'],
-      otlp: { protocol: 'grpc', endpoint: receiver.endpoint },
-    });
+    let handle: OmniMetricsHandle | undefined;
     try {
+      handle = await registerOmniMetrics({
+        modelName: 'm',
+        stagePools: [1],
+        logStats: true,
+        logIntervalSeconds: 0,
+        prometheus: { host: '127.0.0.1', port: 0 },
+        exporters: ['prometheus', 'otlp'],
+        otlp: { protocol: 'grpc', endpoint: receiver.endpoint },
+      });
       assert.ok(handle.prometheusServer);
       handle.pipeline.requestSucceeded(1.5);
     } finally {
-      await handle.shutdown();
+      await handle?.shutdown();
       await receiver.close();
     }
     assert.equal(receiver.requests.length, 1, 'the final export on shutdown');
@@ -84,6 +90,31 @@ describe('registerOmniMetrics: exporters, Prometheus server and shutdown', funct
     const point = pointWith(metricNamed(fromOtlp(request.body), 'vllm:omni_requests_success_total'), { finished_reason: 'stop', model_name: 'm' });
     assert.equal(point?.value, 1);
   });
+
+  for (const protocol of OTLP_PROTOCOLS) {
+    it(`${protocol}: shutdown closes its connection to the collector, which would keep an idle one open`, async () => {
+      const receiver = await startOtlpReceiver(protocol);
+      try {
+        const before = await activeResources();
+        const handle = await registerOmniMetrics({
+          modelName: 'm',
+          stagePools: [1],
+          prometheus: false,
+          exporters: ['otlp'],
+          otlp: { protocol, endpoint: receiver.endpoint },
+        });
+        try {
+          await handle.forceFlush();
+          assert.equal(receiver.requests.length, 1, 'one export over a connection the exporter keeps alive');
+        } finally {
+          await handle.shutdown();
+        }
+        await assertResourcesBackTo(before, 'after shutdown');
+      } finally {
+        await receiver.close();
+      }
+    });
+  }
 
   it('prometheus: false keeps meaning no server', async () => {
     const handle = await registerOmniMetrics({ modelName: 'm', stagePools: [1], prometheus: false, exporters: ['prometheus'] });
