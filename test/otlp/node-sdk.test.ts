@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { context, metrics as metricsApi, propagation, trace } from '@opentelemetry/api';
 import { NodeSDK } from '@opentelemetry/sdk-node';
 import { AggregationTemporality, InMemoryMetricExporter, PeriodicExportingMetricReader, type HistogramMetricData } from '@opentelemetry/sdk-metrics';
-import { registerOmniMetrics } from '../../register';
+import { registerOmniMetrics, type OmniMetricsHandle } from '../../register';
 import { OmniMetricProducer } from '../../views/store/metric-producer';
 
 /**
@@ -17,17 +17,18 @@ describe('inside an application running NodeSDK', () => {
     // Traces are not what this test is about: nothing exported, nothing sent anywhere.
     const sdk = new NodeSDK({ metricReader: reader, instrumentations: [], traceExporter: undefined, spanProcessors: [] });
     sdk.start();
-    const handle = await registerOmniMetrics({
-      modelName: 'm',
-      stagePools: [1],
-      logStats: true,
-      meterProvider: metricsApi.getMeterProvider(),
-      metricProducers: [producer],
-      prometheus: false,
-      exporters: [],
-      logIntervalSeconds: 0,
-    });
+    let handle: OmniMetricsHandle | undefined;
     try {
+      handle = await registerOmniMetrics({
+        modelName: 'm',
+        stagePools: [1],
+        logStats: true,
+        meterProvider: metricsApi.getMeterProvider(),
+        metricProducers: [producer],
+        prometheus: false,
+        exporters: [],
+        logIntervalSeconds: 0,
+      });
       handle.pipeline.requestSucceeded(0.5, 'stop');
       await reader.forceFlush();
       const exported = exporter.getMetrics().flatMap((resourceMetrics) => resourceMetrics.scopeMetrics.flatMap((scope) => scope.metrics));
@@ -38,7 +39,7 @@ describe('inside an application running NodeSDK', () => {
       assert.equal(e2e?.dataPoints[0]?.value.sum, 0.5);
       assert.ok(exported.some((metric) => metric.descriptor.name === 'vllm:num_requests_running'), 'the eager per-engine series too');
     } finally {
-      await handle.shutdown();
+      await handle?.shutdown();
       await sdk.shutdown();
       // NodeSDK registered process-wide globals; leave the process as other tests expect it.
       metricsApi.disable();

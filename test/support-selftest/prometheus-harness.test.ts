@@ -88,16 +88,22 @@ describe('test/support: Prometheus harness (real prometheus binary)', function (
   // first scrape (~5 s in Prometheus 2.42, see prometheus-server.ts).
   it('stop() kills the process and removes the temp dir', async () => {
     const p = await startPrometheus({ scrapeTargets: [{ job: 'x', target: appTarget, metricsPath: '/nope' }] });
-    assert.ok(isAlive(p.pid));
-    assert.ok(fs.existsSync(p.dir));
-    await p.stop();
+    try {
+      assert.ok(isAlive(p.pid));
+      assert.ok(fs.existsSync(p.dir));
+    } finally {
+      await p.stop();
+    }
     await p.stop(); // idempotent
     assert.ok(!isAlive(p.pid), 'prometheus still running after stop()');
     assert.ok(!fs.existsSync(p.dir), 'temp dir still present after stop()');
   });
 
   it('retries on a port that is already taken', async () => {
-    const blocker = net.createServer();
+    // The harness's readiness probe can reach the blocker before Prometheus has logged its bind
+    // failure; the blocker never reads, so that connection stays open until destroyed below.
+    const blocked = new Set<net.Socket>();
+    const blocker = net.createServer((socket) => void blocked.add(socket));
     await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
     const busy = (blocker.address() as AddressInfo).port;
     const picked: number[] = [];
@@ -115,7 +121,8 @@ describe('test/support: Prometheus harness (real prometheus binary)', function (
       assert.equal(p.port, picked[1]);
     } finally {
       await p?.stop();
-      blocker.close();
+      for (const socket of blocked) socket.destroy();
+      await new Promise<void>((resolve) => blocker.close(() => resolve()));
     }
   });
 

@@ -137,7 +137,8 @@ interface Live {
   dir: string;
 }
 const live = new Set<Live>();
-let handlersInstalled = false;
+/** The process listeners installed while a server runs (each signal listener also starts a signal watcher). */
+const exitHandlers: Array<[event: string, listener: () => void]> = [];
 
 function killAllSync(): void {
   for (const l of live) {
@@ -156,9 +157,8 @@ function killAllSync(): void {
 }
 
 function installExitHandlers(): void {
-  if (handlersInstalled) return;
-  handlersInstalled = true;
-  process.on('exit', killAllSync);
+  if (exitHandlers.length > 0) return;
+  exitHandlers.push(['exit', killAllSync]);
   for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
     const onSignal = (): void => {
       killAllSync();
@@ -166,8 +166,15 @@ function installExitHandlers(): void {
       // If nobody else handles this signal, restore the default (terminate).
       if (process.listenerCount(sig) === 0) process.kill(process.pid, sig);
     };
-    process.on(sig, onSignal);
+    exitHandlers.push([sig, onSignal]);
   }
+  for (const [event, listener] of exitHandlers) process.on(event, listener);
+}
+
+/** With no server left, the listeners go too: a test run that stopped every server leaves nothing of the harness behind. */
+function removeExitHandlersWhenIdle(): void {
+  if (live.size > 0) return;
+  for (const [event, listener] of exitHandlers.splice(0)) process.removeListener(event, listener);
 }
 
 // ---------------------------------------------------------------------------
@@ -278,9 +285,13 @@ async function launchOnce(
   const failure = async (reason: string): Promise<never> => {
     if (!exited) {
       child.kill('SIGKILL');
-      await Promise.race([exitPromise, sleep(2000)]);
+      // A plain sleep() here would outlive the exit as a pending 2 s timer.
+      let giveUp: NodeJS.Timeout | undefined;
+      await Promise.race([exitPromise, new Promise<void>((resolve) => (giveUp = setTimeout(resolve, 2000)))]);
+      clearTimeout(giveUp);
     }
     live.delete(entry);
+    removeExitHandlersWhenIdle();
     const err = new Error(
       `Prometheus (${bin}, port ${port}) ${reason}.\n--- last Prometheus log lines ---\n${log.lastLines(25)}`,
     ) as Error & { bindFailure?: boolean };
@@ -359,6 +370,7 @@ export async function startPrometheus(opts: StartPrometheusOptions): Promise<Pro
     }
   }
   if (!launched) {
+    removeExitHandlersWhenIdle();
     fs.rmSync(dir, { recursive: true, force: true });
     const msg = lastError instanceof Error ? lastError.message : String(lastError);
     throw new Error(`startPrometheus failed (config:\n${configText}): ${msg}`);
@@ -481,6 +493,7 @@ export async function startPrometheus(opts: StartPrometheusOptions): Promise<Pro
         clearTimeout(killTimer);
       }
       live.delete(entry);
+      removeExitHandlersWhenIdle();
       fs.rmSync(dir, { recursive: true, force: true, maxRetries: 3 });
     })();
     return stopping;
