@@ -1,5 +1,5 @@
 import { diag, metrics as metricsApi, type MeterProvider as ApiMeterProvider } from '@opentelemetry/api';
-import { MeterProvider, type AggregationTemporalitySelector, type ViewOptions } from '@opentelemetry/sdk-metrics';
+import { MeterProvider, type AggregationTemporalitySelector, type MetricReader, type ViewOptions } from '@opentelemetry/sdk-metrics';
 import { EnginePullProducer } from './exporters/engine-pull/engine-pull-producer';
 import { EnginePuller } from './exporters/engine-pull/engine-puller';
 import type { ExportSettings } from './exporters/otlp/export-settings';
@@ -22,7 +22,6 @@ import { StageReplicaMap } from './views/stage-replica-map';
 import { OmniMetricProducer, type OmniMetricProducerOptions } from './views/store/metric-producer';
 import { SeriesStore } from './views/store/series-store';
 import { createOmniViews } from './views/views';
-
 
 export interface OmniMetricsHandle extends InstrumentedMetrics {
   readonly catalog: ResolvedCatalog;
@@ -80,19 +79,35 @@ export interface OmniMetricsHandle extends InstrumentedMetrics {
 export async function registerOmniMetrics(options: OmniMetricsOptions): Promise<OmniMetricsHandle> {
   const settings = resolveOmniSettings(options);
   const stageReplicaMap = new StageReplicaMap(settings.stagePools);
-  const store = new SeriesStore(settings.catalog, { modelName: settings.modelName, naming: settings.naming, cardinalityLimit: settings.cardinalityLimit, stageReplicaMap });
-  const puller = settings.enginePull === undefined ? undefined : new EnginePuller(settings.enginePull, stageReplicaMap, scrapeUpFamily(settings.catalog.prefix));
+  const store = new SeriesStore(settings.catalog, {
+    modelName: settings.modelName,
+    naming: settings.naming,
+    cardinalityLimit: settings.cardinalityLimit,
+    stageReplicaMap,
+  });
+  const puller =
+    settings.enginePull === undefined ? undefined : new EnginePuller(settings.enginePull, stageReplicaMap, scrapeUpFamily(settings.catalog.prefix));
   const newProducer = (producerOptions: OmniMetricProducerOptions): OmniMetricProducer =>
     puller === undefined ? new OmniMetricProducer(producerOptions) : new EnginePullProducer(puller, producerOptions);
-  const reader = settings.reader instanceof OmniPrometheusReader ? settings.reader : settings.reader === undefined ? undefined : new OmniPrometheusReader(settings.reader);
+  const reader =
+    settings.reader instanceof OmniPrometheusReader ? settings.reader : settings.reader === undefined ? undefined : new OmniPrometheusReader(settings.reader);
   reader?.attachStore(store, puller === undefined ? undefined : newProducer({ store }));
-  for (const producer of settings.metricProducers) producer.attach(store);
   warnAboutMisplacedExporters(settings);
+  // Built, not started: a push reader's export timer starts when a provider takes it.
+  const pushReaders =
+    settings.provider.kind === 'own' && !settings.sdkDisabled ? createPushReaders(settings.exportSettings, store, undefined, newProducer) : [];
 
-  // The only step that can fail once options are settled: nothing else runs yet if it does.
+  // Binding the port can fail: nothing runs yet if it does.
   const server = settings.server === undefined || reader === undefined ? undefined : await serveMetrics(reader, settings.server);
-
-  const meterProvider = startProvider(settings, reader, store, newProducer);
+  let meterProvider: ApiMeterProvider;
+  try {
+    meterProvider = providerFor(settings, reader, pushReaders);
+  } catch (error) {
+    // A reader of the caller's that another provider already has: the server and the push readers the provider took go too.
+    await Promise.allSettled([server?.close(), ...pushReaders.map((pushReader) => pushReader.shutdown())]);
+    throw error;
+  }
+  for (const producer of settings.metricProducers) producer.attach(store);
   const recorderSettings: RecorderSettings = {
     catalog: settings.catalog,
     naming: settings.naming,
@@ -108,11 +123,18 @@ export async function registerOmniMetrics(options: OmniMetricsOptions): Promise<
   const recorders = createRecorders(store, recorderSettings, meterProvider);
   puller?.start();
   const hostCalls = new HostCallCounts(stageReplicaMap);
-  const silentFamilies = new SilentFamilyCheck({ store, stageReplicaMap, logStats: settings.logStats, hostCalls, pulledReplicas: settings.enginePull?.targets });
-  const monitor = settings.selfCheckIntervalSeconds === undefined ? undefined : new SelfCheckMonitor(silentFamilies, settings.selfCheckIntervalSeconds, settings.logSink);
+  const silentFamilies = new SilentFamilyCheck({
+    store,
+    stageReplicaMap,
+    logStats: settings.logStats,
+    hostCalls,
+    pulledReplicas: settings.enginePull?.targets,
+  });
+  const monitor =
+    settings.selfCheckIntervalSeconds === undefined ? undefined : new SelfCheckMonitor(silentFamilies, settings.selfCheckIntervalSeconds, settings.logSink);
   // Nothing unless the catalog has the process families; between collections only its GC observer runs.
   const processMetrics = startProcessMetrics(store);
-  const ownsProvider = meterProvider instanceof MeterProvider && settings.provider.kind === 'own';
+  const ownedProvider = settings.provider.kind === 'own' && meterProvider instanceof MeterProvider ? meterProvider : undefined;
 
   const handle: OmniMetricsHandle = {
     catalog: settings.catalog,
@@ -150,7 +172,7 @@ export async function registerOmniMetrics(options: OmniMetricsOptions): Promise<
       stopRecorders(recorders);
       puller?.stop();
       await server?.close();
-      if (ownsProvider) await meterProvider.shutdown();
+      await ownedProvider?.shutdown();
     },
   };
   setHostCallCounts(handle, hostCalls);
@@ -162,17 +184,11 @@ export async function registerOmniMetrics(options: OmniMetricsOptions): Promise<
   }
 }
 
-/** The provider the recorders use: built here with the package's readers, the caller's, or (external) the global one, looked up on use. */
-function startProvider(
-  settings: OmniSettings,
-  reader: OmniPrometheusReader | undefined,
-  store: SeriesStore,
-  newProducer: (options: OmniMetricProducerOptions) => OmniMetricProducer,
-): ApiMeterProvider {
+/** The provider the recorders use: built here with the package's readers and the caller's, the caller's own, or (external) the global one, looked up on use. */
+function providerFor(settings: OmniSettings, reader: OmniPrometheusReader | undefined, pushReaders: readonly MetricReader[]): ApiMeterProvider {
   const provider = settings.provider;
   if (provider.kind === 'given') return provider.meterProvider;
   if (provider.kind === 'external') return { getMeter: (...args) => metricsApi.getMeterProvider().getMeter(...args) };
-  const pushReaders = settings.sdkDisabled ? [] : createPushReaders(settings.exportSettings, store, undefined, newProducer);
   return new MeterProvider({ resource: provider.resource, readers: [...(reader ? [reader] : []), ...pushReaders, ...provider.readers] });
 }
 

@@ -73,14 +73,19 @@ describe('examples: the pipeline as the instrumentation sees it (host-contract c
   const count = (name: string): number => names().filter((n) => n === name).length;
 
   it('an audio request: one add, a submit per stage, hops with receipts, polls of every replica, one cleanup after the last output', async () => {
-    const outputs = await collect(pipeline.omni.generate({ requestId: 'audio-1', prompt: 'say something nice about rivers', maxTokens: 20, modalities: ['text', 'audio'] }));
+    const outputs = await collect(
+      pipeline.omni.generate({ requestId: 'audio-1', prompt: 'say something nice about rivers', maxTokens: 20, modalities: ['text', 'audio'] }),
+    );
 
     assert.equal(count('generate'), 1);
     assert.equal(count('addRequest'), 1);
     assert.equal(count('cleanupRequest'), 1);
     assert.equal(names().at(-1), 'cleanupRequest', 'cleanup comes after everything else');
     const submits = spy.calls.filter((c) => c.name === 'submitToStage').map((c) => c.args[0] as StageRequest);
-    assert.deepEqual(submits.map((s) => s.stageId), [0, 1, 2]);
+    assert.deepEqual(
+      submits.map((s) => s.stageId),
+      [0, 1, 2],
+    );
     for (const s of submits) {
       assert.equal(typeof s.arrivalTime, 'number');
       assert.ok(s.promptTokenCount > 0);
@@ -102,34 +107,50 @@ describe('examples: the pipeline as the instrumentation sees it (host-contract c
     assert.deepEqual([...polled].sort(), ['0/0', '1/0', '1/1', '2/0']);
     const steps = spy.calls.filter((c) => c.name === 'pollEngine' && c.result !== undefined).map((c) => c.result as EngineCoreOutputs);
     assert.ok(steps.every((s) => typeof s.timestamp === 'number'));
-    assert.ok(steps.some((s) => s.schedulerStats), 'scheduler stats ride on polled steps');
+    assert.ok(
+      steps.some((s) => s.schedulerStats),
+      'scheduler stats ride on polled steps',
+    );
 
     const last = outputs.at(-1) as PipelineOutput;
     assert.equal(outputs.filter((o) => o.finished).length, 1, 'exactly one finished output, the last');
     assert.equal(last.finished, true);
     assert.equal(last.finalOutputType, 'audio');
     assert.equal(last.stageId, 2);
-    assert.deepEqual(last.stageMetrics?.map((m) => m.stageId), [0, 1, 2]);
+    assert.deepEqual(
+      last.stageMetrics?.map((m) => m.stageId),
+      [0, 1, 2],
+    );
     const audioStage = last.stageMetrics?.find((m) => m.stageId === 2);
     const samples = outputs.reduce((n, o) => n + ((o.multimodalOutput?.audio as Int16Array | undefined)?.length ?? 0), 0);
     assert.equal(audioStage?.audioGeneratedFrames, samples);
     assert.equal(last.multimodalOutput?.sample_rate, 24000);
-    assert.ok(outputs.some((o) => o.finalOutputType === 'text' && o.text), 'text deltas come first');
+    assert.ok(
+      outputs.some((o) => o.finalOutputType === 'text' && o.text),
+      'text deltas come first',
+    );
     assert.equal(pipeline.orchestrator.numLiveRequests, 0);
   });
 
   it('a text-only request stays on the thinker and ends with its finish reason', async () => {
     const outputs = await collect(pipeline.omni.generate({ requestId: 'text-1', prompt: 'hello', maxTokens: 12 }));
-    assert.deepEqual(spy.calls.filter((c) => c.name === 'submitToStage').map((c) => (c.args[0] as StageRequest).stageId), [0]);
+    assert.deepEqual(
+      spy.calls.filter((c) => c.name === 'submitToStage').map((c) => (c.args[0] as StageRequest).stageId),
+      [0],
+    );
     assert.equal(count('sendToNextStage'), 0);
     const last = outputs.at(-1) as PipelineOutput;
     assert.ok(last.finished && (last.finishReason === 'stop' || last.finishReason === 'length'));
-    assert.deepEqual(last.stageMetrics?.map((m) => m.stageId), [0]);
+    assert.deepEqual(
+      last.stageMetrics?.map((m) => m.stageId),
+      [0],
+    );
     assert.equal(last.stageMetrics?.[0].numTokensOut, outputs.length);
   });
 
   it('a consumer that leaves early (return()) aborts the request: one cleanup, nothing left in the engines', async () => {
-    const iterator = pipeline.omni.generate({ requestId: 'gone', prompt: 'a long answer please', maxTokens: 30, modalities: ['text', 'audio'] })[Symbol.asyncIterator]();
+    const stream = pipeline.omni.generate({ requestId: 'gone', prompt: 'a long answer please', maxTokens: 30, modalities: ['text', 'audio'] });
+    const iterator = stream[Symbol.asyncIterator]();
     await iterator.next();
     await iterator.return?.();
     assert.equal(count('cleanupRequest'), 1);

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import fc from 'fast-check';
+import { AggregationTemporality, InMemoryMetricExporter, MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
 import { startClusterPrimary } from '../../exporters/cluster/cluster-primary';
 import { serveClusterWorker } from '../../exporters/cluster/cluster-worker';
 import { LogMetricExporter } from '../../exporters/log-exporter/log-metric-exporter';
@@ -12,6 +13,8 @@ import { registerOmniMetrics, type OmniMetricsHandle } from '../../register';
 import { resolveOmniSettings } from '../../settings';
 import { OmniOptionError } from '../../views/option-checks';
 import { OmniMetricProducer } from '../../views/store/metric-producer';
+import { freePort } from '../support/ports';
+import { activeResources, assertResourcesBackTo } from '../support/resources';
 
 const ACCEPTED =
   'modelName, stagePools, logStats, prefix, maxModelLen, features, showHiddenMetrics, configFile, cacheConfig, prometheus, exporters, otlp, serviceName, genAiMetrics, naming, resource, readers, metricProducers, cardinalityLimit, enginePull, meterProvider, prometheusReader, logIntervalSeconds, logSink, selfCheck, processMetrics';
@@ -45,11 +48,16 @@ const REJECTED: ReadonlyArray<{ readonly given: Record<string, unknown>; readonl
   { given: { configFile: '' }, option: 'configFile', message: 'configFile must be a non-empty string; got ""' },
   { given: { logSink: {} }, option: 'logSink', message: 'logSink must be an object with info(); got {}' },
   { given: { metricProducers: [{}] }, option: 'metricProducers[0]', message: 'metricProducers[0] must be an OmniMetricProducer; got {}' },
-  { given: { genAiMetrics: true, logStats: false }, option: 'genAiMetrics', message: 'genAiMetrics needs logStats: true (the GenAI histograms are derived from the upstream stats)' },
+  {
+    given: { genAiMetrics: true, logStats: false },
+    option: 'genAiMetrics',
+    message: 'genAiMetrics needs logStats: true (the GenAI histograms are derived from the upstream stats)',
+  },
   {
     given: { features: { specdecode: { numSpeculativeTokens: 2 } } },
     option: 'features.specdecode',
-    message: 'unknown option "features.specdecode" (did you mean "specDecode"?); features accepts specDecode, kvConnector, lora, kvCacheMetrics, corruptedRequests',
+    message:
+      'unknown option "features.specdecode" (did you mean "specDecode"?); features accepts specDecode, kvConnector, lora, kvCacheMetrics, corruptedRequests',
   },
   { given: { features: { kvConnector: 'lmcache' } }, option: 'features.kvConnector', message: 'features.kvConnector must be one of "nixl"; got "lmcache"' },
   { given: { features: { kvCacheMetrics: 'on' } }, option: 'features.kvCacheMetrics', message: 'features.kvCacheMetrics must be true or false; got "on"' },
@@ -155,7 +163,9 @@ describe('options: every bad option is refused before anything starts', () => {
   }
 
   it('options themselves must be an object', () => {
-    assert.throws(() => resolveOmniSettings(undefined as unknown as OmniMetricsOptions), { message: 'omni-otel-metrics: options must be an object; got undefined' });
+    assert.throws(() => resolveOmniSettings(undefined as unknown as OmniMetricsOptions), {
+      message: 'omni-otel-metrics: options must be an object; got undefined',
+    });
   });
 
   it('property: any key that is not an option is refused by name', () => {
@@ -164,12 +174,15 @@ describe('options: every bad option is refused before anything starts', () => {
       fc.property(
         fc.string({ minLength: 1, maxLength: 20 }).filter((key) => !accepted.has(key) && key !== '__proto__'),
         (key) => {
-          assert.throws(() => resolveOmniSettings({ modelName: 'm', [key]: 1 } as OmniMetricsOptions), (error: unknown) => {
-            assert.ok(error instanceof OmniOptionError);
-            assert.equal(error.option, key);
-            assert.ok(error.message.startsWith(`omni-otel-metrics: unknown option ${JSON.stringify(key)}`), error.message);
-            return true;
-          });
+          assert.throws(
+            () => resolveOmniSettings({ modelName: 'm', [key]: 1 } as OmniMetricsOptions),
+            (error: unknown) => {
+              assert.ok(error instanceof OmniOptionError);
+              assert.equal(error.option, key);
+              assert.ok(error.message.startsWith(`omni-otel-metrics: unknown option ${JSON.stringify(key)}`), error.message);
+              return true;
+            },
+          );
         },
       ),
       { numRuns: 300 },
@@ -200,7 +213,9 @@ describe('options: every bad option is refused before anything starts', () => {
     );
     assert.throws(
       () => new LogMetricExporter({ formats: 'json' } as never),
-      refused('unknown option "LogMetricExporter options.formats" (did you mean "format"?); LogMetricExporter options accepts format, destination, hostname, catalog'),
+      refused(
+        'unknown option "LogMetricExporter options.formats" (did you mean "format"?); LogMetricExporter options accepts format, destination, hostname, catalog',
+      ),
     );
     assert.throws(
       () => serveClusterWorker({}, { syncInterval: 5 } as never),
@@ -229,13 +244,40 @@ describe('options: every bad option is refused before anything starts', () => {
     it('a taken port: the error names the server and the options; no provider, timer or reader is left', async () => {
       const producer = new OmniMetricProducer();
       const before = await settledResourceCounts();
-      await assert.rejects(registerOmniMetrics({ ...STARTING, prometheus: { host: '127.0.0.1', port }, metricProducers: [producer] }), (error: NodeJS.ErrnoException) => {
-        assert.equal(error.code, 'EADDRINUSE');
-        assert.match(error.message, new RegExp(`^omni-otel-metrics: the /metrics server cannot listen on 127\\.0\\.0\\.1:${port}: the port is in use`));
-        return true;
-      });
+      await assert.rejects(
+        registerOmniMetrics({ ...STARTING, prometheus: { host: '127.0.0.1', port }, metricProducers: [producer] }),
+        (error: NodeJS.ErrnoException) => {
+          assert.equal(error.code, 'EADDRINUSE');
+          assert.match(error.message, new RegExp(`^omni-otel-metrics: the /metrics server cannot listen on 127\\.0\\.0\\.1:${port}: the port is in use`));
+          return true;
+        },
+      );
       await assertNothingNew(before, 'failed listen');
     });
+  });
+});
+
+describe('a provider that cannot take its readers', () => {
+  it("a reader of the caller's that another provider already has: the error comes through, the server's port is free again, no push reader runs", async () => {
+    const taken = new PeriodicExportingMetricReader({
+      exporter: new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE),
+      exportIntervalMillis: 3_600_000,
+    });
+    const other = new MeterProvider({ readers: [taken] });
+    const port = await freePort();
+    const before = await activeResources();
+    try {
+      await assert.rejects(
+        registerOmniMetrics({ ...STARTING, prometheus: { host: '127.0.0.1', port }, readers: [taken] }),
+        /MetricReader can not be bound to a MeterProvider again/,
+      );
+      await assertResourcesBackTo(before, 'after the failed registration');
+      const probe = createServer();
+      await new Promise<void>((resolve, reject) => probe.once('error', reject).listen(port, '127.0.0.1', resolve));
+      await new Promise((resolve) => probe.close(resolve));
+    } finally {
+      await other.shutdown();
+    }
   });
 });
 
