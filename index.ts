@@ -40,7 +40,13 @@ export type {
   StageRequest,
   TransferReceipt,
 } from './instrumentation/pipeline/host-contract';
-export { createSchedulerStats, createPrefixCacheStats, createSpecDecodingStats, createMultiModalCacheStats, FINISH_REASONS } from './instrumentation/stats/types';
+export {
+  createSchedulerStats,
+  createPrefixCacheStats,
+  createSpecDecodingStats,
+  createMultiModalCacheStats,
+  FINISH_REASONS,
+} from './instrumentation/stats/types';
 export type { FinishReason, PrefixCacheStats, SchedulerStats } from './instrumentation/stats/types';
 export { StatsThrottle } from './instrumentation/stats/stats-throttle';
 export { FAILURE_REASONS, type FailureReason } from './views/stage-service-families';

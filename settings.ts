@@ -5,7 +5,12 @@ import { resolveEnginePullSettings, type EnginePullSettings } from './exporters/
 import { resolveExportSettings, type ExportSettings } from './exporters/otlp/export-settings';
 import { parseOtelEnv } from './exporters/otlp/otel-env';
 import { buildResource } from './exporters/otlp/otel-resource';
-import { PROMETHEUS_SERVER_OPTION_KEYS, resolvePrometheusServerSettings, type PrometheusServerOptions, type PrometheusServerSettings } from './exporters/prometheus-http';
+import {
+  PROMETHEUS_SERVER_OPTION_KEYS,
+  resolvePrometheusServerSettings,
+  type PrometheusServerOptions,
+  type PrometheusServerSettings,
+} from './exporters/prometheus-http';
 import { OmniPrometheusReader, type OmniPrometheusReaderOptions } from './exporters/prometheus-reader';
 import { validateCacheConfig, type CacheConfigInfo } from './instrumentation/recorders/stat-logger';
 import { resolveSelfCheckInterval } from './instrumentation/self-check/self-check-monitor';
@@ -91,7 +96,10 @@ const OPTION_KEYS = optionKeys<OmniMetricsOptions>({
   selfCheck: true,
   processMetrics: true,
 });
-const PROMETHEUS_KEYS = [...PROMETHEUS_SERVER_OPTION_KEYS, ...optionKeys<Omit<PrometheusOptions, keyof PrometheusServerOptions>>({ withTargetInfo: true, withScopeLabels: true, createdSeries: true })];
+const PROMETHEUS_KEYS = [
+  ...PROMETHEUS_SERVER_OPTION_KEYS,
+  ...optionKeys<Omit<PrometheusOptions, keyof PrometheusServerOptions>>({ withTargetInfo: true, withScopeLabels: true, createdSeries: true }),
+];
 const FEATURE_KEYS = optionKeys<FeatureOptions>({ specDecode: true, kvConnector: true, lora: true, kvCacheMetrics: true, corruptedRequests: true });
 const KV_CONNECTORS = ['nixl'] as const;
 
@@ -117,7 +125,8 @@ export function resolveOmniSettings(options: OmniMetricsOptions, env: NodeJS.Pro
   checkArray(options.readers, 'readers');
   checkArray(options.metricProducers, 'metricProducers');
   options.metricProducers?.forEach((producer, i) => {
-    if (!(producer instanceof OmniMetricProducer)) throw new OmniOptionError(`metricProducers[${i}]`, `metricProducers[${i}] must be an OmniMetricProducer; got ${shown(producer)}`);
+    if (!(producer instanceof OmniMetricProducer))
+      throw new OmniOptionError(`metricProducers[${i}]`, `metricProducers[${i}] must be an OmniMetricProducer; got ${shown(producer)}`);
   });
   checkFeatures(options.features);
   if (options.cacheConfig !== undefined) validateCacheConfig(options.cacheConfig);
@@ -127,7 +136,10 @@ export function resolveOmniSettings(options: OmniMetricsOptions, env: NodeJS.Pro
   }
   if (options.prometheus !== undefined && options.prometheus !== false) {
     if (typeof options.prometheus !== 'object' || options.prometheus === null) {
-      throw new OmniOptionError('prometheus', `prometheus must be false or an object of server options ({} for the defaults); got ${shown(options.prometheus)}`);
+      throw new OmniOptionError(
+        'prometheus',
+        `prometheus must be false or an object of server options ({} for the defaults); got ${shown(options.prometheus)}`,
+      );
     }
     checkObject(options.prometheus, 'prometheus', PROMETHEUS_KEYS);
     for (const flag of ['withTargetInfo', 'withScopeLabels', 'createdSeries'] as const) checkBoolean(options.prometheus[flag], `prometheus.${flag}`);
@@ -138,7 +150,11 @@ export function resolveOmniSettings(options: OmniMetricsOptions, env: NodeJS.Pro
   const sdkDisabled = isTrue(env.OTEL_SDK_DISABLED);
   const otelEnv = parseOtelEnv(env);
   const exportSettings = resolveExportSettings(options, otelEnv);
-  if (providerSettings !== 'own' && exportSettings.exportersSource === 'option' && (exportSettings.exporters.has('otlp') || exportSettings.exporters.has('console'))) {
+  if (
+    providerSettings !== 'own' &&
+    exportSettings.exportersSource === 'option' &&
+    (exportSettings.exporters.has('otlp') || exportSettings.exporters.has('console'))
+  ) {
     throw new OmniOptionError(
       'exporters',
       'exporters otlp and console need the provider registerOmniMetrics creates; with a meterProvider of your own, give its push reader metricProducers: [handle.createMetricProducer()]',
@@ -162,9 +178,14 @@ export function resolveOmniSettings(options: OmniMetricsOptions, env: NodeJS.Pro
   const prometheus = options.prometheus || {};
   const reader =
     options.prometheusReader ??
-    (providerSettings === 'given' ? undefined : { withTargetInfo: prometheus.withTargetInfo, withScopeLabels: prometheus.withScopeLabels, createdSeries: prometheus.createdSeries });
+    (providerSettings === 'given'
+      ? undefined
+      : { withTargetInfo: prometheus.withTargetInfo, withScopeLabels: prometheus.withScopeLabels, createdSeries: prometheus.createdSeries });
   if (server !== undefined && reader === undefined) {
-    throw new OmniOptionError('prometheusReader', 'a Prometheus server needs prometheusReader when you bring your own meterProvider (or set prometheus: false and mount handle.metricsHandler())');
+    throw new OmniOptionError(
+      'prometheusReader',
+      'a Prometheus server needs prometheusReader when you bring your own meterProvider (or set prometheus: false and mount handle.metricsHandler())',
+    );
   }
 
   return {
@@ -200,11 +221,15 @@ function resolveProvider(options: OmniMetricsOptions): ProviderSettings['kind'] 
   const given = options.meterProvider;
   if (given === undefined) {
     if (options.prometheusReader !== undefined) {
-      throw new OmniOptionError('prometheusReader', "prometheusReader is for a meterProvider of your own (or meterProvider: 'external'); without one, this call builds its reader");
+      throw new OmniOptionError(
+        'prometheusReader',
+        "prometheusReader is for a meterProvider of your own (or meterProvider: 'external'); without one, this call builds its reader",
+      );
     }
     return 'own';
   }
-  if (options.readers !== undefined) throw new OmniOptionError('readers', 'readers are attached to the provider this call creates; with meterProvider given, add them to that provider');
+  if (options.readers !== undefined)
+    throw new OmniOptionError('readers', 'readers are attached to the provider this call creates; with meterProvider given, add them to that provider');
   if (options.resource !== undefined || options.serviceName !== undefined) {
     const option = options.resource !== undefined ? 'resource' : 'serviceName';
     throw new OmniOptionError(option, `${option} shapes the provider this call creates; with meterProvider given, set it on that provider`);
@@ -223,13 +248,17 @@ function checkFeatures(features: FeatureOptions | undefined): void {
   if (features.specDecode !== undefined) {
     checkObject(features.specDecode, 'features.specDecode', ['numSpeculativeTokens']);
     if (!(Number.isInteger(features.specDecode.numSpeculativeTokens) && features.specDecode.numSpeculativeTokens > 0)) {
-      throw new OmniOptionError('features.specDecode.numSpeculativeTokens', `features.specDecode.numSpeculativeTokens must be a positive integer; got ${shown(features.specDecode.numSpeculativeTokens)}`);
+      throw new OmniOptionError(
+        'features.specDecode.numSpeculativeTokens',
+        `features.specDecode.numSpeculativeTokens must be a positive integer; got ${shown(features.specDecode.numSpeculativeTokens)}`,
+      );
     }
   }
   if (features.lora !== undefined) {
     checkObject(features.lora, 'features.lora', ['maxLoras']);
     checkPositiveInteger(features.lora.maxLoras, 'features.lora.maxLoras');
-    if (features.lora.maxLoras === undefined) throw new OmniOptionError('features.lora.maxLoras', 'features.lora.maxLoras must be a positive integer; got undefined');
+    if (features.lora.maxLoras === undefined)
+      throw new OmniOptionError('features.lora.maxLoras', 'features.lora.maxLoras must be a positive integer; got undefined');
   }
 }
 

@@ -1,4 +1,12 @@
-import type { EngineCoreOutput, EngineCoreOutputs, OmniRequestOutput, ReceiveReceipt, StagePoolLike, StageRequest, TransferReceipt } from '../instrumentation/pipeline/host-contract';
+import type {
+  EngineCoreOutput,
+  EngineCoreOutputs,
+  OmniRequestOutput,
+  ReceiveReceipt,
+  StagePoolLike,
+  StageRequest,
+  TransferReceipt,
+} from '../instrumentation/pipeline/host-contract';
 import { createSchedulerStats } from '../instrumentation/stats/types';
 
 /** The request shape of the per-request benchmark: a thinker → talker → code2wav pipeline. */
@@ -107,7 +115,13 @@ export async function runBatch(orchestrator: Orchestrator, serving: Serving, wor
             requestId,
             numNewTokens: 1,
             finishReason: step === workload.tokens - 1 ? 'length' : null,
-            events: step === 0 ? [{ type: 'QUEUED', timestamp: clock - 0.01 }, { type: 'SCHEDULED', timestamp: clock - 0.005 }] : undefined,
+            events:
+              step === 0
+                ? [
+                    { type: 'QUEUED', timestamp: clock - 0.01 },
+                    { type: 'SCHEDULED', timestamp: clock - 0.005 },
+                  ]
+                : undefined,
             numCachedTokens: step === 0 ? 64 : undefined,
           });
         });

@@ -48,6 +48,9 @@ export async function interTokenLatency(): Promise<{ marginal: Measurement; floo
     'one inter-token latency on the real path (marginal)',
     full.rounds.map((ns, i) => (ns - (empty.rounds[i] ?? 0)) / OBSERVATIONS),
   );
-  const floor = summarize('bare Float64Array histogram observe', bare.rounds.map((ns) => ns / OBSERVATIONS));
+  const floor = summarize(
+    'bare Float64Array histogram observe',
+    bare.rounds.map((ns) => ns / OBSERVATIONS),
+  );
   return { marginal, floor };
 }

@@ -33,7 +33,11 @@ async function main(): Promise<void> {
   for (const batch of [1, 8]) {
     const measurements = await perRequest(batch, quick ? 16 : 48);
     perRequestResults[`batch${batch}`] = measurements;
-    report(`1. One request through the hooks: 3 stages × 4 replicas, 100 tokens per stage, ${batch} request(s) per engine step`, measurements, CONTENDERS.promClient);
+    report(
+      `1. One request through the hooks: 3 stages × 4 replicas, 100 tokens per stage, ${batch} request(s) per engine step`,
+      measurements,
+      CONTENDERS.promClient,
+    );
     const ratio = ratioOf(named(measurements, CONTENDERS.ours), named(measurements, CONTENDERS.promClient));
     const before = ratioOf(named(measurements, CONTENDERS.ours), named(measurements, CONTENDERS.otelSdk));
     targets.push({
@@ -60,7 +64,11 @@ async function main(): Promise<void> {
   for (const replicas of quick ? [1, 16] : [1, 4, 16, 64]) {
     const result = await scrape(replicas);
     scrapes.push(result);
-    report(`3. Scrape, full catalog, 3 stages × ${replicas} replicas (${result.series} series, ${result.lines} lines)`, [result.ours, result.promClient], SCRAPE_CONTENDERS.promClient);
+    report(
+      `3. Scrape, full catalog, 3 stages × ${replicas} replicas (${result.series} series, ${result.lines} lines)`,
+      [result.ours, result.promClient],
+      SCRAPE_CONTENDERS.promClient,
+    );
   }
   const scrapeRatios = scrapes.map((s) => ratioOf(s.ours, s.promClient));
   const perSeries = scrapes.map((s) => s.ours.median / s.series);
@@ -73,10 +81,26 @@ async function main(): Promise<void> {
 
   // 4. Memory per populated histogram series.
   const memoryRuns = [memoryPerSeries(), memoryPerSeries(), memoryPerSeries()];
-  const memory = { ours: summarize('ours', memoryRuns.map((m) => m.ours)), promClient: summarize('prom-client', memoryRuns.map((m) => m.promClient)) };
-  console.log(`\n4. Heap per populated histogram series (22 buckets): ours ${memory.ours.median.toFixed(0)} B [${memory.ours.min.toFixed(0)}–${memory.ours.max.toFixed(0)}], prom-client ${memory.promClient.median.toFixed(0)} B [${memory.promClient.min.toFixed(0)}–${memory.promClient.max.toFixed(0)}]`);
+  const memory = {
+    ours: summarize(
+      'ours',
+      memoryRuns.map((m) => m.ours),
+    ),
+    promClient: summarize(
+      'prom-client',
+      memoryRuns.map((m) => m.promClient),
+    ),
+  };
+  console.log(
+    `\n4. Heap per populated histogram series (22 buckets): ours ${memory.ours.median.toFixed(0)} B [${memory.ours.min.toFixed(0)}–${memory.ours.max.toFixed(0)}], prom-client ${memory.promClient.median.toFixed(0)} B [${memory.promClient.min.toFixed(0)}–${memory.promClient.max.toFixed(0)}]`,
+  );
   const memoryRatio = ratioOf(memory.ours, memory.promClient);
-  targets.push({ target: '4. memory per histogram series', goal: '≤ prom-client', measured: `${memory.ours.median.toFixed(0)} B vs ${memory.promClient.median.toFixed(0)} B, ${formatRatio(memoryRatio)}`, met: memoryRatio.median <= 1 });
+  targets.push({
+    target: '4. memory per histogram series',
+    goal: '≤ prom-client',
+    measured: `${memory.ours.median.toFixed(0)} B vs ${memory.promClient.median.toFixed(0)} B, ${formatRatio(memoryRatio)}`,
+    met: memoryRatio.median <= 1,
+  });
 
   // 5. The reference pipeline with the package absent, logStats off, logStats on.
   const runs = await referencePipelineRuns(quick ? 2 : 10, quick ? 40 : 80);
@@ -101,9 +125,18 @@ async function main(): Promise<void> {
     met: share <= 0.01,
   });
   const onOff = {
-    throughput: welch(runs.on.map((r) => r.throughput), runs.off.map((r) => r.throughput)),
-    p50: welch(runs.on.map((r) => r.p50), runs.off.map((r) => r.p50)),
-    p99: welch(runs.on.map((r) => r.p99), runs.off.map((r) => r.p99)),
+    throughput: welch(
+      runs.on.map((r) => r.throughput),
+      runs.off.map((r) => r.throughput),
+    ),
+    p50: welch(
+      runs.on.map((r) => r.p50),
+      runs.off.map((r) => r.p50),
+    ),
+    p99: welch(
+      runs.on.map((r) => r.p99),
+      runs.off.map((r) => r.p99),
+    ),
   };
   targets.push({
     target: '5b. logStats on vs off',

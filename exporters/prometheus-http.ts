@@ -11,7 +11,6 @@ import { OPENMETRICS_CONTENT_TYPE, TEXT_CONTENT_TYPE, type ExpositionFormat } fr
 import { checkObject, checkString, optionKeys } from '../views/option-checks';
 import { challenges, isAuthorized, validateScrapeAuth, type ScrapeAuth } from './scrape-auth';
 
-
 export const DEFAULT_PROMETHEUS_PORT = 9464;
 /** Loopback, as OpenTelemetry's `OTEL_EXPORTER_PROMETHEUS_HOST` default (`localhost`): metrics are not published to the network unless asked. */
 export const DEFAULT_PROMETHEUS_HOST = '127.0.0.1';
@@ -172,7 +171,10 @@ export function resolvePrometheusServerSettings(options: PrometheusServerOptions
     port,
     path,
     auth: options.auth,
-    tls: options.tls === undefined ? undefined : { key: readPem(options.tls.keyFile, 'prometheus.tls.keyFile'), cert: readPem(options.tls.certFile, 'prometheus.tls.certFile') },
+    tls:
+      options.tls === undefined
+        ? undefined
+        : { key: readPem(options.tls.keyFile, 'prometheus.tls.keyFile'), cert: readPem(options.tls.certFile, 'prometheus.tls.certFile') },
     headersTimeoutMillis: positiveInteger(options.headersTimeoutMillis, DEFAULT_HEADERS_TIMEOUT_MILLIS, 'prometheus.headersTimeoutMillis'),
     idleTimeoutMillis: positiveInteger(options.idleTimeoutMillis, DEFAULT_IDLE_TIMEOUT_MILLIS, 'prometheus.idleTimeoutMillis'),
     maxConnections: positiveInteger(options.maxConnections, DEFAULT_MAX_CONNECTIONS, 'prometheus.maxConnections'),
@@ -188,7 +190,11 @@ export interface PrometheusServer {
 }
 
 /** Serves the source on its own port. Resolves once listening; rejects on bad options and bind errors. */
-export async function startPrometheusServer(source: MetricsTextSource, options: PrometheusServerOptions = {}, env: NodeJS.ProcessEnv = process.env): Promise<PrometheusServer> {
+export async function startPrometheusServer(
+  source: MetricsTextSource,
+  options: PrometheusServerOptions = {},
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<PrometheusServer> {
   return serveMetrics(source, resolvePrometheusServerSettings(options, env));
 }
 
@@ -264,7 +270,7 @@ function listenError(error: NodeJS.ErrnoException, host: string, port: number): 
       : error.code === 'EACCES'
         ? 'permission denied'
         : error.code === 'EADDRNOTAVAIL'
-          ? 'the address is not one of this machine\'s'
+          ? "the address is not one of this machine's"
           : error.message;
   const wrapped: NodeJS.ErrnoException = new Error(
     `omni-otel-metrics: the /metrics server cannot listen on ${host}:${port}: ${reason}. Set prometheus.host / prometheus.port (or OTEL_EXPORTER_PROMETHEUS_HOST / _PORT), or prometheus: false and mount handle.metricsHandler() on your own server.`,

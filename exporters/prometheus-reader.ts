@@ -25,7 +25,13 @@ export interface OmniPrometheusReaderOptions {
   readonly createdSeries?: boolean;
 }
 
-const READER_OPTION_KEYS = optionKeys<OmniPrometheusReaderOptions>({ store: true, declaredFamilies: true, withTargetInfo: true, withScopeLabels: true, createdSeries: true });
+const READER_OPTION_KEYS = optionKeys<OmniPrometheusReaderOptions>({
+  store: true,
+  declaredFamilies: true,
+  withTargetInfo: true,
+  withScopeLabels: true,
+  createdSeries: true,
+});
 
 /**
  * A pull `MetricReader` whose output is vLLM's `/metrics` byte shape. The package's families are
@@ -39,7 +45,13 @@ const READER_OPTION_KEYS = optionKeys<OmniPrometheusReaderOptions>({ store: true
 export class OmniPrometheusReader extends MetricReader {
   private declared: readonly DeclaredFamily[];
   private store:
-    | { readonly series: SeriesStore; readonly producer: OmniMetricProducer; readonly families: readonly DeclaredFamily[]; readonly names: ReadonlySet<string>; readonly generic: boolean }
+    | {
+        readonly series: SeriesStore;
+        readonly producer: OmniMetricProducer;
+        readonly families: readonly DeclaredFamily[];
+        readonly names: ReadonlySet<string>;
+        readonly generic: boolean;
+      }
     | undefined;
   private readonly createdSeries: boolean;
   private readonly renderShared = coalesced((format: ExpositionFormat) => this.render(format));
@@ -60,7 +72,13 @@ export class OmniPrometheusReader extends MetricReader {
    * same name into one block.
    */
   attachStore(store: SeriesStore, producer?: OmniMetricProducer): void {
-    const families = store.families.map(({ family, streamName }) => ({ name: family.name, type: family.type, help: family.help, streamName, omitCreated: family.omitCreated }));
+    const families = store.families.map(({ family, streamName }) => ({
+      name: family.name,
+      type: family.type,
+      help: family.help,
+      streamName,
+      omitCreated: family.omitCreated,
+    }));
     this.store = {
       series: store,
       producer: producer ?? new OmniMetricProducer({ store }),
@@ -99,7 +117,12 @@ export class OmniPrometheusReader extends MetricReader {
   }
 
   private async render(format: ExpositionFormat): Promise<Buffer> {
-    const serializeOptions = { format, withTargetInfo: this.options.withTargetInfo, withScopeLabels: this.options.withScopeLabels, createdSeries: this.createdSeries };
+    const serializeOptions = {
+      format,
+      withTargetInfo: this.options.withTargetInfo,
+      withScopeLabels: this.options.withScopeLabels,
+      createdSeries: this.createdSeries,
+    };
     const store = this.store;
     // Scope labels are not part of the store's pre-rendered label blocks, nor are series a custom producer adds: those take the generic path.
     if (store === undefined || store.generic || this.options.withScopeLabels) {
@@ -124,7 +147,7 @@ export class OmniPrometheusReader extends MetricReader {
   private async collectSdk(options?: MetricCollectOptions): Promise<CollectionResult> {
     if (this.inProvider) return super.collect(options);
     notInProvider.warn(
-      'the OmniPrometheusReader is in no MeterProvider yet: /metrics serves the package\'s families but no other instruments. With meterProvider: \'external\', put handle.prometheusReader in NodeSDK\'s metricReaders.',
+      "the OmniPrometheusReader is in no MeterProvider yet: /metrics serves the package's families but no other instruments. With meterProvider: 'external', put handle.prometheusReader in NodeSDK's metricReaders.",
     );
     return { resourceMetrics: { resource: emptyResource(), scopeMetrics: [] }, errors: [] };
   }

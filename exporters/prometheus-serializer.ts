@@ -8,7 +8,6 @@ import { bucketLabelParts, renderLabelText } from '../views/store/label-text';
 import { createdHeader, familyHeader, familyStem, hasCreatedSeries, omitsCountAndSum, type ExpositionFormat } from './exposition-text';
 import { expandSamples, prometheusFamilyName, prometheusType } from './samples';
 
-
 export interface SerializeOptions {
   readonly format?: ExpositionFormat;
   /** Add the `target_info` family built from the resource (off: vLLM has none). */
@@ -92,7 +91,9 @@ function addMetric(
   }
   const name = aliases.get(metric.descriptor.name) ?? prometheusFamilyName(metric.descriptor.name, type);
   if (reserved.has(name)) {
-    collidingStreams.warn(`a stream named ${name} was recorded outside the package's series store; the store's family of that name is printed, the stream is left out`);
+    collidingStreams.warn(
+      `a stream named ${name} was recorded outside the package's series store; the store's family of that name is printed, the stream is left out`,
+    );
     return;
   }
   let family = families.get(name);
@@ -111,7 +112,8 @@ function addMetric(
 
 function familyText(family: Family, openMetrics: boolean, createdSeries: boolean): string {
   addEagerSeries(family);
-  const created = createdSeries && hasCreatedSeries(family.type) && family.declared?.omitCreated !== true ? `${familyStem(family.name, family.type)}_created` : undefined;
+  const created =
+    createdSeries && hasCreatedSeries(family.type) && family.declared?.omitCreated !== true ? `${familyStem(family.name, family.type)}_created` : undefined;
   let out = familyHeader(family.name, family.type, family.help, openMetrics);
   for (const { labels, point, placeholder } of family.series) {
     const text = renderLabelText(labels);

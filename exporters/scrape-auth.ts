@@ -21,7 +21,8 @@ export function validateScrapeAuth(auth: ScrapeAuth | undefined, option: string)
   if (auth.basic !== undefined) checkObject(auth.basic, `${option}.basic`, ['username', 'password']);
   const { bearerToken, basic } = auth;
   if (bearerToken === undefined && basic === undefined) throw new TypeError(`${option} needs bearerToken or basic`);
-  if (bearerToken !== undefined && (typeof bearerToken !== 'string' || bearerToken === '')) throw new TypeError(`${option}.bearerToken must be a non-empty string`);
+  if (bearerToken !== undefined && (typeof bearerToken !== 'string' || bearerToken === ''))
+    throw new TypeError(`${option}.bearerToken must be a non-empty string`);
   if (basic !== undefined) {
     if (typeof basic !== 'object' || basic === null || typeof basic.username !== 'string' || basic.username === '' || basic.username.includes(':')) {
       throw new TypeError(`${option}.basic.username must be a non-empty string without ':'`);
@@ -45,7 +46,10 @@ export function isAuthorized(auth: ScrapeAuth, headers: IncomingHttpHeaders): bo
 
 /** The `WWW-Authenticate` challenges a 401 names. */
 export function challenges(auth: ScrapeAuth): string[] {
-  return [...(auth.bearerToken !== undefined ? ['Bearer realm="metrics"'] : []), ...(auth.basic !== undefined ? ['Basic realm="metrics", charset="UTF-8"'] : [])];
+  return [
+    ...(auth.bearerToken !== undefined ? ['Bearer realm="metrics"'] : []),
+    ...(auth.basic !== undefined ? ['Basic realm="metrics", charset="UTF-8"'] : []),
+  ];
 }
 
 /** Compares digests, so neither the secret's length nor its content leaks through timing. */

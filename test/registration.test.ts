@@ -55,7 +55,15 @@ describe('registerOmniMetrics', () => {
       readers: [reader],
       views: createOmniViews(resolveCatalog(options), { stageReplicaMap: new StageReplicaMap(stagePools) }),
     });
-    const handle = await registerOmniMetrics({ ...options, modelName: 'm', stagePools, meterProvider: provider, prometheusReader: reader, prometheus: false, logIntervalSeconds: 0 });
+    const handle = await registerOmniMetrics({
+      ...options,
+      modelName: 'm',
+      stagePools,
+      meterProvider: provider,
+      prometheusReader: reader,
+      prometheus: false,
+      logIntervalSeconds: 0,
+    });
     handle.pipeline.requestFailed();
     const text = await handle.metricsText();
     await handle.shutdown();

@@ -18,9 +18,7 @@ export const GEN_AI_TOKEN_TYPE_VALUE_OUTPUT = 'output';
 export const GEN_AI_TIME_TO_FIRST_TOKEN_BUCKETS: readonly number[] = Object.freeze([
   0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0,
 ]);
-export const GEN_AI_TIME_PER_OUTPUT_TOKEN_BUCKETS: readonly number[] = Object.freeze([
-  0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5,
-]);
+export const GEN_AI_TIME_PER_OUTPUT_TOKEN_BUCKETS: readonly number[] = Object.freeze([0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5]);
 /** 0.01 s doubling to 81.92 s. */
 export const GEN_AI_DURATION_BUCKETS: readonly number[] = Object.freeze([
   0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92,

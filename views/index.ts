@@ -25,12 +25,7 @@ export {
   KV_CACHE_RESIDENCY_BUCKETS,
   build125Buckets,
 } from './buckets';
-export {
-  GEN_AI_TIME_TO_FIRST_TOKEN_BUCKETS,
-  GEN_AI_TIME_PER_OUTPUT_TOKEN_BUCKETS,
-  GEN_AI_DURATION_BUCKETS,
-  GEN_AI_TOKEN_BUCKETS,
-} from './gen-ai-families';
+export { GEN_AI_TIME_TO_FIRST_TOKEN_BUCKETS, GEN_AI_TIME_PER_OUTPUT_TOKEN_BUCKETS, GEN_AI_DURATION_BUCKETS, GEN_AI_TOKEN_BUCKETS } from './gen-ai-families';
 export { DEFAULT_PIPELINE_PREFIX, PIPELINE_PREFIXES, type PipelinePrefix } from './names';
 export { StageReplicaMap, type ReplicaChange, type ReplicaChangeListener, type StageReplica } from './stage-replica-map';
 export { EngineRelabelProcessor } from './engine-relabel-processor';

@@ -100,12 +100,7 @@ function parseFamilies(value: unknown, fail: (problem: string) => never): Custom
       help: raw.help as string,
       labels: labels as string[],
       unit: typeof raw.unit === 'string' ? raw.unit : undefined,
-      buckets:
-        type === 'histogram'
-          ? validateBounds(raw.buckets, at)
-          : raw.buckets === undefined
-            ? undefined
-            : at('only histograms have buckets'),
+      buckets: type === 'histogram' ? validateBounds(raw.buckets, at) : raw.buckets === undefined ? undefined : at('only histograms have buckets'),
     };
     return family;
   });

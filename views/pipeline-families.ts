@@ -85,8 +85,7 @@ export const PIPELINE_FAMILIES = {
   audioFrames: {
     baseName: 'audio_frames',
     type: 'counter',
-    help:
-      'Cumulative audio frame count; per-model rate (not summable across models). Throughput recovered via rate().',
+    help: 'Cumulative audio frame count; per-model rate (not summable across models). Throughput recovered via rate().',
     labels: STAGE_LABELS,
     unit: '{frame}',
     group: 'pipeline',
@@ -95,8 +94,7 @@ export const PIPELINE_FAMILIES = {
     baseName: 'audio_underrun_s',
     type: 'histogram',
     help:
-      'Per-request worst-case player-deficit in seconds (max time the player ran out of buffered audio). ' +
-      '> 0 indicates listener experienced silent gaps.',
+      'Per-request worst-case player-deficit in seconds (max time the player ran out of buffered audio). ' + '> 0 indicates listener experienced silent gaps.',
     labels: STAGE_LABELS,
     buckets: SECONDS_FAST_BUCKETS,
     unit: 's',

@@ -88,9 +88,7 @@ export const STAGE_SERVICE_FAMILIES = {
   stageInQueue: {
     baseName: 'stage_in_queue_s',
     type: 'histogram',
-    help:
-      'Time in seconds from diffusion scheduler enqueue to initial execution admission. ' +
-      'Zero is the healthy low-load baseline and is counted.',
+    help: 'Time in seconds from diffusion scheduler enqueue to initial execution admission. ' + 'Zero is the healthy low-load baseline and is counted.',
     labels: PER_STAGE_LABELS,
     buckets: SECONDS_FAST_BUCKETS,
     unit: 's',
@@ -178,8 +176,7 @@ export const DIFFUSION_FAMILIES = {
   diffusionKvLoad: {
     baseName: 'diffusion_kv_load_s',
     type: 'histogram',
-    help:
-      'Diffusion KV-recv latency in seconds (AR\u2192diffusion KV fetch; absent when the stage has no upstream KV to receive).',
+    help: 'Diffusion KV-recv latency in seconds (AR\u2192diffusion KV fetch; absent when the stage has no upstream KV to receive).',
     labels: STAGE_REPLICA_LABELS,
     buckets: SECONDS_FAST_BUCKETS,
     unit: 's',

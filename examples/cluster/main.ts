@@ -45,11 +45,14 @@ async function worker(): Promise<void> {
   const handle = await registerOmniMetrics({ ...OPTIONS, prometheus: false, logIntervalSeconds: 0 });
   const sync = serveClusterWorker(handle, { syncIntervalMillis: 5000 });
   // Stand-in for real traffic: a request finishes every 200-700 ms.
-  const timer = setInterval(() => {
-    handle.pipeline.setRunning(Math.floor(Math.random() * 4));
-    handle.pipeline.requestSucceeded(0.2 + Math.random() * 2, Math.random() < 0.9 ? 'stop' : 'length');
-    handle.pipeline.observeTokens(32 + Math.floor(Math.random() * 200), 16 + Math.floor(Math.random() * 300));
-  }, 200 + Math.floor(Math.random() * 500));
+  const timer = setInterval(
+    () => {
+      handle.pipeline.setRunning(Math.floor(Math.random() * 4));
+      handle.pipeline.requestSucceeded(0.2 + Math.random() * 2, Math.random() < 0.9 ? 'stop' : 'length');
+      handle.pipeline.observeTokens(32 + Math.floor(Math.random() * 200), 16 + Math.floor(Math.random() * 300));
+    },
+    200 + Math.floor(Math.random() * 500),
+  );
   const shutdown = async (): Promise<void> => {
     clearInterval(timer);
     await sync.flush(); // a graceful exit loses nothing

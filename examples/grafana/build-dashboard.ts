@@ -108,8 +108,18 @@ const ROWS: ReadonlyArray<{ readonly title: string; readonly panels: readonly Pa
     title: 'LLM stages (vLLM engine metrics per stage / replica)',
     panels: [
       { title: 'Time to first token', description: 'vLLM TTFT per engine.', unit: 's', targets: engineQuantiles('vllm:time_to_first_token_seconds') },
-      { title: 'Inter-token latency', description: 'Time between consecutive output tokens.', unit: 's', targets: engineQuantiles('vllm:inter_token_latency_seconds') },
-      { title: 'Engine end-to-end latency', description: 'Arrival at the stage to its last token.', unit: 's', targets: engineQuantiles('vllm:e2e_request_latency_seconds') },
+      {
+        title: 'Inter-token latency',
+        description: 'Time between consecutive output tokens.',
+        unit: 's',
+        targets: engineQuantiles('vllm:inter_token_latency_seconds'),
+      },
+      {
+        title: 'Engine end-to-end latency',
+        description: 'Arrival at the stage to its last token.',
+        unit: 's',
+        targets: engineQuantiles('vllm:e2e_request_latency_seconds'),
+      },
       {
         title: 'Queue / prefill / decode time (p99)',
         description: 'Where a request spends its time inside one engine.',
@@ -248,10 +258,18 @@ const ROWS: ReadonlyArray<{ readonly title: string; readonly panels: readonly Pa
         targets: [
           { expr: `rate(vllm:omni_image_count_total{${MODEL}}${RATE})`, legend: 'images/s' },
           { expr: `rate(vllm:omni_image_pixels_sum{${MODEL}}${RATE}) / rate(vllm:omni_image_pixels_count{${MODEL}}${RATE})`, legend: 'pixels per request' },
-          { expr: `rate(vllm:omni_num_inference_steps_sum{${MODEL}}${RATE}) / rate(vllm:omni_num_inference_steps_count{${MODEL}}${RATE})`, legend: 'steps per request' },
+          {
+            expr: `rate(vllm:omni_num_inference_steps_sum{${MODEL}}${RATE}) / rate(vllm:omni_num_inference_steps_count{${MODEL}}${RATE})`,
+            legend: 'steps per request',
+          },
         ],
       },
-      { title: 'Image time to first output', description: 'Image-stage submit to the first image.', unit: 's', targets: engineQuantiles('vllm:omni_image_ttfp_s') },
+      {
+        title: 'Image time to first output',
+        description: 'Image-stage submit to the first image.',
+        unit: 's',
+        targets: engineQuantiles('vllm:omni_image_ttfp_s'),
+      },
       {
         title: 'Diffusion breakdown (p99)',
         description: 'Execution, preprocessing, postprocessing, VAE decode, forward-only denoise loop and KV receive, per replica.',

@@ -120,7 +120,8 @@ export class AsyncOmni implements OmniServingLike {
     if (!imageOnly && (modalities.length === 0 || modalities.some((m) => m !== 'text' && m !== 'audio'))) {
       throw new InvalidRequestError(`modalities must be ["image"] or a non-empty subset of ["text", "audio"], got ${JSON.stringify(modalities)}`, 'modalities');
     }
-    if (imageOnly !== (request.image !== undefined)) throw new InvalidRequestError('an image request needs modalities ["image"] and an image spec', 'modalities');
+    if (imageOnly !== (request.image !== undefined))
+      throw new InvalidRequestError('an image request needs modalities ["image"] and an image spec', 'modalities');
     const promptTokenIds = this.tokenizer.encode(request.prompt);
     if (promptTokenIds.length === 0) throw new InvalidRequestError('the prompt is empty', 'messages');
     if (!Number.isInteger(request.maxTokens) || request.maxTokens < 1) {

@@ -58,7 +58,11 @@ interface PhaseEntry {
   readonly startedAtMs: number;
 }
 
-const NEXT_PHASE: Readonly<Record<Exclude<Phase, 'denoise' | 'postprocess'>, Phase>> = { kvLoad: 'preprocess', preprocess: 'denoise', vaeDecode: 'postprocess' };
+const NEXT_PHASE: Readonly<Record<Exclude<Phase, 'denoise' | 'postprocess'>, Phase>> = {
+  kvLoad: 'preprocess',
+  preprocess: 'denoise',
+  vaeDecode: 'postprocess',
+};
 
 /**
  * The image stage (a DiT diffusion model behind an AR thinker): one request at a time, in arrival

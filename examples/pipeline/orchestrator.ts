@@ -396,10 +396,13 @@ export class Orchestrator implements OrchestratorLike {
 
   private scheduleDelivery(requestId: string, toStage: number): void {
     const { min, max } = this.orchestration.transferLatencyMs;
-    const timer = setTimeout(() => {
-      this.deliveryTimers.delete(timer);
-      this.deliver(requestId, toStage);
-    }, this.random.between(min, max));
+    const timer = setTimeout(
+      () => {
+        this.deliveryTimers.delete(timer);
+        this.deliver(requestId, toStage);
+      },
+      this.random.between(min, max),
+    );
     timer.unref();
     this.deliveryTimers.add(timer);
   }

@@ -1,4 +1,11 @@
-import { createPrefixCacheStats, createSchedulerStats, type EngineCoreEvent, type FinishReason, type PrefixCacheStats, type SchedulerStats } from 'omni-otel-metrics';
+import {
+  createPrefixCacheStats,
+  createSchedulerStats,
+  type EngineCoreEvent,
+  type FinishReason,
+  type PrefixCacheStats,
+  type SchedulerStats,
+} from 'omni-otel-metrics';
 import { KvCacheManager } from './kv-cache-manager';
 import { SeededRandom } from './seeded-random';
 import type { StageEngineOutput, StageInput } from './stage-engine';

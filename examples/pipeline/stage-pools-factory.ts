@@ -32,7 +32,8 @@ export function createStagePools({ replicas, imageReplicas = 0, profile, seed, t
   const statsThrottle = new StatsThrottle();
   const llm =
     (stageId: number, stage: LlmStageProfile, sampleToken: (u: number, previousIds: readonly number[]) => number): ReplicaFactory =>
-    (replicaId) => new SimulatedEngine({ stageId, replicaId, seed: replicaSeed(seed, stageId, replicaId), ...stage, sampleToken, statsThrottle });
+    (replicaId) =>
+      new SimulatedEngine({ stageId, replicaId, seed: replicaSeed(seed, stageId, replicaId), ...stage, sampleToken, statsThrottle });
   const code2wav: ReplicaFactory = (replicaId) => {
     const { rtfByReplica, maxBatch, malformedProbability, ...timing } = profile.code2wav;
     return new Code2WavEngine({
@@ -47,8 +48,16 @@ export function createStagePools({ replicas, imageReplicas = 0, profile, seed, t
     });
   };
   const pools = [
-    new StagePool(THINKER_STAGE, llm(THINKER_STAGE, profile.thinker, (u, previousIds) => tokenizer.sampleOutputId(u, previousIds)), replicas[THINKER_STAGE]),
-    new StagePool(TALKER_STAGE, llm(TALKER_STAGE, profile.talker, (u) => Math.floor(u * CODEC_VOCABULARY_SIZE)), replicas[TALKER_STAGE]),
+    new StagePool(
+      THINKER_STAGE,
+      llm(THINKER_STAGE, profile.thinker, (u, previousIds) => tokenizer.sampleOutputId(u, previousIds)),
+      replicas[THINKER_STAGE],
+    ),
+    new StagePool(
+      TALKER_STAGE,
+      llm(TALKER_STAGE, profile.talker, (u) => Math.floor(u * CODEC_VOCABULARY_SIZE)),
+      replicas[TALKER_STAGE],
+    ),
     new StagePool(CODE2WAV_STAGE, code2wav, replicas[CODE2WAV_STAGE]),
   ];
   if (imageReplicas > 0) {

@@ -33,7 +33,10 @@ export async function handleAdminReplicas(request: IncomingMessage, response: Se
     throw new HttpError(401, 'admin requests need Authorization: Bearer <token>', 'authentication_error');
   }
   const orchestrator = options.orchestrator;
-  const parts = pathname.slice(ADMIN_REPLICAS_PATH.length).split('/').filter((part) => part !== '');
+  const parts = pathname
+    .slice(ADMIN_REPLICAS_PATH.length)
+    .split('/')
+    .filter((part) => part !== '');
   if (parts.length === 0 && request.method === 'GET') return sendJson(response, 200, listReplicas(orchestrator));
   if (parts.length === 0 && request.method === 'POST') {
     const body = await readJsonBody(request);
@@ -48,7 +51,8 @@ export async function handleAdminReplicas(request: IncomingMessage, response: Se
       orchestrator.removeReplica(stage, replica);
       return sendJson(response, 200, { stage, replica, removed: true });
     }
-    if (!orchestrator.drainReplica(stage, replica)) throw new HttpError(409, `replica ${replica} of stage ${stage} is draining already or the last one taking requests`, 'conflict');
+    if (!orchestrator.drainReplica(stage, replica))
+      throw new HttpError(409, `replica ${replica} of stage ${stage} is draining already or the last one taking requests`, 'conflict');
     return sendJson(response, 202, { stage, replica, draining: true });
   }
   const allowed = parts.length === 0 ? 'GET, POST' : 'DELETE';

@@ -57,7 +57,16 @@ export function createOpenAiHandler(options: OpenAiHandlerOptions): RequestHandl
         if (request.method !== 'GET') return methodNotAllowed(response, 'GET');
         return sendJson(response, 200, {
           object: 'list',
-          data: [{ id: options.modelName, object: 'model', created, owned_by: 'omni-otel-metrics', root: options.modelName, max_model_len: options.omni.maxModelLen }],
+          data: [
+            {
+              id: options.modelName,
+              object: 'model',
+              created,
+              owned_by: 'omni-otel-metrics',
+              root: options.modelName,
+              max_model_len: options.omni.maxModelLen,
+            },
+          ],
         });
       case '/health':
         return sendJson(response, 200, { status: 'ok' });

@@ -160,7 +160,11 @@ class Merger {
 
 /** The label set as a key independent of attribute order. */
 function seriesKey(attributes: Readonly<Record<string, AttributeValue>>): string {
-  return JSON.stringify(Object.keys(attributes).sort().map((key) => [key, attributes[key]]));
+  return JSON.stringify(
+    Object.keys(attributes)
+      .sort()
+      .map((key) => [key, attributes[key]]),
+  );
 }
 
 function sameBoundaries(a: readonly number[], b: readonly number[]): boolean {

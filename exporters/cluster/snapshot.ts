@@ -1,13 +1,6 @@
 import { diag, ValueType, type AttributeValue } from '@opentelemetry/api';
 import { emptyResource } from '@opentelemetry/resources';
-import {
-  AggregationTemporality,
-  DataPointType,
-  type DataPoint,
-  type Histogram,
-  type MetricData,
-  type ResourceMetrics,
-} from '@opentelemetry/sdk-metrics';
+import { AggregationTemporality, DataPointType, type DataPoint, type Histogram, type MetricData, type ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import { OMNI_METER_NAME } from '../../views/views';
 import { prometheusType } from '../samples';
 

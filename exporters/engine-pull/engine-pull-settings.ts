@@ -23,7 +23,14 @@ export interface EnginePullSettings {
   readonly maxResponseBytes: number;
 }
 
-const ENGINE_PULL_OPTION_KEYS = optionKeys<EnginePullOptions>({ engines: true, timeoutMillis: true, cacheMillis: true, intervalMillis: true, passThrough: true, maxResponseBytes: true });
+const ENGINE_PULL_OPTION_KEYS = optionKeys<EnginePullOptions>({
+  engines: true,
+  timeoutMillis: true,
+  cacheMillis: true,
+  intervalMillis: true,
+  passThrough: true,
+  maxResponseBytes: true,
+});
 const ENGINE_TARGET_KEYS = optionKeys<EngineTarget>({ stage: true, replica: true, url: true, engine: true });
 
 /**
@@ -45,7 +52,9 @@ export function resolveEnginePullSettings(options: EnginePullOptions, replicasPe
     checkObject(target, where, ENGINE_TARGET_KEYS);
     const { stage, replica } = target;
     if (!Number.isInteger(stage) || stage < 0 || stage >= replicasPerStage.length) {
-      throw new RangeError(`${where}.stage must be one of the ${replicasPerStage.length} stages of stagePools (0..${replicasPerStage.length - 1}), got ${String(stage)}`);
+      throw new RangeError(
+        `${where}.stage must be one of the ${replicasPerStage.length} stages of stagePools (0..${replicasPerStage.length - 1}), got ${String(stage)}`,
+      );
     }
     const replicas = replicasPerStage[stage] as number;
     if (!Number.isInteger(replica) || replica < 0 || replica >= replicas) {
@@ -94,7 +103,8 @@ function parseUrl(value: unknown, where: string): URL {
 function engineLabel(value: unknown, where: string): string {
   if (value === undefined) return '0';
   const text = typeof value === 'number' ? String(value) : value;
-  if (typeof text !== 'string' || !/^(0|[1-9]\d*)$/.test(text)) throw new TypeError(`${where} must be a non-negative integer (vLLM's engine label), got ${JSON.stringify(value)}`);
+  if (typeof text !== 'string' || !/^(0|[1-9]\d*)$/.test(text))
+    throw new TypeError(`${where} must be a non-negative integer (vLLM's engine label), got ${JSON.stringify(value)}`);
   return text;
 }
 

@@ -39,8 +39,7 @@ export function engineSnapshot(families: readonly ParsedFamily[], selection: Eng
       continue;
     }
     const createdOf = created.byFamily.get(createdStem(family)) ?? new Map<string, number>();
-    const metric =
-      family.type === 'histogram' ? histogramMetric(family, selection, createdOf) : numberMetric(family, selection, createdOf);
+    const metric = family.type === 'histogram' ? histogramMetric(family, selection, createdOf) : numberMetric(family, selection, createdOf);
     if (metric.points.length > 0 || family.samples.length === 0) metrics.push(metric);
   }
   return metrics;

@@ -202,7 +202,10 @@ function parseSampleLine(line: string, lineNumber: number): ParsedSample {
   } else if (pos === nameEnd) {
     fail('expected a blank after the metric name');
   }
-  const rest = line.slice(pos).split(/[ \t]+/).filter((token) => token !== '');
+  const rest = line
+    .slice(pos)
+    .split(/[ \t]+/)
+    .filter((token) => token !== '');
   if (rest.length === 0 || rest.length > 2) fail('expected a value and an optional timestamp');
   const value = parseFloatText(rest[0] as string, lineNumber, 'value');
   if (rest[1] !== undefined && !TIMESTAMP.test(rest[1])) fail(`invalid timestamp ${JSON.stringify(rest[1])}`);

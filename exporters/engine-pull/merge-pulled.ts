@@ -1,5 +1,14 @@
 import type { Attributes, HrTime } from '@opentelemetry/api';
-import { AggregationTemporality, DataPointType, InstrumentType, type AggregationTemporalitySelector, type CollectionResult, type DataPoint, type Histogram, type MetricData } from '@opentelemetry/sdk-metrics';
+import {
+  AggregationTemporality,
+  DataPointType,
+  InstrumentType,
+  type AggregationTemporalitySelector,
+  type CollectionResult,
+  type DataPoint,
+  type Histogram,
+  type MetricData,
+} from '@opentelemetry/sdk-metrics';
 import { LimitedWarning } from '../../views/diag-warnings';
 import type { FamilySeries } from '../../views/store/family-series';
 import type { SeriesStore } from '../../views/store/series-store';
@@ -110,7 +119,12 @@ export class DeltaConverter {
   }
 
   convert(metric: MetricData): MetricData | undefined {
-    const instrument = metric.dataPointType === DataPointType.HISTOGRAM ? InstrumentType.HISTOGRAM : metric.dataPointType === DataPointType.SUM ? InstrumentType.COUNTER : undefined;
+    const instrument =
+      metric.dataPointType === DataPointType.HISTOGRAM
+        ? InstrumentType.HISTOGRAM
+        : metric.dataPointType === DataPointType.SUM
+          ? InstrumentType.COUNTER
+          : undefined;
     if (instrument === undefined || this.selector(instrument) !== AggregationTemporality.DELTA) return metric;
     const points: Array<DataPoint<number> | DataPoint<Histogram>> = [];
     for (const point of metric.dataPoints as Array<DataPoint<number> | DataPoint<Histogram>>) {
@@ -118,7 +132,8 @@ export class DeltaConverter {
       const current = baselineOf(point.value);
       const previous = this.baselines.get(key);
       this.next.set(key, current);
-      const restarted = previous === undefined || current.count < previous.count || current.value < previous.value || current.counts.length !== previous.counts.length;
+      const restarted =
+        previous === undefined || current.count < previous.count || current.value < previous.value || current.counts.length !== previous.counts.length;
       const base = restarted ? undefined : previous;
       if (base !== undefined && current.count === base.count && current.value === base.value) continue;
       const startTime = base !== undefined && this.lastCollection !== undefined ? this.lastCollection : point.startTime;
@@ -151,5 +166,9 @@ function deltaPoint(point: DataPoint<number> | DataPoint<Histogram>, base: Basel
 }
 
 function seriesKey(attributes: Attributes): string {
-  return JSON.stringify(Object.keys(attributes).sort().map((key) => [key, attributes[key]]));
+  return JSON.stringify(
+    Object.keys(attributes)
+      .sort()
+      .map((key) => [key, attributes[key]]),
+  );
 }

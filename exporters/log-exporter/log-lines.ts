@@ -17,7 +17,6 @@ export interface LogLineOptions {
   readonly warned?: WarnOnce;
 }
 
-
 /**
  * One line per Prometheus sample, in exposition order: the sample name exactly as `/metrics`
  * prints it, its labels sorted by name (`le` included), and the end time of its data point in
@@ -39,7 +38,10 @@ export function formatLogLines(resourceMetrics: ResourceMetrics, options: LogLin
     for (const metric of scopeMetrics.metrics) {
       const type = prometheusType(metric);
       if (type === undefined) {
-        (options.warned ?? new WarnOnce()).warn(metric.descriptor.name, `${metric.descriptor.name} is an exponential histogram; the metric log cannot carry it`);
+        (options.warned ?? new WarnOnce()).warn(
+          metric.descriptor.name,
+          `${metric.descriptor.name} is an exponential histogram; the metric log cannot carry it`,
+        );
         continue;
       }
       const known = options.families.get(metric.descriptor.name);

@@ -8,10 +8,7 @@ import { GEN_AI_METRICS } from '../../views/gen-ai-families';
  * library they share.
  */
 export type CollectorTranslationStrategy =
-  | 'UnderscoreEscapingWithSuffixes'
-  | 'NoUTF8EscapingWithSuffixes'
-  | 'UnderscoreEscapingWithoutSuffixes'
-  | 'NoTranslation';
+  'UnderscoreEscapingWithSuffixes' | 'NoUTF8EscapingWithSuffixes' | 'UnderscoreEscapingWithoutSuffixes' | 'NoTranslation';
 
 export const COLLECTOR_TRANSLATION_STRATEGIES: readonly CollectorTranslationStrategy[] = Object.freeze([
   'UnderscoreEscapingWithSuffixes',
@@ -22,11 +19,32 @@ export const COLLECTOR_TRANSLATION_STRATEGIES: readonly CollectorTranslationStra
 
 /** OTLP → Prometheus unit words (UCUM annotations `{…}` are dropped; `1` adds nothing). */
 const UNIT_WORDS: Readonly<Record<string, string>> = {
-  d: 'days', h: 'hours', min: 'minutes', s: 'seconds', ms: 'milliseconds', us: 'microseconds', ns: 'nanoseconds',
-  By: 'bytes', KiBy: 'kibibytes', MiBy: 'mebibytes', GiBy: 'gibibytes', TiBy: 'tibibytes',
-  KBy: 'kilobytes', MBy: 'megabytes', GBy: 'gigabytes', TBy: 'terabytes',
-  m: 'meters', V: 'volts', A: 'amperes', J: 'joules', W: 'watts', g: 'grams',
-  Cel: 'celsius', Hz: 'hertz', '1': '', '%': 'percent',
+  d: 'days',
+  h: 'hours',
+  min: 'minutes',
+  s: 'seconds',
+  ms: 'milliseconds',
+  us: 'microseconds',
+  ns: 'nanoseconds',
+  By: 'bytes',
+  KiBy: 'kibibytes',
+  MiBy: 'mebibytes',
+  GiBy: 'gibibytes',
+  TiBy: 'tibibytes',
+  KBy: 'kilobytes',
+  MBy: 'megabytes',
+  GBy: 'gigabytes',
+  TBy: 'terabytes',
+  m: 'meters',
+  V: 'volts',
+  A: 'amperes',
+  J: 'joules',
+  W: 'watts',
+  g: 'grams',
+  Cel: 'celsius',
+  Hz: 'hertz',
+  '1': '',
+  '%': 'percent',
 };
 const PER_UNIT_WORDS: Readonly<Record<string, string>> = { s: 'second', m: 'minute', h: 'hour', d: 'day', w: 'week', mo: 'month', y: 'year' };
 
@@ -44,7 +62,12 @@ export function collectorPrometheusName(name: string, unit: string, type: Family
     case 'NoUTF8EscapingWithSuffixes':
       return utf8WithSuffixes(name, unit, type);
     case 'UnderscoreEscapingWithoutSuffixes':
-      return noLeadingDigit(name.split(/[^a-zA-Z0-9:_]+/).filter(Boolean).join('_'));
+      return noLeadingDigit(
+        name
+          .split(/[^a-zA-Z0-9:_]+/)
+          .filter(Boolean)
+          .join('_'),
+      );
     case 'NoTranslation':
       return name;
   }
@@ -89,7 +112,11 @@ function unitSuffixes(unit: string): [string, string] {
 }
 
 function cleanUnit(word: string): string {
-  return word.replace(/[^a-zA-Z0-9:]/g, '_').replace(/__+/g, '_').replace(/^_/, '').replace(/_$/, '');
+  return word
+    .replace(/[^a-zA-Z0-9:]/g, '_')
+    .replace(/__+/g, '_')
+    .replace(/^_/, '')
+    .replace(/_$/, '');
 }
 
 function trimSuffix(name: string, suffix: string): string {
@@ -144,8 +171,8 @@ export function collectorNamingMarkdown(catalog: ResolvedCatalog = resolveFullCa
     'Views rename every stream before any reader sees it, so OTLP carries the same names as the',
     'Prometheus endpoint or OpenTelemetry-style ones, chosen with `naming`:',
     '',
-    "- `vllm` (default): the exact vLLM names (`vllm:` colons, `_total` on counters) and **no unit**.",
-    '  Whatever translation strategy the collector (or Prometheus\'s OTLP receiver) uses, the',
+    '- `vllm` (default): the exact vLLM names (`vllm:` colons, `_total` on counters) and **no unit**.',
+    "  Whatever translation strategy the collector (or Prometheus's OTLP receiver) uses, the",
     '  Prometheus name is the one the direct `/metrics` endpoint prints: a counter already ends in',
     '  `_total`, and without a unit nothing adds `_seconds` to a `_s` histogram or `_ratio` to a',
     '  `_perc` gauge.',
@@ -168,8 +195,8 @@ export function collectorNamingMarkdown(catalog: ResolvedCatalog = resolveFullCa
     divider,
     ...genAiRows,
     '',
-    'Strategies: `UnderscoreEscapingWithSuffixes` is the default of the Collector\'s `prometheus`',
-    'exporter and of Prometheus\'s OTLP receiver; `prometheusremotewrite` behaves like it, or like',
+    "Strategies: `UnderscoreEscapingWithSuffixes` is the default of the Collector's `prometheus`",
+    "exporter and of Prometheus's OTLP receiver; `prometheusremotewrite` behaves like it, or like",
     '`UnderscoreEscapingWithoutSuffixes` with `add_metric_suffixes: false`. Escaping keeps colons.',
     'See `examples/otel-collector/config.yaml` for a collector that reproduces the direct endpoint.',
     '',

@@ -64,9 +64,7 @@ export function resolveExportSettings(options: ExportOptions, env: OtelEnvConfig
   let exportTimeoutMillis = timeout?.value ?? DEFAULT_EXPORT_TIMEOUT_MILLIS;
   if (exportTimeoutMillis > exportIntervalMillis) {
     if (timeout !== undefined) {
-      throw new RangeError(
-        `${timeout.variable} (${timeout.value}) must not exceed ${interval?.variable ?? 'the export interval'} (${exportIntervalMillis})`,
-      );
+      throw new RangeError(`${timeout.variable} (${timeout.value}) must not exceed ${interval?.variable ?? 'the export interval'} (${exportIntervalMillis})`);
     }
     // Only the default is in the way: the SDK reader needs timeout <= interval.
     diag.info(`omni-otel-metrics: export timeout lowered to the ${exportIntervalMillis} ms export interval`);
@@ -99,8 +97,7 @@ function setting<T>(option: T | undefined, optionName: string, fromEnv: FromVari
  * for gRPC. HTTP protocols need an http(s) URL.
  */
 function otlpUrl(protocol: OtlpProtocol, option: string | undefined, env: OtelEnvConfig): string | undefined {
-  const chosen: FromVariable<string> | undefined =
-    option !== undefined ? { value: option, variable: 'otlp.endpoint' } : (env.metricsEndpoint ?? env.endpoint);
+  const chosen: FromVariable<string> | undefined = option !== undefined ? { value: option, variable: 'otlp.endpoint' } : (env.metricsEndpoint ?? env.endpoint);
   if (chosen === undefined) return undefined;
   if (protocol !== 'grpc' && !isHttpUrl(chosen.value)) {
     throw new RangeError(`${chosen.variable} must be an http:// or https:// URL for protocol ${protocol}; got ${JSON.stringify(chosen.value)}`);

@@ -2,13 +2,7 @@
 export const DEFAULT_AUDIO_SAMPLE_RATE = 24000;
 
 /** The keys tried, in order (vLLM-Omni's `_SAMPLE_RATE_KEYS` since `output_sample_rate` was put first). */
-export const SAMPLE_RATE_KEYS: readonly string[] = Object.freeze([
-  'output_sample_rate',
-  'audio_sample_rate',
-  'sample_rate',
-  'sampling_rate',
-  'sr',
-]);
+export const SAMPLE_RATE_KEYS: readonly string[] = Object.freeze(['output_sample_rate', 'audio_sample_rate', 'sample_rate', 'sampling_rate', 'sr']);
 
 /**
  * Where a sample rate may be found: a `Map`, a plain object (a `multimodal_output` dict), or any object exposing
@@ -21,17 +15,12 @@ export type SampleRateSource = ReadonlyMap<string, unknown> | object | null | un
  * sources: the first one that yields a rate wins (each source tries every key before the next source).
  * Port of vLLM-Omni's `resolve_audio_sample_rate`; see `coercePositiveInteger` for the accepted values.
  */
-export function resolveAudioSampleRate(
-  source: SampleRateSource | readonly SampleRateSource[],
-  defaultRate: number = DEFAULT_AUDIO_SAMPLE_RATE,
-): number {
+export function resolveAudioSampleRate(source: SampleRateSource | readonly SampleRateSource[], defaultRate: number = DEFAULT_AUDIO_SAMPLE_RATE): number {
   return resolveAudioSampleRateOrUndefined(source) ?? defaultRate;
 }
 
 /** Like `resolveAudioSampleRate`, but undefined when no source sets a usable rate. */
-export function resolveAudioSampleRateOrUndefined(
-  source: SampleRateSource | readonly SampleRateSource[],
-): number | undefined {
+export function resolveAudioSampleRateOrUndefined(source: SampleRateSource | readonly SampleRateSource[]): number | undefined {
   if (Array.isArray(source)) {
     for (const item of source as readonly SampleRateSource[]) {
       const rate = resolveFromSingleSource(item);

@@ -82,7 +82,14 @@ const ORCHESTRATOR_METHODS = [
 ] as const;
 type OrchestratorMethod = (typeof ORCHESTRATOR_METHODS)[number];
 /** The orchestrator methods the self-check counts (replica changes feed no family). */
-const COUNTED_METHODS: ReadonlySet<string> = new Set<HostMethod>(['addRequest', 'cleanupRequest', 'submitToStage', 'pollEngine', 'sendToNextStage', 'receiveFromPreviousStage']);
+const COUNTED_METHODS: ReadonlySet<string> = new Set<HostMethod>([
+  'addRequest',
+  'cleanupRequest',
+  'submitToStage',
+  'pollEngine',
+  'sendToNextStage',
+  'receiveFromPreviousStage',
+]);
 const SERVING_METHODS = ['generate', 'abort'] as const;
 type Method = (this: unknown, ...args: unknown[]) => unknown;
 
@@ -179,7 +186,10 @@ export class OmniInstrumentation extends InstrumentationBase<OmniInstrumentation
     this.patchClass(this._config.servingClass, 'serving');
     if (this._config.diagnosticsChannels !== false) this.unsubscribe = subscribeChannels(() => this.observer, this.guard(), this.hostCalls);
     const idleMillis = this._config.requestIdleTimeoutMillis ?? DEFAULT_REQUEST_IDLE_TIMEOUT_MILLIS;
-    this.sweeper = setInterval(() => this.guard().run('idle request sweep', () => this.currentObserver?.sweep()), Math.max(10, Math.min(idleMillis / 4, 30_000)));
+    this.sweeper = setInterval(
+      () => this.guard().run('idle request sweep', () => this.currentObserver?.sweep()),
+      Math.max(10, Math.min(idleMillis / 4, 30_000)),
+    );
     this.sweeper.unref();
   }
 

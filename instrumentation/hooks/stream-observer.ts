@@ -53,34 +53,40 @@ function patchIterator(iterator: AnyIterator, guard: TelemetryGuard, callbacks: 
 
   const next = iterator.next as (...args: unknown[]) => Promise<IteratorResult<OmniRequestOutput>>;
   const shadows: Array<[PropertyKey, (...args: unknown[]) => unknown]> = [];
-  shadows.push(['next', function (this: unknown, ...args: unknown[]) {
-    if (ended || !callbacks.active()) return next.apply(this, args);
-    let result: Promise<IteratorResult<OmniRequestOutput>>;
-    try {
-      result = next.apply(this, args);
-    } catch (error) {
-      end('failed');
-      throw error;
-    }
-    return followResult(
-      result,
-      // A step is the host's object: a throwing `done` getter must not reach the follower promise.
-      (step) =>
-        guard.run('generate stream output', () => {
-          if (step?.done) end('completed');
-          else callbacks.output(step.value);
-        }),
-      () => end('failed'),
-    );
-  }]);
+  shadows.push([
+    'next',
+    function (this: unknown, ...args: unknown[]) {
+      if (ended || !callbacks.active()) return next.apply(this, args);
+      let result: Promise<IteratorResult<OmniRequestOutput>>;
+      try {
+        result = next.apply(this, args);
+      } catch (error) {
+        end('failed');
+        throw error;
+      }
+      return followResult(
+        result,
+        // A step is the host's object: a throwing `done` getter must not reach the follower promise.
+        (step) =>
+          guard.run('generate stream output', () => {
+            if (step?.done) end('completed');
+            else callbacks.output(step.value);
+          }),
+        () => end('failed'),
+      );
+    },
+  ]);
 
   for (const method of ['return', 'throw'] as const) {
     const original = iterator[method] as ((...args: unknown[]) => unknown) | undefined;
     if (typeof original !== 'function') continue;
-    shadows.push([method, function (this: unknown, ...args: unknown[]) {
-      if (callbacks.active()) end('abandoned');
-      return original.apply(this, args);
-    }]);
+    shadows.push([
+      method,
+      function (this: unknown, ...args: unknown[]) {
+        if (callbacks.active()) end('abandoned');
+        return original.apply(this, args);
+      },
+    ]);
   }
   return shadowAll(iterator, shadows);
 }

@@ -289,7 +289,9 @@ export class PipelineObserver {
       released++;
     }
     if (endedStreams + released > 0) {
-      this.ended.warn(`${endedStreams} request stream(s) and ${released} admission(s) idle for over ${this.idleTimeoutSeconds} s were ended (streams counted as aborts)`);
+      this.ended.warn(
+        `${endedStreams} request stream(s) and ${released} admission(s) idle for over ${this.idleTimeoutSeconds} s were ended (streams counted as aborts)`,
+      );
     }
   }
 

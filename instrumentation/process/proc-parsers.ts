@@ -19,7 +19,10 @@ export interface ProcStat {
  * Throws when a field is missing or not a number.
  */
 export function parseProcStat(text: string): ProcStat {
-  const fields = text.slice(text.lastIndexOf(')') + 1).trim().split(/\s+/);
+  const fields = text
+    .slice(text.lastIndexOf(')') + 1)
+    .trim()
+    .split(/\s+/);
   // Field 3 of proc(5) (the state) is fields[0]: utime (14), stime (15), starttime (22), vsize (23).
   return {
     userTicks: numberAt(fields, 11),

@@ -98,7 +98,8 @@ export class OmniCustomMetrics {
     const family = this.find(name);
     if (family === undefined) {
       const builtIn = typeof name === 'string' ? this.store.catalog.byName(name) : undefined;
-      const why = builtIn === undefined ? 'no custom family has that name' : `${builtIn.name} is a catalog family fed by the package's recorders, not a custom family`;
+      const why =
+        builtIn === undefined ? 'no custom family has that name' : `${builtIn.name} is a catalog family fed by the package's recorders, not a custom family`;
       throw new RangeError(`${call}: ${why}; ${this.declaredText()}`);
     }
     if (family.type !== type) {
@@ -223,7 +224,10 @@ abstract class CustomFamilyRecorder {
 
   private unexpected(error: unknown): void {
     const why = error instanceof Error ? error.message : typeof error;
-    this.warnings.warn(`${this.family.name}\u0000unexpected`, `${this.family.name}: ${METHOD_OF[this.family.type]} dropped a call it could not record (${why})`);
+    this.warnings.warn(
+      `${this.family.name}\u0000unexpected`,
+      `${this.family.name}: ${METHOD_OF[this.family.type]} dropped a call it could not record (${why})`,
+    );
   }
 }
 

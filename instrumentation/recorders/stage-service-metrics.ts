@@ -64,9 +64,10 @@ export class OmniStageServiceMetrics {
     this.stageInQueue = new SeriesTable(store, 'pipeline.stageInQueue', model);
     this.failed = new SeriesTable(store, 'pipeline.requestsFailed', model);
     this.kvWait = new SeriesTable(store, 'pipeline.kvWait', model);
-    this.unsubscribe = stageReplicaMap?.onChange((change) => {
-      if (change.kind === 'removed') this.forgetReplicaWaiting(change.stage, change.replica);
-    }) ?? (() => undefined);
+    this.unsubscribe =
+      stageReplicaMap?.onChange((change) => {
+        if (change.kind === 'removed') this.forgetReplicaWaiting(change.stage, change.replica);
+      }) ?? (() => undefined);
     neverThrow(this, 'OmniStageServiceMetrics', [
       'observeStageGenTime',
       'observeStageInQueue',

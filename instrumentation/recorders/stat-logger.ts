@@ -58,7 +58,12 @@ export class OmniStatLogger {
     const interval = options.logIntervalSeconds ?? DEFAULT_LOG_STATS_INTERVAL_SECONDS;
     if (!(interval >= 0)) throw new RangeError(`logIntervalSeconds must be >= 0, got ${String(interval)}`);
     const entries = options.stageReplicaMap.entries();
-    const bound = bindEngineSeries(store, options.modelName, entries.map(([, engine]) => engine), options.features);
+    const bound = bindEngineSeries(
+      store,
+      options.modelName,
+      entries.map(([, engine]) => engine),
+      options.features,
+    );
     entries.forEach(([engineIdx], i) => this.engines.set(engineIdx, bound[i] as EngineSeries));
     for (const series of this.engines.values()) this.recordSleepStateOn(series, false, 0);
     if (options.cacheConfig) {
@@ -279,10 +284,13 @@ const CACHE_CONFIG_RESERVED = new Set(['stage', 'replica', 'le']);
  * unparseable, so it is refused at registration.
  */
 export function validateCacheConfig(cacheConfig: CacheConfigInfo): void {
-  if (typeof cacheConfig !== 'object' || cacheConfig === null || Array.isArray(cacheConfig)) throw new TypeError('cacheConfig must be an object of field → value');
+  if (typeof cacheConfig !== 'object' || cacheConfig === null || Array.isArray(cacheConfig))
+    throw new TypeError('cacheConfig must be an object of field → value');
   for (const [key, value] of Object.entries(cacheConfig)) {
     if (!LABEL_NAME_PATTERN.test(key) || key.startsWith('__') || CACHE_CONFIG_RESERVED.has(key)) {
-      throw new RangeError(`cacheConfig key ${JSON.stringify(key)} is not usable as a label name (want [a-zA-Z_][a-zA-Z0-9_]*, not __-prefixed, not stage / replica / le)`);
+      throw new RangeError(
+        `cacheConfig key ${JSON.stringify(key)} is not usable as a label name (want [a-zA-Z_][a-zA-Z0-9_]*, not __-prefixed, not stage / replica / le)`,
+      );
     }
     const valid = value === null || typeof value === 'string' || typeof value === 'boolean' || (typeof value === 'number' && Number.isFinite(value));
     if (!valid) throw new TypeError(`cacheConfig.${key} must be a string, finite number, boolean or null`);

@@ -38,13 +38,7 @@ export class OmniTransferMetrics {
     if (this.logStats) this.rx.get(fromStage, fromReplica, toStage, toReplica).record(seconds);
   }
 
-  observeInFlightTime(
-    fromStage: LabelValue,
-    fromReplica: LabelValue,
-    toStage: LabelValue,
-    toReplica: LabelValue,
-    seconds: number,
-  ): void {
+  observeInFlightTime(fromStage: LabelValue, fromReplica: LabelValue, toStage: LabelValue, toReplica: LabelValue, seconds: number): void {
     if (this.logStats) this.inFlight.get(fromStage, fromReplica, toStage, toReplica).record(seconds);
   }
 }

@@ -193,7 +193,10 @@ export class SilentFamilyCheck {
   private reasonFor(family: ResolvedFamily, source: FamilySource): { reason: SilenceReason; detail: string; method?: HostMethod } {
     const { hostCalls, logStats } = this.settings;
     if (!logStats && family.group === 'pipeline') {
-      return { reason: 'log-stats-off', detail: "logStats is off, so the pipeline recorders drop every observation (vLLM-Omni's log_stats gating): set logStats: true" };
+      return {
+        reason: 'log-stats-off',
+        detail: "logStats is off, so the pipeline recorders drop every observation (vLLM-Omni's log_stats gating): set logStats: true",
+      };
     }
     if (hostCalls.attached) {
       const missing = source.methods.find((method) => hostCalls.count(method) === 0);
@@ -205,7 +208,10 @@ export class SilentFamilyCheck {
         };
       }
       const calls = source.methods.map((method) => `${method} ×${hostCalls.count(method)}`).join(', ');
-      return { reason: 'no-data-from-source', detail: `${calls} called, yet nothing reached the family: check ${source.via} (missing, discarded or throttled)` };
+      return {
+        reason: 'no-data-from-source',
+        detail: `${calls} called, yet nothing reached the family: check ${source.via} (missing, discarded or throttled)`,
+      };
     }
     return {
       reason: 'no-data-from-source',

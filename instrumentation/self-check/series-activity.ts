@@ -13,7 +13,6 @@ export interface FamilyActivity {
   readonly totals: Map<StoredSeries, number>;
 }
 
-
 /**
  * Families whose series exist before any observation: the eager pipeline series and the upstream
  * series bound per engine at start (or when a replica joins). A series of any other family exists

@@ -5,14 +5,7 @@
 
 /** The host methods of the host contract whose calls the hooks count (one count per host call). */
 export type HostMethod =
-  | 'addRequest'
-  | 'cleanupRequest'
-  | 'submitToStage'
-  | 'pollEngine'
-  | 'sendToNextStage'
-  | 'receiveFromPreviousStage'
-  | 'generate'
-  | 'abort';
+  'addRequest' | 'cleanupRequest' | 'submitToStage' | 'pollEngine' | 'sendToNextStage' | 'receiveFromPreviousStage' | 'generate' | 'abort';
 
 /**
  * Why a family is silent, most specific first:

@@ -1,12 +1,5 @@
 import { wallClockSeconds } from './clock';
-import {
-  type EngineCoreEvent,
-  type FinishReason,
-  type FinishedRequestStats,
-  type PrefillStats,
-  PromptTokenStats,
-  type RequestStateStats,
-} from './types';
+import { type EngineCoreEvent, type FinishReason, type FinishedRequestStats, type PrefillStats, PromptTokenStats, type RequestStateStats } from './types';
 
 /** One request's part of a batch of engine-core outputs (vLLM's `EngineCoreOutput` plus what the frontend knows). */
 export interface EngineCoreOutputUpdate {
@@ -135,8 +128,7 @@ export class IterationStats {
     const decodeTime = reqStats.lastTokenTs - reqStats.firstTokenTs;
     const inferenceTime = reqStats.lastTokenTs - reqStats.scheduledTs;
     // The prefill's token is not an "output token" of the decode phase.
-    const meanTimePerOutputToken =
-      reqStats.numGenerationTokens - 1 > 0 ? decodeTime / (reqStats.numGenerationTokens - 1) : 0;
+    const meanTimePerOutputToken = reqStats.numGenerationTokens - 1 > 0 ? decodeTime / (reqStats.numGenerationTokens - 1) : 0;
 
     this.finishedRequests.push({
       finishReason: finished.finishReason,

@@ -103,9 +103,7 @@ export class LoggingStatLogger {
     this.resetInterval(now);
 
     // Avoid log noise on an idle system: only when this and the previous interval both saw no tokens.
-    const idle = [promptThroughput, generationThroughput, this.lastPromptThroughput, this.lastGenerationThroughput].every(
-      (throughput) => throughput === 0,
-    );
+    const idle = [promptThroughput, generationThroughput, this.lastPromptThroughput, this.lastGenerationThroughput].every((throughput) => throughput === 0);
     this.lastPromptThroughput = promptThroughput;
     this.lastGenerationThroughput = generationThroughput;
 

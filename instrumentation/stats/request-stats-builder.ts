@@ -96,10 +96,7 @@ export class RequestStatsBuilder {
   private connectorSeen = false;
   private droppedEventCount = 0;
 
-  constructor({
-    maxTrackedRequests = DEFAULT_MAX_TRACKED_REQUESTS,
-    maxPendingUpdates = DEFAULT_MAX_PENDING_UPDATES,
-  }: RequestStatsBuilderOptions = {}) {
+  constructor({ maxTrackedRequests = DEFAULT_MAX_TRACKED_REQUESTS, maxPendingUpdates = DEFAULT_MAX_PENDING_UPDATES }: RequestStatsBuilderOptions = {}) {
     if (!Number.isInteger(maxTrackedRequests) || maxTrackedRequests < 1) {
       throw new RangeError(`maxTrackedRequests must be a positive integer, got ${String(maxTrackedRequests)}`);
     }

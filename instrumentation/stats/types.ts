@@ -250,11 +250,7 @@ export interface PrefillStatsInput {
 }
 
 /** A `PrefillStats` derived as vLLM's `PrefillStats.set()` does. */
-export function createPrefillStats({
-  numPromptTokens,
-  numLocalCachedTokens = 0,
-  numExternalCachedTokens = 0,
-}: PrefillStatsInput): PrefillStats {
+export function createPrefillStats({ numPromptTokens, numLocalCachedTokens = 0, numExternalCachedTokens = 0 }: PrefillStatsInput): PrefillStats {
   const numCachedTokens = numLocalCachedTokens + numExternalCachedTokens;
   return {
     numPromptTokens,
@@ -273,11 +269,7 @@ export type PromptTokenSource = 'local_compute' | 'local_cache_hit' | 'external_
  * `computed + localCacheHit + externalKvTransfer = total` and `localCacheHit + externalKvTransfer = cachedTokens`.
  */
 export class PromptTokenStats {
-  static readonly ALL_SOURCES: readonly PromptTokenSource[] = Object.freeze([
-    'local_compute',
-    'local_cache_hit',
-    'external_kv_transfer',
-  ]);
+  static readonly ALL_SOURCES: readonly PromptTokenSource[] = Object.freeze(['local_compute', 'local_cache_hit', 'external_kv_transfer']);
 
   computed = 0;
   localCacheHit = 0;
@@ -372,9 +364,7 @@ export interface FinishedRequestStats {
 
 /** The engine-core events that carry request lifecycle timestamps (vLLM's `EngineCoreEventType`). */
 /** A FinishedRequestStats with zeroed intervals and counts, for hosts that hand in ready-made records. */
-export function createFinishedRequestStats(
-  partial: Partial<FinishedRequestStats> & Pick<FinishedRequestStats, 'finishReason'>,
-): FinishedRequestStats {
+export function createFinishedRequestStats(partial: Partial<FinishedRequestStats> & Pick<FinishedRequestStats, 'finishReason'>): FinishedRequestStats {
   return {
     requestId: null,
     e2eLatency: 0,

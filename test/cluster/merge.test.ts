@@ -54,7 +54,14 @@ const WORKER_OPTIONS: OmniMetricsOptions = {
 
 describe('cluster snapshots and their merge', () => {
   it('sums counters per label set, whatever the attribute order', () => {
-    const a: ClusterSnapshot = { metrics: [counter('c_total', [[{ x: '1', y: '2' }, 3], [{ x: '2', y: '2' }, 1]])] };
+    const a: ClusterSnapshot = {
+      metrics: [
+        counter('c_total', [
+          [{ x: '1', y: '2' }, 3],
+          [{ x: '2', y: '2' }, 1],
+        ]),
+      ],
+    };
     const b: ClusterSnapshot = { metrics: [counter('c_total', [[{ y: '2', x: '1' }, 4]])] };
     const merged = mergeSnapshots(EMPTY_SNAPSHOT, [a, b], SUM_ALL);
     assert.equal(valueOf(merged, 'c_total', { x: '1', y: '2' }), 7);
@@ -143,7 +150,11 @@ describe('cluster snapshots and their merge', () => {
       scaling.removeReplica(1, 1);
       merged = mergeSnapshots(EMPTY_SNAPSHOT, [await snapshotOf(scaling), await snapshotOf(steady)], SUM_ALL);
       assert.deepEqual(replicasIn(merged), ['0/0', '1/0', '1/1', '1/2']);
-      assert.equal(valueOf(merged, 'vllm:omni_stage_inflight_requests', { model_name: 'm', stage: '1', replica: '1' }), 3, 'only the steady worker has replica 1 now');
+      assert.equal(
+        valueOf(merged, 'vllm:omni_stage_inflight_requests', { model_name: 'm', stage: '1', replica: '1' }),
+        3,
+        'only the steady worker has replica 1 now',
+      );
       assert.equal(valueOf(merged, 'vllm:num_requests_running', { model_name: 'm', stage: '1', replica: '2' }), 0);
 
       const onlyScaling = mergeSnapshots(EMPTY_SNAPSHOT, [await snapshotOf(scaling)], SUM_ALL);
@@ -162,7 +173,13 @@ describe('cluster snapshots and their merge', () => {
   });
 
   it('ignores messages of other protocols on the channel', () => {
-    for (const message of [null, 'hi', { test: 'work' }, { omniOtelMetrics: 2, type: 'collect', requestId: 1 }, { omniOtelMetrics: 1, type: 'snapshot', seq: 1 }]) {
+    for (const message of [
+      null,
+      'hi',
+      { test: 'work' },
+      { omniOtelMetrics: 2, type: 'collect', requestId: 1 },
+      { omniOtelMetrics: 1, type: 'snapshot', seq: 1 },
+    ]) {
       assert.equal(isProtocolMessage(message), false, JSON.stringify(message));
     }
   });

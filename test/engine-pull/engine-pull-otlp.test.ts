@@ -53,7 +53,10 @@ describe('engine pull over OTLP', () => {
     assert.equal(e2e?.count, 3);
     assert.equal(e2e?.sum, 9003);
     assert.equal(e2e?.explicitBounds?.length, 21);
-    assert.equal(e2e?.bucketCounts?.reduce((a, b) => a + b, 0), 3);
+    assert.equal(
+      e2e?.bucketCounts?.reduce((a, b) => a + b, 0),
+      3,
+    );
     assert.equal(pointWith(metricNamed(shape, 'vllm:omni_engine_scrape_up'), { stage: '1', replica: '1' })?.value, 1);
   });
 
@@ -61,7 +64,10 @@ describe('engine pull over OTLP', () => {
     await start('delta');
     const first = await flush(0);
     assert.equal(pointWith(metricNamed(first, 'vllm:prompt_tokens_total'), PULLED)?.value, 2468);
-    engine!.text = engine!.text.replace('vllm:prompt_tokens_total{engine="0",model_name="org/current-model"} 2468.0', 'vllm:prompt_tokens_total{engine="0",model_name="org/current-model"} 2500.0');
+    engine!.text = engine!.text.replace(
+      'vllm:prompt_tokens_total{engine="0",model_name="org/current-model"} 2468.0',
+      'vllm:prompt_tokens_total{engine="0",model_name="org/current-model"} 2500.0',
+    );
     const second = await flush(1);
     assert.equal(metricNamed(second, 'vllm:prompt_tokens_total')?.temporality, 'delta');
     assert.equal(pointWith(metricNamed(second, 'vllm:prompt_tokens_total'), PULLED)?.value, 32);

@@ -92,7 +92,10 @@ describe('engine pull: real vLLM engines behind the pipeline', () => {
 
   it('leaves no engine label, and no in-process series of a pulled replica; an in-process replica keeps its own', async () => {
     const text = await handle!.metricsText();
-    assert.ok(parseSamples(text).every((sample) => sample.labels.engine === undefined), 'no engine label anywhere');
+    assert.ok(
+      parseSamples(text).every((sample) => sample.labels.engine === undefined),
+      'no engine label anywhere',
+    );
     // Stage 0's eager in-process zero series would carry model_name="m": the pulled figures replace them.
     assert.equal(sampleValue(text, 'vllm:prompt_tokens_total', { model_name: 'm', stage: '0', replica: '0' }), undefined);
     assert.equal(sampleValue(text, 'vllm:prompt_tokens_total', { model_name: 'm', stage: '3', replica: '0' }), 0);
@@ -212,8 +215,15 @@ describe('engine pull: cache, interval, shutdown', () => {
     assert.equal(engines.old.requests, 1, 'overlapping scrapes share one pull');
     await handle.metricsText();
     assert.equal(engines.old.requests, 1, 'a fresh pull is served from the cache');
-    engines.old.text = OLD.replace('vllm:prompt_tokens_total{engine="0",model_name="org/old-model"} 1234.0', 'vllm:prompt_tokens_total{engine="0",model_name="org/old-model"} 1300.0');
-    assert.equal(sampleValue(await handle.metricsText(), 'vllm:prompt_tokens_total', { model_name: 'org/old-model', stage: '0', replica: '0' }), 1234, 'still cached');
+    engines.old.text = OLD.replace(
+      'vllm:prompt_tokens_total{engine="0",model_name="org/old-model"} 1234.0',
+      'vllm:prompt_tokens_total{engine="0",model_name="org/old-model"} 1300.0',
+    );
+    assert.equal(
+      sampleValue(await handle.metricsText(), 'vllm:prompt_tokens_total', { model_name: 'org/old-model', stage: '0', replica: '0' }),
+      1234,
+      'still cached',
+    );
     await new Promise((resolve) => setTimeout(resolve, 350));
     const later = await handle.metricsText();
     assert.equal(engines.old.requests, 2);
@@ -272,22 +282,48 @@ describe('engine pull: option validation', () => {
   const cases: Array<[string, unknown, RegExp]> = [
     ['a URL that does not parse', { engines: [{ stage: 0, replica: 0, url: 'not a url' }] }, /enginePull\.engines\[0\]\.url must be an http\(s\) URL/],
     ['a URL that is not http(s)', { engines: [{ stage: 0, replica: 0, url: 'ftp://127.0.0.1/metrics' }] }, /enginePull\.engines\[0\]\.url/],
-    ['an unknown stage', { engines: [{ stage: 2, replica: 0, url: 'http://127.0.0.1:1/metrics' }] }, /enginePull\.engines\[0\]\.stage must be one of the 2 stages/],
-    ['an unknown replica', { engines: [{ stage: 1, replica: 2, url: 'http://127.0.0.1:1/metrics' }] }, /enginePull\.engines\[0\]\.replica must be a replica of stage 1/],
+    [
+      'an unknown stage',
+      { engines: [{ stage: 2, replica: 0, url: 'http://127.0.0.1:1/metrics' }] },
+      /enginePull\.engines\[0\]\.stage must be one of the 2 stages/,
+    ],
+    [
+      'an unknown replica',
+      { engines: [{ stage: 1, replica: 2, url: 'http://127.0.0.1:1/metrics' }] },
+      /enginePull\.engines\[0\]\.replica must be a replica of stage 1/,
+    ],
     [
       'a duplicate (stage, replica)',
-      { engines: [{ stage: 1, replica: 0, url: 'http://127.0.0.1:1/metrics' }, { stage: 1, replica: 0, url: 'http://127.0.0.1:2/metrics' }] },
+      {
+        engines: [
+          { stage: 1, replica: 0, url: 'http://127.0.0.1:1/metrics' },
+          { stage: 1, replica: 0, url: 'http://127.0.0.1:2/metrics' },
+        ],
+      },
       /enginePull\.engines\[1\]: stage 1 replica 0 is listed twice/,
     ],
     [
       'one engine for two replicas',
-      { engines: [{ stage: 1, replica: 0, url: 'http://127.0.0.1:1/metrics' }, { stage: 1, replica: 1, url: 'http://127.0.0.1:1/metrics', engine: 0 }] },
+      {
+        engines: [
+          { stage: 1, replica: 0, url: 'http://127.0.0.1:1/metrics' },
+          { stage: 1, replica: 1, url: 'http://127.0.0.1:1/metrics', engine: 0 },
+        ],
+      },
       /enginePull\.engines\[1\]: engine 0 of http:\/\/127\.0\.0\.1:1\/metrics is already another replica's/,
     ],
     ['a bad engine label', { engines: [{ stage: 0, replica: 0, url: 'http://127.0.0.1:1/metrics', engine: -1 }] }, /enginePull\.engines\[0\]\.engine/],
     ['no engines', { engines: [] }, /enginePull\.engines must list at least one/],
-    ['a bad timeout', { engines: [{ stage: 0, replica: 0, url: 'http://127.0.0.1:1/metrics' }], timeoutMillis: 0 }, /enginePull\.timeoutMillis must be a finite number > 0/],
-    ['a bad passThrough name', { engines: [{ stage: 0, replica: 0, url: 'http://127.0.0.1:1/metrics' }], passThrough: ['no spaces'] }, /enginePull\.passThrough\[0\]/],
+    [
+      'a bad timeout',
+      { engines: [{ stage: 0, replica: 0, url: 'http://127.0.0.1:1/metrics' }], timeoutMillis: 0 },
+      /enginePull\.timeoutMillis must be a finite number > 0/,
+    ],
+    [
+      'a bad passThrough name',
+      { engines: [{ stage: 0, replica: 0, url: 'http://127.0.0.1:1/metrics' }], passThrough: ['no spaces'] },
+      /enginePull\.passThrough\[0\]/,
+    ],
   ];
   for (const [what, enginePull, message] of cases) {
     it(`rejects ${what} before anything starts`, async () => {

@@ -20,11 +20,17 @@ describe('engine pull: the strict exposition parser', () => {
     const e2e = byName.get('vllm:e2e_request_latency_seconds');
     assert.equal(e2e?.type, 'histogram');
     assert.equal(e2e?.samples.length, 2 * (21 + 1 + 2));
-    assert.deepEqual(e2e?.samples[21], { name: 'vllm:e2e_request_latency_seconds_bucket', labels: { engine: '0', le: '+Inf', model_name: 'org/dp-model' }, value: 3 });
+    assert.deepEqual(e2e?.samples[21], {
+      name: 'vllm:e2e_request_latency_seconds_bucket',
+      labels: { engine: '0', le: '+Inf', model_name: 'org/dp-model' },
+      value: 3,
+    });
   });
 
   it('unescapes label values and HELP, reads NaN and ±Inf and timestamps', () => {
-    const [family] = parseExposition('# HELP a:b back\\\\slash\\nnewline\n# TYPE a:b gauge\na:b{x="q\\"uote",y="back\\\\slash\\nnl"} NaN 1700000000000\na:b{x="2"} -Inf\na:b{x="3",} +Inf\n');
+    const [family] = parseExposition(
+      '# HELP a:b back\\\\slash\\nnewline\n# TYPE a:b gauge\na:b{x="q\\"uote",y="back\\\\slash\\nnl"} NaN 1700000000000\na:b{x="2"} -Inf\na:b{x="3",} +Inf\n',
+    );
     assert.equal(family?.help, 'back\\slash\nnewline');
     assert.deepEqual(family?.samples[0]?.labels, { x: 'q"uote', y: 'back\\slash\nnl' });
     assert.ok(Number.isNaN(family?.samples[0]?.value));
@@ -50,20 +56,29 @@ describe('engine pull: the strict exposition parser', () => {
   ];
   for (const [what, text] of malformed) {
     it(`rejects ${what}, naming the line`, () => {
-      assert.throws(() => parseExposition(text), (error: unknown) => error instanceof ExpositionParseError && /^line \d+: /.test(error.message));
+      assert.throws(
+        () => parseExposition(text),
+        (error: unknown) => error instanceof ExpositionParseError && /^line \d+: /.test(error.message),
+      );
     });
   }
 
   const labelName = fc.stringMatching(/^[a-zA-Z_][a-zA-Z0-9_]{0,8}$/).filter((name) => name !== 'le');
   const metricName = fc.stringMatching(/^[a-zA-Z_:][a-zA-Z0-9_:]{0,12}$/);
-  const value = fc.oneof(fc.double(), fc.integer().map((n) => n));
+  const value = fc.oneof(
+    fc.double(),
+    fc.integer().map((n) => n),
+  );
 
   it('property: any families printed as prometheus_client prints them parse back to the same families', () => {
     const family = fc.record({
       name: metricName,
       type: fc.constantFrom('counter' as const, 'gauge' as const, 'untyped' as const),
       help: fc.string(),
-      samples: fc.uniqueArray(fc.dictionary(labelName, fc.string(), { maxKeys: 3 }), { maxLength: 4, selector: (labels) => JSON.stringify(Object.entries(labels).sort()) }),
+      samples: fc.uniqueArray(fc.dictionary(labelName, fc.string(), { maxKeys: 3 }), {
+        maxLength: 4,
+        selector: (labels) => JSON.stringify(Object.entries(labels).sort()),
+      }),
       values: fc.array(value, { minLength: 4, maxLength: 4 }),
     });
     fc.assert(

@@ -29,8 +29,14 @@ describe('examples: Code2WavEngine', () => {
     const e = vocoder();
     e.submit({ requestId: 'r', tokenIds: [1, 2, 3, 4, 5, 6], maxTokens: 0, final: false });
     const partial = runAll(e);
-    assert.deepEqual(partial.map((o) => o.numNewTokens), [4, 2]);
-    assert.ok(partial.every((o) => !o.finishReason), 'no finish before the final chunk');
+    assert.deepEqual(
+      partial.map((o) => o.numNewTokens),
+      [4, 2],
+    );
+    assert.ok(
+      partial.every((o) => !o.finishReason),
+      'no finish before the final chunk',
+    );
     e.submit({ requestId: 'r', tokenIds: [7], maxTokens: 0, final: true });
     const rest = runAll(e);
     assert.equal(rest.at(-1)?.finishReason, 'stop');
@@ -40,7 +46,10 @@ describe('examples: Code2WavEngine', () => {
     assert.equal(SAMPLES_PER_CODEC_FRAME / AUDIO_SAMPLE_RATE, 0.08);
     const peak = Math.max(...audio.flatMap((chunk) => Array.from(chunk, Math.abs)));
     assert.ok(peak > 500 && peak < 4000, `a quiet but audible signal, peak ${peak}`);
-    assert.deepEqual(partial[0].events?.map((ev) => ev.type), ['QUEUED', 'SCHEDULED']);
+    assert.deepEqual(
+      partial[0].events?.map((ev) => ev.type),
+      ['QUEUED', 'SCHEDULED'],
+    );
   });
 
   it('silent loss: a malformed request still finishes with stop, with empty audio', () => {

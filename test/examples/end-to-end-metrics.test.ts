@@ -20,9 +20,7 @@ describe('reference pipeline end to end: requests in, /metrics out', function ()
   const allSent = (): number => sent.streamedAudio + sent.textOnly + sent.aborted + sent.images + sent.imageDisconnected;
   const scrape = async (): Promise<ReturnType<typeof parseSamples>> => parseSamples((await httpGet(pipeline.metricsUrl)).body);
   const total = (samples: ReturnType<typeof parseSamples>, name: string, match: Record<string, string> = {}): number =>
-    samples
-      .filter((s) => s.name === name && Object.entries(match).every(([k, v]) => s.labels[k] === v))
-      .reduce((sum, s) => sum + s.value, 0);
+    samples.filter((s) => s.name === name && Object.entries(match).every(([k, v]) => s.labels[k] === v)).reduce((sum, s) => sum + s.value, 0);
 
   before(async () => {
     pipeline = await startReferencePipeline({
@@ -162,10 +160,27 @@ describe('reference pipeline end to end: requests in, /metrics out', function ()
     assert.equal(total(samples, 'vllm:omni_stage_in_queue_s_count', { stage: '3' }), finishedImages);
     assert.equal(total(samples, 'vllm:omni_stage_in_queue_s_count'), finishedImages, 'only the diffusion scheduler reports its queue wait');
     const peak = samples.filter((s) => s.name === 'vllm:omni_peak_memory_mb');
-    assert.deepEqual(peak.map((s) => s.labels.stage), ['3']);
+    assert.deepEqual(
+      peak.map((s) => s.labels.stage),
+      ['3'],
+    );
     assert.ok(peak[0].value > 2048, 'the model memory plus the images');
-    assert.deepEqual(samples.filter((s) => s.name === 'vllm:omni_stage_waiting_requests').map((s) => [s.labels.stage, s.value]).sort(), [['0', 0], ['1', 0], ['2', 0], ['3', 0]].sort());
-    assert.ok(samples.every((s) => !(s.name.startsWith('vllm:') && !s.name.startsWith('vllm:omni_') && s.labels.stage === '3')), 'no vLLM engine series for the image stage');
+    assert.deepEqual(
+      samples
+        .filter((s) => s.name === 'vllm:omni_stage_waiting_requests')
+        .map((s) => [s.labels.stage, s.value])
+        .sort(),
+      [
+        ['0', 0],
+        ['1', 0],
+        ['2', 0],
+        ['3', 0],
+      ].sort(),
+    );
+    assert.ok(
+      samples.every((s) => !(s.name.startsWith('vllm:') && !s.name.startsWith('vllm:omni_') && s.labels.stage === '3')),
+      'no vLLM engine series for the image stage',
+    );
   });
 
   it('has a queue wait per finished request and a KV wait per talker hand-off, on the connector the pipeline names', async () => {
@@ -174,7 +189,10 @@ describe('reference pipeline end to end: requests in, /metrics out', function ()
     const finished = total(samples, 'vllm:omni_requests_success_total') - total(samples, 'vllm:omni_requests_success_total', { finished_reason: 'abort' });
     assert.equal(total(samples, 'vllm:omni_request_queue_wait_s_count'), finished);
     const kvWaits = samples.filter((s) => s.name === 'vllm:omni_kv_wait_s_count');
-    assert.deepEqual(kvWaits.map((s) => s.labels.connector_type), ['SharedMemoryConnector']);
+    assert.deepEqual(
+      kvWaits.map((s) => s.labels.connector_type),
+      ['SharedMemoryConnector'],
+    );
     const talkerAdmissions = total(samples, 'vllm:request_queue_time_seconds_count', { stage: '1' });
     assert.equal(kvWaits[0].value, talkerAdmissions, 'one KV wait per request the talker finished');
   });
@@ -192,7 +210,12 @@ describe('reference pipeline end to end: requests in, /metrics out', function ()
 
   it('has transfer samples for every hop that carried traffic, and per-replica vllm:* families for every replica', async () => {
     const samples = await scrape();
-    for (const family of ['vllm:omni_transfer_size_bytes_count', 'vllm:omni_transfer_tx_s_count', 'vllm:omni_transfer_rx_s_count', 'vllm:omni_transfer_in_flight_s_count']) {
+    for (const family of [
+      'vllm:omni_transfer_size_bytes_count',
+      'vllm:omni_transfer_tx_s_count',
+      'vllm:omni_transfer_rx_s_count',
+      'vllm:omni_transfer_in_flight_s_count',
+    ]) {
       for (const [fromStage, fromReplica, toStage, toReplica] of [
         ['0', '0', '1', '0'],
         ['0', '0', '1', '1'],
@@ -203,14 +226,27 @@ describe('reference pipeline end to end: requests in, /metrics out', function ()
         assert.ok(total(samples, family, edge) > 0, `${family} on ${fromStage}/${fromReplica}→${toStage}/${toReplica}`);
       }
     }
-    for (const [stage, replica] of [['0', '0'], ['1', '0'], ['1', '1'], ['2', '0']]) {
+    for (const [stage, replica] of [
+      ['0', '0'],
+      ['1', '0'],
+      ['1', '1'],
+      ['2', '0'],
+    ]) {
       const labels = { stage, replica } as Record<string, string>;
-      for (const family of ['vllm:e2e_request_latency_seconds_count', 'vllm:time_to_first_token_seconds_count', 'vllm:request_queue_time_seconds_count', 'vllm:generation_tokens_total']) {
+      for (const family of [
+        'vllm:e2e_request_latency_seconds_count',
+        'vllm:time_to_first_token_seconds_count',
+        'vllm:request_queue_time_seconds_count',
+        'vllm:generation_tokens_total',
+      ]) {
         assert.ok(total(samples, family, labels) > 0, `${family} for stage ${stage} replica ${replica}`);
       }
       assert.equal(samples.filter((s) => s.name === 'vllm:kv_cache_usage_perc' && s.labels.stage === stage && s.labels.replica === replica).length, 1);
     }
-    assert.ok(samples.every((s) => s.labels.engine === undefined), 'no engine label anywhere');
+    assert.ok(
+      samples.every((s) => s.labels.engine === undefined),
+      'no engine label anywhere',
+    );
   });
 
   it('returns the gauges to 0 when idle', async () => {

@@ -56,7 +56,10 @@ function dashboardExpressions(dashboard: Dashboard): string[] {
 
 /** Grafana's variables replaced by values Prometheus accepts, so promtool can parse the queries. */
 function asPromQl(expr: string): string {
-  return expr.replace(/\$__rate_interval/g, '5m').replace(/\$model_name/g, 'm').replace(/\$stage|\$replica/g, '.*');
+  return expr
+    .replace(/\$__rate_interval/g, '5m')
+    .replace(/\$model_name/g, 'm')
+    .replace(/\$stage|\$replica/g, '.*');
 }
 
 describe('examples: Prometheus and Grafana files', function () {
@@ -89,7 +92,28 @@ describe('examples: Prometheus and Grafana files', function () {
       const variables = dashboard.templating.list.map((v) => v.name);
       for (const name of ['datasource', 'model_name', 'stage', 'replica']) assert.ok(variables.includes(name), name);
       const titles = dashboard.panels.map((p) => p.title).join('\n');
-      for (const word of ['Time to first token', 'Inter-token', 'Queue / prefill / decode', 'KV cache', 'Request success', 'first audio packet', 'Real-time factor', 'underrun', 'Silent audio loss', 'Sender', 'Receiver', 'In-flight', 'Payload size', 'Failed requests', 'Images generated', 'Image time to first output', 'Diffusion breakdown', 'Denoise step', 'Diffusion queue', 'Peak memory']) {
+      for (const word of [
+        'Time to first token',
+        'Inter-token',
+        'Queue / prefill / decode',
+        'KV cache',
+        'Request success',
+        'first audio packet',
+        'Real-time factor',
+        'underrun',
+        'Silent audio loss',
+        'Sender',
+        'Receiver',
+        'In-flight',
+        'Payload size',
+        'Failed requests',
+        'Images generated',
+        'Image time to first output',
+        'Diffusion breakdown',
+        'Denoise step',
+        'Diffusion queue',
+        'Peak memory',
+      ]) {
         assert.ok(titles.includes(word), `no panel about "${word}"`);
       }
     });

@@ -47,7 +47,18 @@ describe('examples: option parsing', () => {
   });
 
   it('load arguments: both flag forms, defaults, and clear errors', () => {
-    const options = parseLoadArgs(['--requests', '20', '--concurrency=4', '--base-url', 'http://h:1/v1/', '--audio-ratio', '0', '--image-ratio=0.25', '--seed', '9']);
+    const options = parseLoadArgs([
+      '--requests',
+      '20',
+      '--concurrency=4',
+      '--base-url',
+      'http://h:1/v1/',
+      '--audio-ratio',
+      '0',
+      '--image-ratio=0.25',
+      '--seed',
+      '9',
+    ]);
     assert.deepEqual(options, { ...DEFAULT_LOAD_OPTIONS, requests: 20, concurrency: 4, baseUrl: 'http://h:1/v1', audioRatio: 0, imageRatio: 0.25, seed: 9 });
     assert.throws(() => parseLoadArgs(['--image-ratio', '2']), /--image-ratio must be a number from 0 to 1/);
     assert.throws(() => parseLoadArgs(['--requests', '0']), /--requests must be an integer >= 1/);
@@ -65,8 +76,14 @@ describe('examples: option parsing', () => {
     assert.ok(Math.abs(share((p) => p.image !== undefined, plan) - 0.1) < 0.04);
     assert.ok(Math.abs(share((p) => p.stream) - 0.7) < 0.08);
     assert.ok(Math.abs(share((p) => p.audio) - 0.5) < 0.08);
-    assert.ok(plan.every((p) => p.disconnectAfterChunks === undefined || p.stream), 'only streams disconnect');
-    assert.ok(plan.every((p) => p.image === undefined || (!p.stream && !p.audio && p.image.n >= 1 && p.image.n <= 2)), 'image requests neither stream nor speak');
+    assert.ok(
+      plan.every((p) => p.disconnectAfterChunks === undefined || p.stream),
+      'only streams disconnect',
+    );
+    assert.ok(
+      plan.every((p) => p.image === undefined || (!p.stream && !p.audio && p.image.n >= 1 && p.image.n <= 2)),
+      'image requests neither stream nor speak',
+    );
     const withoutImages = planRequests({ ...options, imageRatio: 0 });
     assert.deepEqual(
       plan.map((p) => p.image === undefined && [p.prompt, p.maxTokens, p.stream, p.audio]),
@@ -84,9 +101,24 @@ describe('examples: option parsing', () => {
 
   it('chat request validation: defaults, supported fields, and OpenAI-style refusals', () => {
     const params = parseChatCompletionRequest({ messages: [{ role: 'user', content: 'hi' }] }, 'm');
-    assert.deepEqual(params, { model: 'm', messages: [{ role: 'user', content: 'hi' }], stream: false, includeUsage: false, maxTokens: undefined, modalities: ['text'], voice: 'alloy' });
+    assert.deepEqual(params, {
+      model: 'm',
+      messages: [{ role: 'user', content: 'hi' }],
+      stream: false,
+      includeUsage: false,
+      maxTokens: undefined,
+      modalities: ['text'],
+      voice: 'alloy',
+    });
     const audio = parseChatCompletionRequest(
-      { model: 'm', messages: [{ role: 'user', content: [{ type: 'text', text: 'a' }] }], modalities: ['text', 'audio'], audio: { voice: { id: 'v1' }, format: 'pcm16' }, max_completion_tokens: 5, stream: true },
+      {
+        model: 'm',
+        messages: [{ role: 'user', content: [{ type: 'text', text: 'a' }] }],
+        modalities: ['text', 'audio'],
+        audio: { voice: { id: 'v1' }, format: 'pcm16' },
+        max_completion_tokens: 5,
+        stream: true,
+      },
       'm',
     );
     assert.deepEqual([audio.modalities, audio.voice, audio.maxTokens, audio.stream], [['text', 'audio'], 'v1', 5, true]);
@@ -110,9 +142,19 @@ describe('examples: option parsing', () => {
   });
 
   it('image request validation: defaults, supported fields, and OpenAI-style refusals', () => {
-    assert.deepEqual(parseImageGenerationRequest({ prompt: 'a fox' }, 'm'), { model: 'm', prompt: 'a fox', n: 1, width: 1024, height: 1024, numInferenceSteps: undefined });
+    assert.deepEqual(parseImageGenerationRequest({ prompt: 'a fox' }, 'm'), {
+      model: 'm',
+      prompt: 'a fox',
+      n: 1,
+      width: 1024,
+      height: 1024,
+      numInferenceSteps: undefined,
+    });
     assert.deepEqual(
-      parseImageGenerationRequest({ model: 'm', prompt: 'a fox', n: 3, size: '512x256', response_format: 'b64_json', output_format: 'png', num_inference_steps: 30 }, 'm'),
+      parseImageGenerationRequest(
+        { model: 'm', prompt: 'a fox', n: 3, size: '512x256', response_format: 'b64_json', output_format: 'png', num_inference_steps: 30 },
+        'm',
+      ),
       { model: 'm', prompt: 'a fox', n: 3, width: 512, height: 256, numInferenceSteps: 30 },
     );
     const status = (body: unknown): number => statusOf((b) => parseImageGenerationRequest(b, 'm'), body);
@@ -131,15 +173,37 @@ describe('examples: option parsing', () => {
     ];
     for (const [body, expected, param] of refused) {
       assert.equal(status(body), expected, JSON.stringify(body));
-      if (param !== null) assert.throws(() => parseImageGenerationRequest(body, 'm'), (error: HttpError) => error.param === param, JSON.stringify(body));
+      if (param !== null)
+        assert.throws(
+          () => parseImageGenerationRequest(body, 'm'),
+          (error: HttpError) => error.param === param,
+          JSON.stringify(body),
+        );
     }
   });
 
   it('property: any JSON body either parses into a request the image stage can serve or is refused with a 4xx, never a crash', () => {
-    const field = fc.oneof(fc.constant(undefined), fc.integer({ min: -5, max: 300 }), fc.double(), fc.string(), fc.constantFrom('256x256', '64x2048', '2049x64', 'b64_json', 'url', 'png', 'm'));
+    const field = fc.oneof(
+      fc.constant(undefined),
+      fc.integer({ min: -5, max: 300 }),
+      fc.double(),
+      fc.string(),
+      fc.constantFrom('256x256', '64x2048', '2049x64', 'b64_json', 'url', 'png', 'm'),
+    );
     const body = fc.oneof(
       fc.jsonValue(),
-      fc.record({ model: field, prompt: fc.oneof(field, fc.string({ minLength: 1 })), n: field, size: field, response_format: field, output_format: field, num_inference_steps: field }, { requiredKeys: [] }),
+      fc.record(
+        {
+          model: field,
+          prompt: fc.oneof(field, fc.string({ minLength: 1 })),
+          n: field,
+          size: field,
+          response_format: field,
+          output_format: field,
+          num_inference_steps: field,
+        },
+        { requiredKeys: [] },
+      ),
     );
     fc.assert(
       fc.property(body, (value) => {

@@ -51,7 +51,10 @@ describe('examples: startReferencePipeline behind the official openai client', f
 
   it('lists the model', async () => {
     const models = await client.models.list();
-    assert.deepEqual(models.data.map((m) => m.id), [pipeline.modelName]);
+    assert.deepEqual(
+      models.data.map((m) => m.id),
+      [pipeline.modelName],
+    );
   });
 
   it('streams text and PCM16 audio for an audio request, ending with a finish reason', async () => {
@@ -125,7 +128,12 @@ describe('examples: startReferencePipeline behind the official openai client', f
     );
     await assert.rejects(client.chat.completions.create({ model: pipeline.modelName, messages: [] }), OpenAI.BadRequestError);
     await assert.rejects(
-      client.chat.completions.create({ model: pipeline.modelName, messages: [{ role: 'user', content: 'x' }], audio: { voice: 'alloy', format: 'mp3' }, modalities: ['audio'] }),
+      client.chat.completions.create({
+        model: pipeline.modelName,
+        messages: [{ role: 'user', content: 'x' }],
+        audio: { voice: 'alloy', format: 'mp3' },
+        modalities: ['audio'],
+      }),
       OpenAI.BadRequestError,
     );
     await assert.rejects(client.chat.completions.create({ model: 'other-model', messages: [{ role: 'user', content: 'x' }] }), OpenAI.NotFoundError);
@@ -137,7 +145,10 @@ describe('examples: startReferencePipeline behind the official openai client', f
   it('answers images.generate with base64 PNGs of the asked size and number, and refuses what it cannot draw', async () => {
     const response = await client.images.generate({ model: pipeline.modelName, prompt: 'A lighthouse at dusk', n: 2, size: '256x256' });
     const sizes = (response.data ?? []).map((image) => pngSize(Buffer.from(image.b64_json ?? '', 'base64')));
-    assert.deepEqual(sizes, [{ width: 256, height: 256 }, { width: 256, height: 256 }]);
+    assert.deepEqual(sizes, [
+      { width: 256, height: 256 },
+      { width: 256, height: 256 },
+    ]);
     assert.equal(typeof response.created, 'number');
     await assert.rejects(
       client.images.generate({ model: pipeline.modelName, prompt: 'x', response_format: 'url' }),
@@ -183,7 +194,10 @@ describe('examples: startReferencePipeline behind the official openai client', f
     const planned = planRequests({ ...DEFAULT_LOAD_OPTIONS, ...options }).flatMap((p) => (p.image ? [p.image.n] : []));
     assert.ok(planned.length > 0, 'the seed plans image requests');
     assert.equal(summary.results.filter((r) => r.image && r.outcome === 'ok').length, planned.length);
-    assert.equal(summary.images, planned.reduce((sum, n) => sum + n, 0));
+    assert.equal(
+      summary.images,
+      planned.reduce((sum, n) => sum + n, 0),
+    );
     assert.ok(summary.outcomes.aborted > 0, 'some streams disconnect');
     assert.ok(summary.e2e.count > 0 && summary.e2e.p50 <= summary.e2e.p99);
     assert.ok(summary.ttft.count > 0);
@@ -206,7 +220,10 @@ describe('examples: startReferencePipeline behind the official openai client', f
     let polls = 0;
     const orchestrator = pipeline.orchestrator;
     const pollEngine = orchestrator.pollEngine.bind(orchestrator);
-    Object.defineProperty(orchestrator, 'pollEngine', { value: (stageId: number, replicaId: number) => (polls++, pollEngine(stageId, replicaId)), configurable: true });
+    Object.defineProperty(orchestrator, 'pollEngine', {
+      value: (stageId: number, replicaId: number) => (polls++, pollEngine(stageId, replicaId)),
+      configurable: true,
+    });
     await new Promise((r) => setTimeout(r, 30));
     assert.equal(polls, 0, 'the polling loop still runs after stop()');
     await assert.rejects(httpGet(`${pipeline.apiUrl}/v1/models`, {}, { timeoutMs: 1000 }));

@@ -27,7 +27,10 @@ describe('examples: scaling a stage of the reference pipeline while it serves', 
   const submitted = new Map<string, number>();
 
   const admin = (path = '', init: RequestInit = {}): Promise<Response> =>
-    fetch(`${pipeline.apiUrl}/admin/replicas${path}`, { ...init, headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', ...init.headers } });
+    fetch(`${pipeline.apiUrl}/admin/replicas${path}`, {
+      ...init,
+      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', ...init.headers },
+    });
   const listing = async (): Promise<ReplicaListing> => (await (await admin()).json()) as ReplicaListing;
   const scrape = async (): Promise<ReturnType<typeof parseSamples>> => parseSamples((await httpGet(pipeline.metricsUrl)).body);
 
@@ -56,7 +59,7 @@ describe('examples: scaling a stage of the reference pipeline while it serves', 
 
   after(() => pipeline?.stop());
 
-  it('refuses admin requests without the token, and lists each stage\'s replicas', async () => {
+  it("refuses admin requests without the token, and lists each stage's replicas", async () => {
     const anonymous = await fetch(`${pipeline.apiUrl}/admin/replicas`);
     assert.equal(anonymous.status, 401);
     assert.equal(anonymous.headers.get('www-authenticate'), 'Bearer');
@@ -78,8 +81,14 @@ describe('examples: scaling a stage of the reference pipeline while it serves', 
     assert.deepEqual(await added.json(), { stage: TALKER, replica: 1 });
     const samples = await scrape();
     const ofNew = samples.filter((s) => s.labels.stage === '1' && s.labels.replica === '1');
-    assert.deepEqual(ofNew.filter((s) => s.name === 'vllm:num_requests_running').map((s) => s.value), [0]);
-    assert.deepEqual(ofNew.filter((s) => s.name === 'vllm:request_success_total').map((s) => s.value), [0, 0, 0, 0, 0]);
+    assert.deepEqual(
+      ofNew.filter((s) => s.name === 'vllm:num_requests_running').map((s) => s.value),
+      [0],
+    );
+    assert.deepEqual(
+      ofNew.filter((s) => s.name === 'vllm:request_success_total').map((s) => s.value),
+      [0, 0, 0, 0, 0],
+    );
   });
 
   it('a load run that scales the talker up and down: every replica counts exactly what it served, the drained one leaves no series', async () => {
@@ -108,7 +117,11 @@ describe('examples: scaling a stage of the reference pipeline while it serves', 
     await waitFor(() => pipeline.orchestrator.numLiveRequests === 0);
 
     const samples = await scrape();
-    assert.deepEqual(samples.filter((s) => s.labels.stage === '1' && s.labels.replica === '2'), [], 'no series of the removed replica');
+    assert.deepEqual(
+      samples.filter((s) => s.labels.stage === '1' && s.labels.replica === '2'),
+      [],
+      'no series of the removed replica',
+    );
     const talkerSubmits = (submitted.get('1/0') ?? 0) + (submitted.get('1/1') ?? 0) + (submitted.get('1/2') ?? 0);
     assert.equal(talkerSubmits, 60, 'every audio request went through the talker');
     for (const replica of ['0', '1']) {
@@ -139,7 +152,10 @@ describe('examples: scaling a stage of the reference pipeline while it serves', 
     assert.equal((await admin(`/1/${onTalker}?now=true`, { method: 'DELETE' })).status, 200);
     assert.equal((await request).status, 500);
     await waitFor(async () => stageErrors(await scrape()) === stageErrors(before) + 1);
-    assert.deepEqual((await scrape()).filter((s) => s.labels.stage === '1' && s.labels.replica === String(onTalker)), []);
+    assert.deepEqual(
+      (await scrape()).filter((s) => s.labels.stage === '1' && s.labels.replica === String(onTalker)),
+      [],
+    );
   });
 
   it('load arguments: --scale needs --admin-token, and takes stage±1@seconds steps', () => {

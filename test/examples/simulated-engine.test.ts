@@ -74,12 +74,22 @@ describe('examples: SimulatedEngine', () => {
     for (const id of ['r0', 'r1', 'r2']) {
       const outputs = outputsOf(steps, id);
       assert.equal(outputs.at(-1)?.finishReason, 'length', `${id} did not finish`);
-      assert.equal(outputs.reduce((n, o) => n + o.numNewTokens, 0), 40, `${id} lost or repeated tokens across preemption`);
+      assert.equal(
+        outputs.reduce((n, o) => n + o.numNewTokens, 0),
+        40,
+        `${id} lost or repeated tokens across preemption`,
+      );
     }
     assert.equal(e.kvCache.freeBlocks, 6, 'blocks leaked');
     const stats = steps.flatMap((s) => (s.schedulerStats ? [s.schedulerStats] : []));
-    assert.ok(stats.some((s) => s.kvCacheUsage === 1), 'the cache never filled up');
-    assert.ok(stats.some((s) => s.prefixCacheStats.preemptedRequests > 0), 'recompute lookups are kept apart as preempted');
+    assert.ok(
+      stats.some((s) => s.kvCacheUsage === 1),
+      'the cache never filled up',
+    );
+    assert.ok(
+      stats.some((s) => s.prefixCacheStats.preemptedRequests > 0),
+      'recompute lookups are kept apart as preempted',
+    );
   });
 
   it('serves a repeated prompt from the prefix cache', () => {
@@ -102,7 +112,10 @@ describe('examples: SimulatedEngine', () => {
     never.submit({ requestId: 'long', tokenIds: prompt(10), maxTokens: 17, final: true });
     const longRun = outputsOf(drain(never), 'long');
     assert.equal(longRun.length, 17);
-    assert.deepEqual(longRun.map((o) => o.finishReason ?? null), [...Array<null>(16).fill(null), 'length']);
+    assert.deepEqual(
+      longRun.map((o) => o.finishReason ?? null),
+      [...Array<null>(16).fill(null), 'length'],
+    );
 
     const always = engine({ stopPolicy: { probability: 1, afterFraction: 0.5 } });
     always.submit({ requestId: 'short', tokenIds: prompt(10), maxTokens: 16, final: true });

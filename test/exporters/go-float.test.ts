@@ -37,12 +37,37 @@ describe('formatGoFloat', () => {
 
 describe("pythonFloatRepr (Python's str() of a float), checked against Python itself", () => {
   it('prints exactly what /usr/bin/python3 prints for edge values and 400 random doubles', () => {
-    const edges = [4, 0.9, 0, -0, 1e16, 1e15, 9999999999999998, 1.5e-5, 1e-4, 1.2e-4, -2.5, 1e-7, 5e-324, Number.MAX_VALUE, 0.1 + 0.2, 1e22, 100, NaN, Infinity, -Infinity];
+    const edges = [
+      4,
+      0.9,
+      0,
+      -0,
+      1e16,
+      1e15,
+      9999999999999998,
+      1.5e-5,
+      1e-4,
+      1.2e-4,
+      -2.5,
+      1e-7,
+      5e-324,
+      Number.MAX_VALUE,
+      0.1 + 0.2,
+      1e22,
+      100,
+      NaN,
+      Infinity,
+      -Infinity,
+    ];
     const random = fc.sample(fc.double(), { numRuns: 400, seed: 20261124 });
     const values = [...edges, ...random];
     // Python reads each double from its exact bit pattern, so nothing is lost on the way.
     const hex = values.map((value) => Buffer.from(new Float64Array([value]).buffer).toString('hex')).join('\n');
-    const python = execFileSync('/usr/bin/python3', ['-c', "import struct,sys\nfor h in sys.stdin.read().split():\n print(str(struct.unpack('<d', bytes.fromhex(h))[0]))"], { input: hex, encoding: 'utf8' });
+    const python = execFileSync(
+      '/usr/bin/python3',
+      ['-c', "import struct,sys\nfor h in sys.stdin.read().split():\n print(str(struct.unpack('<d', bytes.fromhex(h))[0]))"],
+      { input: hex, encoding: 'utf8' },
+    );
     assert.deepEqual(values.map(pythonFloatRepr), python.trim().split('\n'));
   });
 });

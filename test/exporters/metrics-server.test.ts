@@ -161,7 +161,10 @@ describe('metrics server: what a Prometheus scrape config expects', () => {
     const source = countingSource(100);
     await withServer(source, {}, async (server) => {
       const responses = await Promise.all([fetch(server.url), fetch(server.url), fetch(server.url)]);
-      assert.deepEqual(responses.map((r) => r.status), [200, 200, 200]);
+      assert.deepEqual(
+        responses.map((r) => r.status),
+        [200, 200, 200],
+      );
       assert.equal(source.renderings, 1);
       await fetch(server.url);
       assert.equal(source.renderings, 2, 'a later scrape renders anew');
@@ -194,16 +197,23 @@ describe('metrics server: what a Prometheus scrape config expects', () => {
     const source = countingSource();
     await assert.rejects(startPrometheusServer(source, { port: 0, maxConnections: 0 }), /prometheus\.maxConnections must be a positive integer, got 0/);
     await assert.rejects(startPrometheusServer(source, { port: 0, idleTimeoutMillis: 1.5 }), /prometheus\.idleTimeoutMillis/);
-    await assert.rejects(startPrometheusServer(source, { port: 0, tls: { keyFile: '/nonexistent.pem', certFile: TLS.certFile } }), /prometheus\.tls\.keyFile: cannot read \/nonexistent\.pem/);
+    await assert.rejects(
+      startPrometheusServer(source, { port: 0, tls: { keyFile: '/nonexistent.pem', certFile: TLS.certFile } }),
+      /prometheus\.tls\.keyFile: cannot read \/nonexistent\.pem/,
+    );
     await assert.rejects(startPrometheusServer(source, { port: 0, auth: {} }), /prometheus\.auth needs bearerToken or basic/);
-    await assert.rejects(startPrometheusServer(source, { port: 0, auth: { basic: { username: 'a:b', password: 'x' } } }), /username must be a non-empty string without ':'/);
+    await assert.rejects(
+      startPrometheusServer(source, { port: 0, auth: { basic: { username: 'a:b', password: 'x' } } }),
+      /username must be a non-empty string without ':'/,
+    );
     await assert.rejects(startPrometheusServer(source, { port: 0, path: 'metrics' }), /prometheus\.path must start with '\/'/);
   });
 });
 
 describe('content negotiation', () => {
   it('OpenMetrics only when the scraper prefers it by q-value', () => {
-    const prometheus = 'application/openmetrics-text;version=1.0.0;q=0.5,application/openmetrics-text;version=0.0.1;q=0.4,text/plain;version=0.0.4;q=0.3,*/*;q=0.2';
+    const prometheus =
+      'application/openmetrics-text;version=1.0.0;q=0.5,application/openmetrics-text;version=0.0.1;q=0.4,text/plain;version=0.0.4;q=0.3,*/*;q=0.2';
     assert.equal(negotiateFormat(prometheus), 'openmetrics');
     assert.equal(negotiateFormat('application/openmetrics-text'), 'openmetrics');
     assert.equal(negotiateFormat('text/plain;q=1, application/openmetrics-text;q=0.5'), 'text');

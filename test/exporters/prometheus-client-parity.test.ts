@@ -145,7 +145,10 @@ function scenario(): { store: SeriesStore; python: PythonScenario } {
   };
 
   // Series first, in vLLM's per-engine order, some left at zero.
-  for (const [i, [stage, replica]] of [['0', '0'], ['1', '1']].entries()) {
+  for (const [i, [stage, replica]] of [
+    ['0', '0'],
+    ['1', '1'],
+  ].entries()) {
     bind('upstream.numRequestsRunning', [M, stage, replica]);
     bind('upstream.promptTokens', [M, stage, replica]);
     for (const reason of ['stop', 'length', 'abort']) bind('upstream.requestSuccess', [M, stage, replica, reason]);

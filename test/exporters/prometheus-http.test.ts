@@ -88,7 +88,10 @@ describe('Prometheus HTTP endpoint', () => {
     } finally {
       await fromEnv.close();
     }
-    await assert.rejects(startPrometheusServer(reader, {}, { OTEL_EXPORTER_PROMETHEUS_PORT: 'abc' }), /OTEL_EXPORTER_PROMETHEUS_PORT must be an integer from 0 to 65535, got "abc"/);
+    await assert.rejects(
+      startPrometheusServer(reader, {}, { OTEL_EXPORTER_PROMETHEUS_PORT: 'abc' }),
+      /OTEL_EXPORTER_PROMETHEUS_PORT must be an integer from 0 to 65535, got "abc"/,
+    );
     await assert.rejects(startPrometheusServer(reader, { port: 70000 }), /prometheus.port must be an integer/);
   });
 

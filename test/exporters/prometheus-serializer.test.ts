@@ -67,8 +67,20 @@ describe('Prometheus serializer: golden text from a populated registry', () => {
         '# HELP vllm:omni_transfer_tx_s Sender-side time in seconds (serialize + submit to connector).',
         '# TYPE vllm:omni_transfer_tx_s histogram',
         ...[
-          ['0.001', 0], ['0.005', 0], ['0.01', 0], ['0.025', 1], ['0.05', 1], ['0.1', 1], ['0.25', 1], ['0.5', 1],
-          ['1.0', 1], ['2.5', 1], ['5.0', 1], ['10.0', 1], ['60.0', 1], ['+Inf', 1],
+          ['0.001', 0],
+          ['0.005', 0],
+          ['0.01', 0],
+          ['0.025', 1],
+          ['0.05', 1],
+          ['0.1', 1],
+          ['0.25', 1],
+          ['0.5', 1],
+          ['1.0', 1],
+          ['2.5', 1],
+          ['5.0', 1],
+          ['10.0', 1],
+          ['60.0', 1],
+          ['+Inf', 1],
         ].map(
           ([le, count]) =>
             `vllm:omni_transfer_tx_s_bucket{from_replica="0",from_stage="0",le="${le}",model_name="Qwen/Qwen3-Omni",to_replica="1",to_stage="1"} ${count}.0`,
@@ -109,7 +121,10 @@ describe('Prometheus serializer: golden text from a populated registry', () => {
     // 38 families, and the `_created` gauge families of the eager histograms and counter
     // (e2e, request queue wait, inference steps, image pixels, image count).
     assert.equal(text.split('\n').filter((l) => l.startsWith('# HELP')).length, 38 + 5);
-    assert.match(text, /\n# HELP vllm:omni_e2e_request_latency_s_created Pipeline-global end-to-end request latency in seconds \(user arrival to complete response\)\.\n# TYPE vllm:omni_e2e_request_latency_s_created gauge\nvllm:omni_e2e_request_latency_s_created\{model_name="m"\} 1\.\d+e\+09\n/);
+    assert.match(
+      text,
+      /\n# HELP vllm:omni_e2e_request_latency_s_created Pipeline-global end-to-end request latency in seconds \(user arrival to complete response\)\.\n# TYPE vllm:omni_e2e_request_latency_s_created gauge\nvllm:omni_e2e_request_latency_s_created\{model_name="m"\} 1\.\d+e\+09\n/,
+    );
   });
 
   it('sorts labels, escapes HELP and label values, repairs invalid names, and merges scopes', async () => {
@@ -131,10 +146,7 @@ describe('Prometheus serializer: golden text from a populated registry', () => {
 
   it('speaks OpenMetrics 1.0 when asked: counter family without _total, samples with it, # EOF', async () => {
     const rm = await collect((provider) => provider.getMeter('a').createCounter('jobs_total', { description: 'Jobs "done".' }).add(1));
-    assert.equal(
-      serializePrometheus(rm, [], { format: 'openmetrics' }),
-      '# HELP jobs Jobs \\"done\\".\n# TYPE jobs counter\njobs_total 1.0\n# EOF\n',
-    );
+    assert.equal(serializePrometheus(rm, [], { format: 'openmetrics' }), '# HELP jobs Jobs \\"done\\".\n# TYPE jobs counter\njobs_total 1.0\n# EOF\n');
   });
 
   it('adds target_info and scope labels only when asked', async () => {

@@ -42,7 +42,17 @@ export class FakeOrchestrator {
       timestamp: base + 0.5,
       outputs:
         step === 0
-          ? [{ requestId, numNewTokens: 1, numCachedTokens: 0, events: [{ type: 'QUEUED', timestamp: base }, { type: 'SCHEDULED', timestamp: base + 0.25 }] }]
+          ? [
+              {
+                requestId,
+                numNewTokens: 1,
+                numCachedTokens: 0,
+                events: [
+                  { type: 'QUEUED', timestamp: base },
+                  { type: 'SCHEDULED', timestamp: base + 0.25 },
+                ],
+              },
+            ]
           : [{ requestId, numNewTokens: 1, finishReason: 'stop' }],
       schedulerStats: createSchedulerStats({ numRunningReqs: 1, kvCacheUsage: 0.5 + stageId * 0.1 + replicaId * 0.01 }),
     };
@@ -67,7 +77,14 @@ export class FakeServing {
     try {
       for (let i = 0; i < (request.chunks ?? 2); i++) {
         if (request.fail && i === 1) throw new Error('engine exploded');
-        yield { requestId, stageId: 1, replicaId: 1, finalOutputType: 'audio', finished: false, multimodalOutput: { audio: new Int16Array(2400), sample_rate: 24000 } };
+        yield {
+          requestId,
+          stageId: 1,
+          replicaId: 1,
+          finalOutputType: 'audio',
+          finished: false,
+          multimodalOutput: { audio: new Int16Array(2400), sample_rate: 24000 },
+        };
       }
       yield finishedAudioOutput(requestId, 1, [5, 9]);
     } finally {

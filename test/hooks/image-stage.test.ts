@@ -166,7 +166,11 @@ describe('hooks: image / diffusion stages and failure reasons', () => {
       outputs: [{ requestId: 'kv', numNewTokens: 0, kvTransferParams: { kvWaitS: 0.125, connectorType: 'MooncakeConnector' } }],
       numWaitingRequests: 2,
     });
-    orchestrator.pollEngine(DIFFUSION_STAGE, 0, { timestamp: 3, outputs: [{ requestId: 'x', numNewTokens: 0, kvTransferParams: { connectorType: 'MooncakeConnector' } }], numWaitingRequests: 1 });
+    orchestrator.pollEngine(DIFFUSION_STAGE, 0, {
+      timestamp: 3,
+      outputs: [{ requestId: 'x', numNewTokens: 0, kvTransferParams: { connectorType: 'MooncakeConnector' } }],
+      numWaitingRequests: 1,
+    });
     orchestrator.receiveFromPreviousStage({ requestId: 'kv', stageId: DIFFUSION_STAGE, fromStage: 0, replicaId: 1, rxDecodeTimeMs: 3, inFlightTimeMs: 7 });
     const text = await metrics.metricsText();
     assertSample(text, 'vllm:omni_stage_waiting_requests', { ...M, stage: '2' }, 3);
@@ -188,7 +192,10 @@ describe('hooks: image / diffusion stages and failure reasons', () => {
       // The client leaves after the first output.
       for await (const _ of serving.generate({ requestId: 'gone', outputs: [partial('gone'), imageOutput('gone')] })) break;
       // The stage fails.
-      await assert.rejects(drain(serving.generate({ requestId: 'boom', outputs: [partial('boom'), imageOutput('boom')], failAfter: 1 })), /diffusion stage failed/);
+      await assert.rejects(
+        drain(serving.generate({ requestId: 'boom', outputs: [partial('boom'), imageOutput('boom')], failAfter: 1 })),
+        /diffusion stage failed/,
+      );
       // The host aborts; the stream still delivers its final output afterwards, which is not a success.
       const aborted = serving.generate({ requestId: 'ab', outputs: [partial('ab'), imageOutput('ab')] });
       await aborted.next();
@@ -211,7 +218,10 @@ describe('hooks: image / diffusion stages and failure reasons', () => {
       const abort = sampleValue(text, 'vllm:omni_requests_success_total', { ...M, finished_reason: 'abort' });
       assert.equal(success, 1);
       assert.equal(abort, 5, 'every failure is also in the abort bucket, as upstream pairs them');
-      assert.equal((success ?? 0) + (await failed('client_disconnect')) + (await failed('stage_error')) + (await failed('client_abort')) + (await failed('unknown')), 6);
+      assert.equal(
+        (success ?? 0) + (await failed('client_disconnect')) + (await failed('stage_error')) + (await failed('client_abort')) + (await failed('unknown')),
+        6,
+      );
       assert.ok(idle);
       assert.deepEqual(instrumentation.observer.trackedRequests, { admitted: 0, generating: 0 });
     });

@@ -130,7 +130,10 @@ describe('OmniInstrumentation', () => {
         throw boom;
       }
     }
-    assert.throws(() => new Failing().addRequest(), (error: unknown) => error === boom);
+    assert.throws(
+      () => new Failing().addRequest(),
+      (error: unknown) => error === boom,
+    );
   });
 
   it('feeds per-replica scheduler and iteration stats from polled engine outputs', async () => {
@@ -168,7 +171,10 @@ describe('OmniInstrumentation', () => {
 
   it('a recorder that throws inside a hook leaves the host request and its response unchanged', async () => {
     const warnings: string[] = [];
-    diag.setLogger({ error: () => {}, warn: (m: string) => warnings.push(m), info: () => {}, debug: () => {}, verbose: () => {} }, { logLevel: DiagLogLevel.WARN, suppressOverrideMessage: true });
+    diag.setLogger(
+      { error: () => {}, warn: (m: string) => warnings.push(m), info: () => {}, debug: () => {}, verbose: () => {} },
+      { logLevel: DiagLogLevel.WARN, suppressOverrideMessage: true },
+    );
     try {
       instrument();
       const explode = () => {
@@ -196,7 +202,10 @@ describe('OmniInstrumentation', () => {
     const publish = <K extends keyof typeof OMNI_CHANNELS>(key: K, message: unknown) => diagnosticsChannel.channel(OMNI_CHANNELS[key]).publish(message);
     publish('addRequest', { requestId: 'c' });
     publish('generateStart', { requestId: 'c' });
-    publish('generateOutput', { requestId: 'c', output: { requestId: 'c', stageId: 0, replicaId: 0, finalOutputType: 'text', finished: true, finishReason: 'length' } });
+    publish('generateOutput', {
+      requestId: 'c',
+      output: { requestId: 'c', stageId: 0, replicaId: 0, finalOutputType: 'text', finished: true, finishReason: 'length' },
+    });
     publish('generateEnd', { requestId: 'c', outcome: 'completed' });
     publish('cleanupRequest', { requestId: 'c' });
     publish('transferSent', { requestId: 'c', fromStage: 0, toStage: 1, fromReplica: 0, toReplica: 1, sizeBytes: 10, txTimeMs: 1 });

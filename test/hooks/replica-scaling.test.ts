@@ -38,7 +38,16 @@ function serve(orchestrator: ScalingOrchestrator, requestId: string, replica: nu
   orchestrator.submitToStage({ requestId, stageId: 0, replicaId: replica, arrivalTime: Date.now() / 1000, promptTokenCount: 4 });
   orchestrator.pollEngine(0, replica, {
     timestamp: now + 0.5,
-    outputs: [{ requestId, numNewTokens: 1, events: [{ type: 'QUEUED', timestamp: now }, { type: 'SCHEDULED', timestamp: now + 0.1 }] }],
+    outputs: [
+      {
+        requestId,
+        numNewTokens: 1,
+        events: [
+          { type: 'QUEUED', timestamp: now },
+          { type: 'SCHEDULED', timestamp: now + 0.1 },
+        ],
+      },
+    ],
   });
   orchestrator.pollEngine(0, replica, { timestamp: now + 1, outputs: [{ requestId, numNewTokens: 1, finishReason: 'stop' }] });
 }

@@ -14,7 +14,8 @@ const collectGarbage = runInNewContext('gc') as () => void;
 const M = { model_name: 'm' };
 const count = async (metrics: OmniMetricsHandle, reason: string): Promise<number> =>
   sampleValue(await metrics.metricsText(), 'vllm:omni_requests_success_total', { ...M, finished_reason: reason }) ?? 0;
-const running = async (metrics: OmniMetricsHandle): Promise<number | undefined> => sampleValue(await metrics.metricsText(), 'vllm:omni_num_requests_running', M);
+const running = async (metrics: OmniMetricsHandle): Promise<number | undefined> =>
+  sampleValue(await metrics.metricsText(), 'vllm:omni_num_requests_running', M);
 
 async function drain(stream: AsyncIterable<unknown>): Promise<void> {
   for await (const _ of stream) {
@@ -35,7 +36,13 @@ describe('per-request state: it ends, it is bounded, nothing is left behind', fu
     await metrics.shutdown();
   });
   const instrument = (options: { requestIdleTimeoutMillis?: number; maxTrackedRequests?: number } = {}) => {
-    instrumentation = new OmniInstrumentation({ metrics, orchestratorClass: FakeOrchestrator, servingClass: FakeServing, diagnosticsChannels: false, ...options });
+    instrumentation = new OmniInstrumentation({
+      metrics,
+      orchestratorClass: FakeOrchestrator,
+      servingClass: FakeServing,
+      diagnosticsChannels: false,
+      ...options,
+    });
     return instrumentation;
   };
 

@@ -52,7 +52,7 @@ describe('hooks and the shapes a generate stream may have', () => {
     const instrumentation = new OmniInstrumentation({ metrics, servingClass: Serving, diagnosticsChannels: false });
     try {
       const { result: hooked, warnings } = withWarnings(() => new Serving().generate(request));
-      return { plain, hooked, warnings, tracked: () => (instrumentation.observer.trackedRequests.generating) };
+      return { plain, hooked, warnings, tracked: () => instrumentation.observer.trackedRequests.generating };
     } finally {
       setImmediate(() => instrumentation.disable());
     }
@@ -62,7 +62,15 @@ describe('hooks and the shapes a generate stream may have', () => {
     ['a frozen async generator', () => Object.freeze(outputs())],
     ['a frozen async iterable', () => Object.freeze({ [Symbol.asyncIterator]: () => outputs() })],
     ['a Proxy that refuses new properties', () => new Proxy(handWritten(), { defineProperty: () => false })],
-    ['a Proxy whose defineProperty trap throws', () => new Proxy(handWritten(), { defineProperty: () => { throw new Error('no'); } })],
+    [
+      'a Proxy whose defineProperty trap throws',
+      () =>
+        new Proxy(handWritten(), {
+          defineProperty: () => {
+            throw new Error('no');
+          },
+        }),
+    ],
   ] as const) {
     it(`${name}: returned untouched, iterated as the host wrote it, not tracked, no throw`, async () => {
       const stream = make();

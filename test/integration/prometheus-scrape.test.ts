@@ -36,8 +36,7 @@ describe('a real Prometheus server scraping the exporter', function () {
     await metrics?.shutdown();
   });
 
-  const stageReplicas = (series: Array<Record<string, string>>): string[] =>
-    series.map((s) => `${s.stage ?? '-'}/${s.replica ?? '-'}`).sort();
+  const stageReplicas = (series: Array<Record<string, string>>): string[] => series.map((s) => `${s.stage ?? '-'}/${s.replica ?? '-'}`).sort();
 
   it('stores every replica of vllm:num_requests_running with its value', async () => {
     const result = await prometheus.waitFor('vllm:num_requests_running', (r) => r.length === 4, 20_000);
@@ -101,7 +100,13 @@ describe('a real Prometheus server scraping over TLS with a bearer token', funct
 
   it('stores the series (OpenMetrics and gzip negotiated by Prometheus itself)', async () => {
     const result = await prometheus.waitFor('vllm:omni_requests_success_total', (r) => r.length === 1, 20_000);
-    assert.deepEqual(result[0]?.metric, { __name__: 'vllm:omni_requests_success_total', finished_reason: 'stop', instance: result[0]?.metric.instance, job: 'omni-tls', model_name: 'omni-tls' });
+    assert.deepEqual(result[0]?.metric, {
+      __name__: 'vllm:omni_requests_success_total',
+      finished_reason: 'stop',
+      instance: result[0]?.metric.instance,
+      job: 'omni-tls',
+      model_name: 'omni-tls',
+    });
     assert.equal(result[0]?.value[1], '1');
     const up = await prometheus.query('up{job="omni-tls"}');
     assert.equal(up[0]?.value[1], '1');

@@ -44,7 +44,10 @@ describe('promtool check metrics on a full scrape', () => {
     assert.deepEqual(unexpected, [], 'findings beyond the known lints');
     assert.ok(result.findings.includes('vllm:iteration_tokens_total non-counter metrics should not have "_total" suffix'));
     assert.ok(result.findings.includes("vllm:num_requests_running metric names should not contain ':'"));
-    assert.ok(result.findings.includes('nodejs_active_handles_total non-counter metrics should not have "_total" suffix'), 'the process and runtime families are printed');
+    assert.ok(
+      result.findings.includes('nodejs_active_handles_total non-counter metrics should not have "_total" suffix'),
+      'the process and runtime families are printed',
+    );
     assert.ok(result.findings.includes("vllm:prompt_tokens_created metric names should not contain ':'"), 'the _created families are printed');
     assert.equal(result.exitCode, 3, 'lint findings only (exit 3), not a parse failure (exit 1)');
   });

@@ -32,12 +32,23 @@ class CaptureStream implements LogLineStream {
     return true;
   }
   get lines(): string[] {
-    return this.chunks.join('').split('\n').filter((line) => line !== '');
+    return this.chunks
+      .join('')
+      .split('\n')
+      .filter((line) => line !== '');
   }
 }
 
 function register(options: Partial<OmniMetricsOptions> = {}): Promise<OmniMetricsHandle> {
-  return registerOmniMetrics({ modelName: 'm', stagePools: [1, 2], logStats: true, prometheus: false, logIntervalSeconds: 0, processMetrics: false, ...options });
+  return registerOmniMetrics({
+    modelName: 'm',
+    stagePools: [1, 2],
+    logStats: true,
+    prometheus: false,
+    logIntervalSeconds: 0,
+    processMetrics: false,
+    ...options,
+  });
 }
 
 /** The same data points with a fixed end time, so the golden lines carry a known timestamp. */
@@ -118,7 +129,9 @@ describe('LogMetricExporter', () => {
     const size = linesFor(lines, 'vllm:omni_transfer_size_bytes');
     assert.equal(size.at(-1), `vllm:omni_transfer_size_bytes_sum.Bytes:2048|#from_replica:0,from_stage:0,model_name:m,to_replica:1,to_stage:1${SUFFIX}`);
     assert.equal(size[0], `vllm:omni_transfer_size_bytes_bucket.Count:0|#from_replica:0,from_stage:0,le:1024.0,model_name:m,to_replica:1,to_stage:1${SUFFIX}`);
-    assert.ok(size.includes(`vllm:omni_transfer_size_bytes_bucket.Count:1|#from_replica:0,from_stage:0,le:1.048576e+06,model_name:m,to_replica:1,to_stage:1${SUFFIX}`));
+    assert.ok(
+      size.includes(`vllm:omni_transfer_size_bytes_bucket.Count:1|#from_replica:0,from_stage:0,le:1.048576e+06,model_name:m,to_replica:1,to_stage:1${SUFFIX}`),
+    );
     assert.deepEqual(linesFor(lines, 'vllm:cache_config_info'), [
       `vllm:cache_config_info.Count:1|#block_size:16,enable_prefix_caching:True,replica:0,stage:0${SUFFIX}`,
       `vllm:cache_config_info.Count:1|#block_size:16,enable_prefix_caching:True,replica:0,stage:1${SUFFIX}`,
@@ -158,8 +171,14 @@ describe('LogMetricExporter', () => {
       `{"name":"vllm:omni_requests_success_total","unit":"Requests","value":1,"labels":{"finished_reason":"length","model_name":"m"},"hostname":"${HOST}","timestamp":${TIMESTAMP}}`,
     ]);
     const e2e = linesFor(lines, 'vllm:omni_e2e_request_latency_s');
-    assert.equal(e2e[3], `{"name":"vllm:omni_e2e_request_latency_s_bucket","unit":"Count","value":1,"labels":{"le":"0.5","model_name":"m"},"hostname":"${HOST}","timestamp":${TIMESTAMP}}`);
-    assert.equal(e2e.at(-1), `{"name":"vllm:omni_e2e_request_latency_s_sum","unit":"Seconds","value":3.75,"labels":{"model_name":"m"},"hostname":"${HOST}","timestamp":${TIMESTAMP}}`);
+    assert.equal(
+      e2e[3],
+      `{"name":"vllm:omni_e2e_request_latency_s_bucket","unit":"Count","value":1,"labels":{"le":"0.5","model_name":"m"},"hostname":"${HOST}","timestamp":${TIMESTAMP}}`,
+    );
+    assert.equal(
+      e2e.at(-1),
+      `{"name":"vllm:omni_e2e_request_latency_s_sum","unit":"Seconds","value":3.75,"labels":{"model_name":"m"},"hostname":"${HOST}","timestamp":${TIMESTAMP}}`,
+    );
   });
 
   it('uses the exposed names under the otel naming scheme too, with the descriptor units', async () => {
@@ -195,14 +214,33 @@ describe('LogMetricExporter', () => {
       `temperature.Count:-Inf|#|#hostname:h\\,1,timestamp:${TIMESTAMP}`,
       `in_flight.Jobs:-2|#|#hostname:h\\,1,timestamp:${TIMESTAMP}`,
     ]);
-    assert.equal(json.lines[0], `{"name":"jobs_done_total","unit":"Milliseconds","value":2.5,"labels":{"queue_name":"a,b|c\\nd\\\\e"},"hostname":"${HOST}","timestamp":${TIMESTAMP}}`);
+    assert.equal(
+      json.lines[0],
+      `{"name":"jobs_done_total","unit":"Milliseconds","value":2.5,"labels":{"queue_name":"a,b|c\\nd\\\\e"},"hostname":"${HOST}","timestamp":${TIMESTAMP}}`,
+    );
     assert.equal(json.lines[1], `{"name":"temperature","unit":"Count","value":"-Inf","labels":{},"hostname":"${HOST}","timestamp":${TIMESTAMP}}`);
   });
 
   it('maps units to TorchServe-style words', () => {
     assert.deepEqual(
       ['s', 'ms', 'us', 'By', 'MiBy', '{token}', '{request}', '{frame}', '{preemption}', '{process}', '', '1', '%', 'm/s', '{a b}'].map(unitWord),
-      ['Seconds', 'Milliseconds', 'Microseconds', 'Bytes', 'Mebibytes', 'Tokens', 'Requests', 'Frames', 'Preemptions', 'Process', 'Count', 'Ratio', 'Percent', 'm_s', 'A_bs'],
+      [
+        'Seconds',
+        'Milliseconds',
+        'Microseconds',
+        'Bytes',
+        'Mebibytes',
+        'Tokens',
+        'Requests',
+        'Frames',
+        'Preemptions',
+        'Process',
+        'Count',
+        'Ratio',
+        'Percent',
+        'm_s',
+        'A_bs',
+      ],
     );
   });
 

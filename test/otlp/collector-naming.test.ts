@@ -162,7 +162,9 @@ describe('collectorPrometheusName: OTLP names after a collector translation', ()
       assert.equal(vllmRow.split('✓').length - 1, COLLECTOR_TRANSLATION_STRATEGIES.length, `${family.name}: identical under every strategy`);
       assert.ok(markdown.includes(`| \`${family.name}\` | \`otel\` | \`${family.otelName}\` |`), `${family.name} otel row`);
     }
-    assert.ok(markdown.includes('`vllm:omni_e2e_request_latency_s` | `otel` | `vllm.omni_e2e_request_latency` | `s` | `vllm_omni_e2e_request_latency_seconds` |'));
+    assert.ok(
+      markdown.includes('`vllm:omni_e2e_request_latency_s` | `otel` | `vllm.omni_e2e_request_latency` | `s` | `vllm_omni_e2e_request_latency_seconds` |'),
+    );
     assert.ok(markdown.includes('`gen_ai_client_token_usage`'));
   });
 });

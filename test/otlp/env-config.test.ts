@@ -107,15 +107,9 @@ describe('invalid OTEL_* values fail at startup, naming the variable and the acc
   const cases: Array<[Record<string, string>, string]> = [
     [{ OTEL_METRICS_EXPORTER: 'otlp,jaeger' }, 'OTEL_METRICS_EXPORTER must be a comma-separated list of prometheus, otlp, console, none; got "otlp,jaeger"'],
     [{ OTEL_METRICS_EXPORTER: 'none,otlp' }, 'OTEL_METRICS_EXPORTER must be "none" alone or a list without "none"; got "none,otlp"'],
-    [
-      { OTEL_EXPORTER_OTLP_METRICS_PROTOCOL: 'thrift' },
-      'OTEL_EXPORTER_OTLP_METRICS_PROTOCOL must be one of http/protobuf, http/json, grpc; got "thrift"',
-    ],
+    [{ OTEL_EXPORTER_OTLP_METRICS_PROTOCOL: 'thrift' }, 'OTEL_EXPORTER_OTLP_METRICS_PROTOCOL must be one of http/protobuf, http/json, grpc; got "thrift"'],
     [{ OTEL_EXPORTER_OTLP_PROTOCOL: 'http' }, 'OTEL_EXPORTER_OTLP_PROTOCOL must be one of http/protobuf, http/json, grpc; got "http"'],
-    [
-      { OTEL_EXPORTER_OTLP_METRICS_TIMEOUT: '10s' },
-      'OTEL_EXPORTER_OTLP_METRICS_TIMEOUT must be a positive integer number of milliseconds; got "10s"',
-    ],
+    [{ OTEL_EXPORTER_OTLP_METRICS_TIMEOUT: '10s' }, 'OTEL_EXPORTER_OTLP_METRICS_TIMEOUT must be a positive integer number of milliseconds; got "10s"'],
     [{ OTEL_EXPORTER_OTLP_TIMEOUT: '0' }, 'OTEL_EXPORTER_OTLP_TIMEOUT must be a positive integer number of milliseconds; got "0"'],
     [{ OTEL_EXPORTER_OTLP_METRICS_COMPRESSION: 'zstd' }, 'OTEL_EXPORTER_OTLP_METRICS_COMPRESSION must be one of gzip, none; got "zstd"'],
     [{ OTEL_EXPORTER_OTLP_COMPRESSION: 'deflate' }, 'OTEL_EXPORTER_OTLP_COMPRESSION must be one of gzip, none; got "deflate"'],

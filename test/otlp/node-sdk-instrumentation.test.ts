@@ -14,7 +14,10 @@ async function diagWarnings(work: () => Promise<void>): Promise<string[]> {
   const ours = (prefix: string) => (message: string) => {
     if (message.startsWith('omni-otel-metrics:')) warnings.push(`${prefix}${message}`);
   };
-  diag.setLogger({ error: ours('error: '), warn: ours(''), info: ignore, debug: ignore, verbose: ignore }, { logLevel: DiagLogLevel.WARN, suppressOverrideMessage: true });
+  diag.setLogger(
+    { error: ours('error: '), warn: ours(''), info: ignore, debug: ignore, verbose: ignore },
+    { logLevel: DiagLogLevel.WARN, suppressOverrideMessage: true },
+  );
   try {
     await work();
   } finally {
@@ -85,22 +88,44 @@ describe('inside NodeSDK: OmniInstrumentation in its instrumentations, the reade
     assert.equal(sampleValue(body, 'vllm:omni_requests_success_total', { model_name: 'm', finished_reason: 'stop' }), 1);
     assert.equal(sampleValue(body, 'vllm:request_success_total', { model_name: 'm', finished_reason: 'stop', stage: '0', replica: '0' }), 1);
     assert.equal(sampleValue(body, 'vllm:generation_tokens_total', { model_name: 'm', stage: '0', replica: '0' }), 2);
-    assert.equal(histogramOf(body, 'gen_ai_server_request_duration', {
-      gen_ai_operation_name: 'chat',
-      gen_ai_provider_name: 'vllm',
-      gen_ai_request_model: 'm',
-      stage: '0',
-      replica: '0',
-    })?.count, 1);
+    assert.equal(
+      histogramOf(body, 'gen_ai_server_request_duration', {
+        gen_ai_operation_name: 'chat',
+        gen_ai_provider_name: 'vllm',
+        gen_ai_request_model: 'm',
+        stage: '0',
+        replica: '0',
+      })?.count,
+      1,
+    );
     assert.equal(sampleValue(body, 'app_jobs_total', {}), 3);
     assert.equal(body.match(/^# TYPE vllm:omni_requests_success_total /gm)?.length, 1, 'one block per family');
   });
 
   it('the package owning its provider while NodeSDK hands the instrumentation another: the families stay on /metrics, and one warning says where the GenAI histograms went', async () => {
     const warnings = await diagWarnings(async () => {
-      metrics = await registerOmniMetrics({ modelName: 'm', stagePools: [1, 2], logStats: true, genAiMetrics: true, prometheus: false, logIntervalSeconds: 0, selfCheck: false, processMetrics: false });
+      metrics = await registerOmniMetrics({
+        modelName: 'm',
+        stagePools: [1, 2],
+        logStats: true,
+        genAiMetrics: true,
+        prometheus: false,
+        logIntervalSeconds: 0,
+        selfCheck: false,
+        processMetrics: false,
+      });
       instrumentation = new OmniInstrumentation({ metrics, orchestratorClass: FakeOrchestrator, servingClass: FakeServing, diagnosticsChannels: false });
-      sdk = new NodeSDK({ metricReaders: [new (await import('@opentelemetry/sdk-metrics')).PeriodicExportingMetricReader({ exporter: new (await import('@opentelemetry/sdk-metrics')).InMemoryMetricExporter(0), exportIntervalMillis: 3_600_000 })], instrumentations: [instrumentation], spanProcessors: [], autoDetectResources: false });
+      sdk = new NodeSDK({
+        metricReaders: [
+          new (await import('@opentelemetry/sdk-metrics')).PeriodicExportingMetricReader({
+            exporter: new (await import('@opentelemetry/sdk-metrics')).InMemoryMetricExporter(0),
+            exportIntervalMillis: 3_600_000,
+          }),
+        ],
+        instrumentations: [instrumentation],
+        spanProcessors: [],
+        autoDetectResources: false,
+      });
       sdk.start();
       await serveOneRequest();
     });
@@ -115,7 +140,14 @@ describe('inside NodeSDK: OmniInstrumentation in its instrumentations, the reade
   it("a reader no provider took: /metrics still serves the package's families, and says once what is missing", async () => {
     let text = '';
     const warnings = await diagWarnings(async () => {
-      metrics = await registerOmniMetrics({ modelName: 'm', logStats: true, meterProvider: 'external', prometheus: false, selfCheck: false, processMetrics: false });
+      metrics = await registerOmniMetrics({
+        modelName: 'm',
+        logStats: true,
+        meterProvider: 'external',
+        prometheus: false,
+        selfCheck: false,
+        processMetrics: false,
+      });
       metrics.pipeline.requestSucceeded(0.5, 'stop');
       text = await metrics.metricsText();
       await metrics.metricsText();

@@ -33,11 +33,17 @@ describe('inside an application running NodeSDK', () => {
       await reader.forceFlush();
       const exported = exporter.getMetrics().flatMap((resourceMetrics) => resourceMetrics.scopeMetrics.flatMap((scope) => scope.metrics));
       const success = exported.find((metric) => metric.descriptor.name === 'vllm:omni_requests_success_total');
-      assert.deepEqual(success?.dataPoints.map((point) => [point.attributes, point.value]), [[{ model_name: 'm', finished_reason: 'stop' }, 1]]);
+      assert.deepEqual(
+        success?.dataPoints.map((point) => [point.attributes, point.value]),
+        [[{ model_name: 'm', finished_reason: 'stop' }, 1]],
+      );
       const e2e = exported.find((metric) => metric.descriptor.name === 'vllm:omni_e2e_request_latency_s') as HistogramMetricData | undefined;
       assert.equal(e2e?.dataPoints[0]?.value.count, 1);
       assert.equal(e2e?.dataPoints[0]?.value.sum, 0.5);
-      assert.ok(exported.some((metric) => metric.descriptor.name === 'vllm:num_requests_running'), 'the eager per-engine series too');
+      assert.ok(
+        exported.some((metric) => metric.descriptor.name === 'vllm:num_requests_running'),
+        'the eager per-engine series too',
+      );
     } finally {
       await handle?.shutdown();
       await sdk.shutdown();

@@ -112,12 +112,18 @@ describe('resolveExportSettings: options over metrics variables over generic var
   it('endpoint: the generic variable gains v1/metrics over HTTP and stays as given for grpc; the metrics variable stays as given', () => {
     const generic = parseOtelEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' });
     assert.equal(resolveExportSettings({}, generic).otlp.url, 'http://collector:4318/v1/metrics');
-    assert.equal(resolveExportSettings({ otlp: { protocol: 'http/json' } }, parseOtelEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318/base/' })).otlp.url, 'http://c:4318/base/v1/metrics');
+    assert.equal(
+      resolveExportSettings({ otlp: { protocol: 'http/json' } }, parseOtelEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318/base/' })).otlp.url,
+      'http://c:4318/base/v1/metrics',
+    );
     assert.equal(resolveExportSettings({ otlp: { protocol: 'grpc' } }, generic).otlp.url, 'http://collector:4318');
     const specific = parseOtelEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: 'http://m:9/custom' });
     assert.equal(resolveExportSettings({}, specific).otlp.url, 'http://m:9/custom');
     assert.equal(resolveExportSettings({ otlp: { endpoint: 'http://option:1/x' } }, specific).otlp.url, 'http://option:1/x');
-    assert.throws(() => resolveExportSettings({ otlp: { endpoint: 'option:1' } }, none), /otlp.endpoint must be an http:\/\/ or https:\/\/ URL for protocol http\/protobuf/);
+    assert.throws(
+      () => resolveExportSettings({ otlp: { endpoint: 'option:1' } }, none),
+      /otlp.endpoint must be an http:\/\/ or https:\/\/ URL for protocol http\/protobuf/,
+    );
   });
 
   it('every option wins over its variable; headers merge key by key', () => {

@@ -212,10 +212,24 @@ describe('OTLP export: every protocol, decoded with the official opentelemetry-p
 
           const family = (name: string) => run.handle.catalog.byName(name)?.buckets ?? [];
           assertValue(second.wire, 'vllm:omni_requests_success_total', { ...MODEL, finished_reason: 'stop' }, 1);
-          assertHistogram(second.wire, 'vllm:omni_e2e_request_latency_s', MODEL, family('vllm:omni_e2e_request_latency_s'), CYCLE2.pipelineE2e, CYCLE1.pipelineE2e);
+          assertHistogram(
+            second.wire,
+            'vllm:omni_e2e_request_latency_s',
+            MODEL,
+            family('vllm:omni_e2e_request_latency_s'),
+            CYCLE2.pipelineE2e,
+            CYCLE1.pipelineE2e,
+          );
           assertValue(second.wire, 'vllm:generation_tokens_total', ENGINE_LABELS, CYCLE2.generationTokens);
           assertValue(second.wire, 'vllm:request_success_total', { ...ENGINE_LABELS, finished_reason: 'abort' }, 1);
-          assertHistogram(second.wire, 'vllm:e2e_request_latency_seconds', ENGINE_LABELS, family('vllm:e2e_request_latency_seconds'), [0.2], [CYCLE1.request.e2eLatency]);
+          assertHistogram(
+            second.wire,
+            'vllm:e2e_request_latency_seconds',
+            ENGINE_LABELS,
+            family('vllm:e2e_request_latency_seconds'),
+            [0.2],
+            [CYCLE1.request.e2eLatency],
+          );
           const g = GEN_AI_METRICS;
           assertHistogram(second.wire, g.requestDuration.name, { ...GEN_AI_LABELS, 'error.type': 'abort' }, g.requestDuration.buckets, [0.2]);
           assertHistogram(second.wire, g.tokenUsage.name, { ...GEN_AI_LABELS, 'gen_ai.token.type': 'input' }, g.tokenUsage.buckets, [7]);

@@ -173,9 +173,7 @@ describe('createOtlpMetricExporter', () => {
     for (const protocol of OTLP_PROTOCOLS) {
       for (const temporality of ['cumulative', 'delta', 'lowmemory'] as const) {
         const exporter = createOtlpMetricExporter({ protocol, temporality, url: 'http://127.0.0.1:1/v1/metrics' });
-        const got = [InstrumentType.COUNTER, InstrumentType.HISTOGRAM, InstrumentType.GAUGE].map((type) =>
-          exporter.selectAggregationTemporality?.(type),
-        );
+        const got = [InstrumentType.COUNTER, InstrumentType.HISTOGRAM, InstrumentType.GAUGE].map((type) => exporter.selectAggregationTemporality?.(type));
         assert.deepEqual(got, expected[temporality], `${protocol} ${temporality}`);
         await exporter.shutdown();
       }

@@ -41,7 +41,9 @@ describe('process_* values: the same as prometheus_client computes from the same
       assert.deepEqual(ours.filter(notResident), sampleLines(python[format], 'process_').filter(notResident), format);
     }
     assert.deepEqual(
-      sampleLines(renderStore(store, { format: 'text', createdSeries: true }).toString('utf8'), 'process_').filter((line) => !line.startsWith('process_resident')),
+      sampleLines(renderStore(store, { format: 'text', createdSeries: true }).toString('utf8'), 'process_').filter(
+        (line) => !line.startsWith('process_resident'),
+      ),
       [
         'process_virtual_memory_bytes 1.23456789e+09',
         'process_start_time_seconds 1.76723547654e+09',

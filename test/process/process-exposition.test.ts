@@ -26,7 +26,8 @@ function render(store: SeriesStore, format: 'text' | 'openmetrics' = 'text'): st
  * starts an event loop monitor and a GC observer that cannot be stopped again.
  */
 function promClientDefaultMetrics(): string {
-  const script = "const p = require('prom-client'); const r = new p.Registry(); p.collectDefaultMetrics({ register: r }); r.metrics().then((t) => { process.stdout.write(t); process.exit(0); });";
+  const script =
+    "const p = require('prom-client'); const r = new p.Registry(); p.collectDefaultMetrics({ register: r }); r.metrics().then((t) => { process.stdout.write(t); process.exit(0); });";
   return execFileSync(process.execPath, ['-e', script], { encoding: 'utf8', cwd: __dirname });
 }
 
@@ -100,9 +101,15 @@ describe('process families: exposition', () => {
     const withUpstream = processStore({ logStats: true });
     const order = familyOrder(render(withUpstream));
     const firstProcess = order.indexOf('process_virtual_memory_bytes');
-    assert.ok(order.slice(0, firstProcess).every((name) => name.startsWith('nodejs_')), 'nodejs_* before process_*');
+    assert.ok(
+      order.slice(0, firstProcess).every((name) => name.startsWith('nodejs_')),
+      'nodejs_* before process_*',
+    );
     assert.deepEqual(order.slice(firstProcess, firstProcess + 6), PROCESS_NAMES);
-    assert.ok(order.slice(firstProcess + 6).every((name) => name.startsWith('vllm:')), "the package's families after");
+    assert.ok(
+      order.slice(firstProcess + 6).every((name) => name.startsWith('vllm:')),
+      "the package's families after",
+    );
   });
 
   it('the package’s counters keep their `_created`', () => {
@@ -121,7 +128,10 @@ describe('process families: exposition', () => {
 
   it('off by default in the catalog, and off with processMetrics: false: none of the families', () => {
     for (const catalog of [resolveCatalog({}), resolveCatalog({ processMetrics: false, logStats: true })]) {
-      assert.deepEqual(catalog.families.filter((family) => family.group === 'process'), []);
+      assert.deepEqual(
+        catalog.families.filter((family) => family.group === 'process'),
+        [],
+      );
       const plain = new SeriesStore(catalog, { modelName: 'm' });
       const stop = startProcessMetrics(plain);
       const text = render(plain);

@@ -38,7 +38,10 @@ describe('process families: a failing /proc never fails a scrape', () => {
 
   it('a read that starts failing leaves the values it gave as they were', () => {
     let failing = false;
-    const real: ProcReader = { readFile: (path) => (failing ? FAILING_PROC.readFile(path) : readFileSync(path, 'latin1')), readDir: (path) => readdirSync(path) };
+    const real: ProcReader = {
+      readFile: (path) => (failing ? FAILING_PROC.readFile(path) : readFileSync(path, 'latin1')),
+      readDir: (path) => readdirSync(path),
+    };
     const store = processStore();
     const collector = new ProcessCollector(store, { procfs: true, proc: real });
     store.addCollectHook(() => collector.collect());

@@ -38,7 +38,12 @@ describe('process families: OmniMetricProducer (OTLP and any reader)', () => {
       assert.equal(cpu?.dataPointType === DataPointType.SUM && cpu.isMonotonic, true);
       assert.equal(cpu?.aggregationTemporality, AggregationTemporality.CUMULATIVE);
       assert.deepEqual(cpu?.dataPoints[0]?.attributes, {});
-      assert.deepEqual(cpu?.descriptor, { name: 'process_cpu_seconds_total', description: 'Total user and system CPU time spent in seconds.', unit: '', valueType: 1 });
+      assert.deepEqual(cpu?.descriptor, {
+        name: 'process_cpu_seconds_total',
+        description: 'Total user and system CPU time spent in seconds.',
+        unit: '',
+        valueType: 1,
+      });
       assert.ok(numberValue(byName.get('process_resident_memory_bytes')) > 0);
       assert.deepEqual(byName.get('process_open_fds')?.dataPoints[0]?.attributes, {});
       const gc = byName.get('nodejs_gc_duration_seconds');
@@ -84,6 +89,9 @@ describe('process families: OmniMetricProducer (OTLP and any reader)', () => {
     const collector = startProcessMetrics(store);
     const names = [...(await collected(store)).keys()];
     collector.stop();
-    assert.deepEqual(names.filter((name) => name.startsWith('process_') || name.startsWith('nodejs_')), []);
+    assert.deepEqual(
+      names.filter((name) => name.startsWith('process_') || name.startsWith('nodejs_')),
+      [],
+    );
   });
 });

@@ -247,7 +247,9 @@ describe('recorders: OmniCustomMetrics (families from the config file)', () => {
       assert.doesNotThrow(() => bound.add(-1));
       assert.doesNotThrow(() => bound.add(NaN));
     });
-    assert.deepEqual(warnings, ['omni-otel-metrics: myapp:cache_hits_total{cache="hit",model_name="m",stage="0"}: -1 dropped (a counter takes finite increments >= 0)']);
+    assert.deepEqual(warnings, [
+      'omni-otel-metrics: myapp:cache_hits_total{cache="hit",model_name="m",stage="0"}: -1 dropped (a counter takes finite increments >= 0)',
+    ]);
     assert.equal(sampleValue(await handle.metricsText(), 'myapp:cache_hits_total', { model_name: 'm', stage: '0', cache: 'hit' }), 2);
   });
 
@@ -268,7 +270,13 @@ describe('recorders: OmniCustomMetrics (families from the config file)', () => {
         () => hits.add(1, [0, 'hit'] as never),
         () => hits.bind({ cache: 'hit' }).add(1),
         () => hits.bind({ cache: 'hit' }).add(1),
-        () => hits.add(1, { get stage(): string { throw new Error('getter failed'); }, cache: 'hit' }),
+        () =>
+          hits.add(1, {
+            get stage(): string {
+              throw new Error('getter failed');
+            },
+            cache: 'hit',
+          }),
         () => restarts.add(1, { stage: 0 }),
       ];
       for (const call of calls) assert.doesNotThrow(call);
@@ -330,8 +338,13 @@ describe('recorders: OmniCustomMetrics (families from the config file)', () => {
       .map(({ parts, at }) => ({ stage: parts.slice(0, at).join('\u0000'), cache: parts.slice(at).join('\u0000') }));
     const counterLabels = fc.oneof(fc.record({ stage: label, cache: label }), cut);
     const increment = fc.double({ min: 0, max: 1e300, noNaN: true });
-    const records = fc.array(fc.tuple(counterLabels, increment).map(([labels, value]) => ({ ...labels, value })), { maxLength: 12 });
-    const gauges = fc.array(fc.record({ stage: label, value: fc.double({ noNaN: true, noDefaultInfinity: true }).map((v) => (v === 0 ? 0 : v)) }), { maxLength: 12 });
+    const records = fc.array(
+      fc.tuple(counterLabels, increment).map(([labels, value]) => ({ ...labels, value })),
+      { maxLength: 12 },
+    );
+    const gauges = fc.array(fc.record({ stage: label, value: fc.double({ noNaN: true, noDefaultInfinity: true }).map((v) => (v === 0 ? 0 : v)) }), {
+      maxLength: 12,
+    });
     const observations = fc.array(fc.record({ voice: label, value: fc.double({ min: -1e300, max: 1e300, noNaN: true }) }), { maxLength: 12 });
     await fc.assert(
       fc.asyncProperty(records, gauges, observations, async (counterRecords, gaugeRecords, histogramRecords) => {
@@ -367,7 +380,10 @@ describe('recorders: OmniCustomMetrics (families from the config file)', () => {
           for (const [voice, values] of observed) {
             const histogram = histogramOf(text, 'myapp:synth_latency_seconds', { model_name: 'm', voice });
             assert.equal(histogram?.count, values.length);
-            assert.equal(histogram?.sum, values.reduce((sum, value) => sum + value, 0));
+            assert.equal(
+              histogram?.sum,
+              values.reduce((sum, value) => sum + value, 0),
+            );
             assert.deepEqual(
               histogram?.buckets.map(([, count]) => count),
               [0.1, 0.5, 1, Infinity].map((bound) => values.filter((value) => value <= bound).length),

@@ -70,7 +70,12 @@ describe('recorders: OmniDiffusionMetrics (diffusion breakdown families)', () =>
   });
 
   it('per-step figures need a step count; the denoise step latency needs an image output', async () => {
-    handle.diffusion.observeDiffusionFinalize({ stageId: 0, replicaId: 0, outputUnitType: 'image', breakdown: { diffusionEngineExecTimeS: 1, forwardTimeS: 0.8 } });
+    handle.diffusion.observeDiffusionFinalize({
+      stageId: 0,
+      replicaId: 0,
+      outputUnitType: 'image',
+      breakdown: { diffusionEngineExecTimeS: 1, forwardTimeS: 0.8 },
+    });
     handle.diffusion.observeDiffusionFinalize({ stageId: 0, replicaId: 1, outputUnitType: 'video', numInferenceSteps: 4, breakdown: { forwardTimeS: 0.8 } });
     const text = await handle.metricsText();
     assertNoSeries(text, EXEC_PER_STEP, DENOISE);

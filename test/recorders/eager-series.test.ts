@@ -25,16 +25,28 @@ describe('eager series: an idle scrape right after registration (logStats on)', 
       switch (family.key) {
         case 'upstream.requestSuccess':
           // One child per finish reason, every engine within a reason, as vLLM's dictionary of dictionaries creates them.
-          assert.deepEqual(series, FINISH_REASONS.flatMap((reason) => engineLabels.map((labels) => ({ ...labels, finished_reason: reason }))));
+          assert.deepEqual(
+            series,
+            FINISH_REASONS.flatMap((reason) => engineLabels.map((labels) => ({ ...labels, finished_reason: reason }))),
+          );
           break;
         case 'upstream.promptTokensBySource':
-          assert.deepEqual(series, PromptTokenStats.ALL_SOURCES.flatMap((source) => engineLabels.map((labels) => ({ ...labels, source }))));
+          assert.deepEqual(
+            series,
+            PromptTokenStats.ALL_SOURCES.flatMap((source) => engineLabels.map((labels) => ({ ...labels, source }))),
+          );
           break;
         case 'upstream.numRequestsWaitingByReason':
-          assert.deepEqual(series, ['capacity', 'deferred'].flatMap((reason) => engineLabels.map((labels) => ({ ...labels, reason }))));
+          assert.deepEqual(
+            series,
+            ['capacity', 'deferred'].flatMap((reason) => engineLabels.map((labels) => ({ ...labels, reason }))),
+          );
           break;
         case 'upstream.engineSleepState':
-          assert.deepEqual(series, ['awake', 'weights_offloaded', 'discard_all'].flatMap((state) => engineLabels.map((labels) => ({ ...labels, sleep_state: state }))));
+          assert.deepEqual(
+            series,
+            ['awake', 'weights_offloaded', 'discard_all'].flatMap((state) => engineLabels.map((labels) => ({ ...labels, sleep_state: state }))),
+          );
           break;
         default:
           assert.deepEqual(series, engineLabels, `${family.name}: one series per engine, in engine order`);
@@ -42,7 +54,8 @@ describe('eager series: an idle scrape right after registration (logStats on)', 
     }
     const values = parseSamples(text).filter((sample) => sample.labels.stage !== undefined && !sample.name.endsWith('_created'));
     for (const sample of values) {
-      const expected = sample.name === 'vllm:engine_sleep_state' && sample.labels.sleep_state === 'awake' ? 1 : sample.name === 'vllm:cache_config_info' ? 1 : 0;
+      const expected =
+        sample.name === 'vllm:engine_sleep_state' && sample.labels.sleep_state === 'awake' ? 1 : sample.name === 'vllm:cache_config_info' ? 1 : 0;
       assert.equal(sample.value, expected, `${sample.name}${JSON.stringify(sample.labels)}`);
     }
     // Counters and histograms also carry their creation time.

@@ -29,13 +29,7 @@ export function cumulativeCounts(bounds: readonly number[], values: readonly num
  * Asserts one histogram series exactly: one bucket per bound (`le` parsed back equals the bound) plus `+Inf`,
  * every cumulative count, `_count`, and `_sum` equal to the values summed in recording order.
  */
-export function assertHistogram(
-  text: string,
-  family: string,
-  labels: Labels,
-  bounds: readonly number[],
-  values: readonly number[],
-): HistogramSamples {
+export function assertHistogram(text: string, family: string, labels: Labels, bounds: readonly number[], values: readonly number[]): HistogramSamples {
   const histogram = histogramOf(text, family, labels);
   assert.ok(histogram, `${family}${JSON.stringify(labels)} is exposed`);
   assert.deepEqual(

@@ -13,7 +13,14 @@ const hostile = fc.oneof(
   fc.integer({ min: -3, max: 5 }),
   fc.constantFrom(undefined, null, Number.NaN, Infinity, -Infinity, -0, true, 2n ** 70n, Symbol('s')),
   fc.string({ maxLength: 12 }),
-  fc.constant({ valueOf: () => { throw new Error('valueOf'); }, toString: () => { throw new Error('toString'); } }),
+  fc.constant({
+    valueOf: () => {
+      throw new Error('valueOf');
+    },
+    toString: () => {
+      throw new Error('toString');
+    },
+  }),
   fc.object({ maxDepth: 1 }),
 );
 
@@ -21,23 +28,87 @@ type Call = (handle: OmniMetricsHandle) => unknown;
 
 /** One call of a public recorder method with hostile arguments. */
 const call: fc.Arbitrary<Call> = fc.oneof(
-  fc.tuple(hostile).map(([v]) => (h: OmniMetricsHandle) => h.pipeline.setRunning(v as number)),
-  fc.tuple(hostile).map(([v]) => (h: OmniMetricsHandle) => h.pipeline.setWaiting(v as number)),
-  fc.tuple(hostile, hostile).map(([v, reason]) => (h: OmniMetricsHandle) => h.pipeline.requestSucceeded(v as number, reason as string)),
+  fc.tuple(hostile).map(
+    ([v]) =>
+      (h: OmniMetricsHandle) =>
+        h.pipeline.setRunning(v as number),
+  ),
+  fc.tuple(hostile).map(
+    ([v]) =>
+      (h: OmniMetricsHandle) =>
+        h.pipeline.setWaiting(v as number),
+  ),
+  fc.tuple(hostile, hostile).map(
+    ([v, reason]) =>
+      (h: OmniMetricsHandle) =>
+        h.pipeline.requestSucceeded(v as number, reason as string),
+  ),
   fc.constant((h: OmniMetricsHandle) => h.pipeline.requestFailed()),
-  fc.tuple(hostile, hostile).map(([p, g]) => (h: OmniMetricsHandle) => h.pipeline.observeTokens(p as number, g as number)),
-  fc.tuple(hostile, hostile, hostile).map(([s, r, v]) => (h: OmniMetricsHandle) => h.audio.observeAudioTtfp(s as number, r as number, v as number)),
-  fc.tuple(hostile, hostile, hostile).map(([s, r, v]) => (h: OmniMetricsHandle) => h.audio.observeAudioRtf(s as number, r as number, v as number)),
-  fc.tuple(hostile, hostile, hostile).map(([s, r, v]) => (h: OmniMetricsHandle) => h.audio.observeAudioUnderrun(s as number, r as number, v as number)),
-  fc.tuple(hostile, hostile, hostile).map(([s, r, v]) => (h: OmniMetricsHandle) => h.audio.incAudioContinuityOk(s as number, r as number, v as number)),
-  fc.tuple(hostile, hostile, hostile).map(([s, r, v]) => (h: OmniMetricsHandle) => h.audio.incAudioSkipped(s as number, r as number, v as string)),
-  fc.tuple(hostile).map(([input]) => (h: OmniMetricsHandle) => h.audio.observeModalityAtFinalize(input as never)),
-  fc.tuple(hostile).map(([input]) => (h: OmniMetricsHandle) => h.audio.observeAudioFirstPacket(input as never)),
-  fc.tuple(hostile).map(([input]) => (h: OmniMetricsHandle) => h.audio.observeAudioStreamingFinalize(input as never)),
-  fc.tuple(hostile, hostile, hostile, hostile, hostile).map(([a, b, c, d, v]) => (h: OmniMetricsHandle) => h.transfer.observeInFlightTime(a as number, b as number, c as number, d as number, v as number)),
-  fc.tuple(hostile).map(([samples]) => (h: OmniMetricsHandle) => h.stageReplica.observe(samples as never)),
-  fc.tuple(hostile, hostile, hostile).map(([s, i, e]) => (h: OmniMetricsHandle) => h.statLogger?.record(s as never, i as never, e as number)),
-  fc.tuple(hostile, hostile, hostile).map(([s, l, e]) => (h: OmniMetricsHandle) => h.statLogger?.recordSleepState(s as boolean, l as number, e as number)),
+  fc.tuple(hostile, hostile).map(
+    ([p, g]) =>
+      (h: OmniMetricsHandle) =>
+        h.pipeline.observeTokens(p as number, g as number),
+  ),
+  fc.tuple(hostile, hostile, hostile).map(
+    ([s, r, v]) =>
+      (h: OmniMetricsHandle) =>
+        h.audio.observeAudioTtfp(s as number, r as number, v as number),
+  ),
+  fc.tuple(hostile, hostile, hostile).map(
+    ([s, r, v]) =>
+      (h: OmniMetricsHandle) =>
+        h.audio.observeAudioRtf(s as number, r as number, v as number),
+  ),
+  fc.tuple(hostile, hostile, hostile).map(
+    ([s, r, v]) =>
+      (h: OmniMetricsHandle) =>
+        h.audio.observeAudioUnderrun(s as number, r as number, v as number),
+  ),
+  fc.tuple(hostile, hostile, hostile).map(
+    ([s, r, v]) =>
+      (h: OmniMetricsHandle) =>
+        h.audio.incAudioContinuityOk(s as number, r as number, v as number),
+  ),
+  fc.tuple(hostile, hostile, hostile).map(
+    ([s, r, v]) =>
+      (h: OmniMetricsHandle) =>
+        h.audio.incAudioSkipped(s as number, r as number, v as string),
+  ),
+  fc.tuple(hostile).map(
+    ([input]) =>
+      (h: OmniMetricsHandle) =>
+        h.audio.observeModalityAtFinalize(input as never),
+  ),
+  fc.tuple(hostile).map(
+    ([input]) =>
+      (h: OmniMetricsHandle) =>
+        h.audio.observeAudioFirstPacket(input as never),
+  ),
+  fc.tuple(hostile).map(
+    ([input]) =>
+      (h: OmniMetricsHandle) =>
+        h.audio.observeAudioStreamingFinalize(input as never),
+  ),
+  fc.tuple(hostile, hostile, hostile, hostile, hostile).map(
+    ([a, b, c, d, v]) =>
+      (h: OmniMetricsHandle) =>
+        h.transfer.observeInFlightTime(a as number, b as number, c as number, d as number, v as number),
+  ),
+  fc.tuple(hostile).map(
+    ([samples]) =>
+      (h: OmniMetricsHandle) =>
+        h.stageReplica.observe(samples as never),
+  ),
+  fc.tuple(hostile, hostile, hostile).map(
+    ([s, i, e]) =>
+      (h: OmniMetricsHandle) =>
+        h.statLogger?.record(s as never, i as never, e as number),
+  ),
+  fc.tuple(hostile, hostile, hostile).map(
+    ([s, l, e]) =>
+      (h: OmniMetricsHandle) =>
+        h.statLogger?.recordSleepState(s as boolean, l as number, e as number),
+  ),
 );
 
 /**
@@ -57,7 +128,11 @@ function assertConsistent(samples: readonly Sample[], openMetrics = false): void
     const last = buckets.at(-1);
     assert.equal(last?.labels.le, '+Inf');
     const { le: _le, ...labels } = last?.labels ?? {};
-    const count = samples.find((s) => s.name === last?.name.replace(/_bucket$/, '_count') && JSON.stringify(Object.entries(s.labels).sort()) === JSON.stringify(Object.entries(labels).sort()));
+    const count = samples.find(
+      (s) =>
+        s.name === last?.name.replace(/_bucket$/, '_count') &&
+        JSON.stringify(Object.entries(s.labels).sort()) === JSON.stringify(Object.entries(labels).sort()),
+    );
     if (count === undefined && openMetrics) continue;
     assert.equal(count?.value, last?.value, `${key}: +Inf equals _count`);
   }
@@ -106,7 +181,15 @@ describe('recorders under hostile input', function () {
   it('property: a counter equals the sum of its valid increments, whatever else arrives', async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(fc.oneof(hostile, fc.double({ min: 0.5, max: 1e6, noNaN: true })), { maxLength: 60 }), async (values) => {
-        const fresh = await registerOmniMetrics({ modelName: 'm', stagePools: [1], logStats: true, prometheus: false, exporters: [], logIntervalSeconds: 0, processMetrics: false });
+        const fresh = await registerOmniMetrics({
+          modelName: 'm',
+          stagePools: [1],
+          logStats: true,
+          prometheus: false,
+          exporters: [],
+          logIntervalSeconds: 0,
+          processMetrics: false,
+        });
         try {
           withWarnings(() => {
             for (const value of values) {
@@ -166,7 +249,15 @@ describe('configuration and indices from outside', () => {
   });
 
   it('an engine index that is not an integer in the map records nothing and pollutes nothing', async () => {
-    const handle = await registerOmniMetrics({ modelName: 'm', stagePools: [1, 2], logStats: true, prometheus: false, exporters: [], logIntervalSeconds: 0, processMetrics: false });
+    const handle = await registerOmniMetrics({
+      modelName: 'm',
+      stagePools: [1, 2],
+      logStats: true,
+      prometheus: false,
+      exporters: [],
+      logIntervalSeconds: 0,
+      processMetrics: false,
+    });
     try {
       const before = await handle.metricsText();
       withWarnings(() => {

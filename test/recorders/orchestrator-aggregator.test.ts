@@ -11,7 +11,6 @@ const TX = 'vllm:omni_transfer_tx_s';
 const RX = 'vllm:omni_transfer_rx_s';
 const IN_FLIGHT = 'vllm:omni_transfer_in_flight_s';
 
-
 /** A resolver over a fixed binding table `requestId -> [replica of stage 0, replica of stage 1, ...]`, logging calls. */
 function tableResolver(bindings: Record<string, Array<number | null>>): ReplicaResolver & { calls: Array<[number, string]> } {
   const calls: Array<[number, string]> = [];

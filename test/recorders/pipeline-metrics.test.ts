@@ -43,10 +43,16 @@ describe('recorders: OmniPrometheusMetrics (pipeline families)', () => {
       // 3 successes + 1 failure: e2e _count stays 3.
       const e2e = assertHistogram(text, E2E, M, SECONDS_BUCKETS, e2eValues);
       assert.equal(e2e.count, 3);
-      assert.deepEqual(
-        e2e.buckets.slice(0, 8),
-        [['0.05', 1], ['0.1', 1], ['0.25', 1], ['0.5', 2], ['1.0', 2], ['2.0', 2], ['5.0', 2], ['10.0', 3]],
-      );
+      assert.deepEqual(e2e.buckets.slice(0, 8), [
+        ['0.05', 1],
+        ['0.1', 1],
+        ['0.25', 1],
+        ['0.5', 2],
+        ['1.0', 2],
+        ['2.0', 2],
+        ['5.0', 2],
+        ['10.0', 3],
+      ]);
       assert.equal(e2e.sum, 0.04 + 0.3 + 7.5);
     });
 
@@ -151,13 +157,29 @@ describe('recorders: OmniPrometheusMetrics (pipeline families)', () => {
 
     it('every recorder method is a no-op: only the eager zero series are exposed', async () => {
       const { pipeline, audio, transfer, stageService, diffusion } = handle;
-      stageService.observeStageFinished({ stageId: 1, stageType: 'diffusion', stageGenTimeMs: 900, outputUnitType: 'image', outputUnitCount: 1, imagePixels: 4096, numInferenceSteps: 20, peakMemoryMb: 512, schedulerQueueWaitS: 0 });
+      stageService.observeStageFinished({
+        stageId: 1,
+        stageType: 'diffusion',
+        stageGenTimeMs: 900,
+        outputUnitType: 'image',
+        outputUnitCount: 1,
+        imagePixels: 4096,
+        numInferenceSteps: 20,
+        peakMemoryMb: 512,
+        schedulerQueueWaitS: 0,
+      });
       stageService.observeQueueWait(0.1);
       stageService.setReplicaWaiting(1, 0, 4);
       stageService.incRequestsFailed('stage_error');
       stageService.observeKvWait('SharedMemoryConnector', 0.02);
       diffusion.observeImageTtfp(1, 0, 0.5);
-      diffusion.observeDiffusionFinalize({ stageId: 1, replicaId: 0, breakdown: { diffusionEngineExecTimeS: 0.8, forwardTimeS: 0.7 }, numInferenceSteps: 20, outputUnitType: 'image' });
+      diffusion.observeDiffusionFinalize({
+        stageId: 1,
+        replicaId: 0,
+        breakdown: { diffusionEngineExecTimeS: 0.8, forwardTimeS: 0.7 },
+        numInferenceSteps: 20,
+        outputUnitType: 'image',
+      });
       pipeline.setRunning(3);
       pipeline.setWaiting(2);
       pipeline.requestSucceeded(1.5, 'stop');
@@ -220,26 +242,32 @@ describe('recorders: OmniPrometheusMetrics (pipeline families)', () => {
       assertSample(text, 'vllm:omni_num_requests_running', M, 0);
       assertSample(text, 'vllm:omni_num_requests_waiting', M, 0);
       assertHistogram(text, E2E, M, SECONDS_BUCKETS, []);
-      assert.ok(samples.every((s) => sameModelOnly(s.labels)), 'the zero series carry model_name only');
+      assert.ok(
+        samples.every((s) => sameModelOnly(s.labels)),
+        'the zero series carry model_name only',
+      );
     });
 
     it('every pipeline family is still declared, and no upstream family is', async () => {
       const text = await handle.metricsText();
       const declared = declaredFamilyNames(text);
-      const expected = Object.values(PIPELINE_FAMILIES).map(
-        (def) => `vllm:omni_${def.baseName}${def.type === 'counter' ? '_total' : ''}`,
-      );
+      const expected = Object.values(PIPELINE_FAMILIES).map((def) => `vllm:omni_${def.baseName}${def.type === 'counter' ? '_total' : ''}`);
       assert.equal(expected.length, 38);
       // An eager histogram's or counter's `_created` companion is its own gauge family in the 0.0.4 text format, as prometheus_client prints it.
       const eager = Object.values(PIPELINE_FAMILIES).filter((def) => 'eager' in def && def.eager && def.type !== 'gauge');
-      const createdOf = new Map(eager.map((def) => [`vllm:omni_${def.baseName}${def.type === 'counter' ? '_total' : ''}`, `vllm:omni_${def.baseName}_created`]));
-      assert.deepEqual([...createdOf.values()], [
-        'vllm:omni_e2e_request_latency_s_created',
-        'vllm:omni_request_queue_wait_s_created',
-        'vllm:omni_num_inference_steps_created',
-        'vllm:omni_image_count_created',
-        'vllm:omni_image_pixels_created',
-      ]);
+      const createdOf = new Map(
+        eager.map((def) => [`vllm:omni_${def.baseName}${def.type === 'counter' ? '_total' : ''}`, `vllm:omni_${def.baseName}_created`]),
+      );
+      assert.deepEqual(
+        [...createdOf.values()],
+        [
+          'vllm:omni_e2e_request_latency_s_created',
+          'vllm:omni_request_queue_wait_s_created',
+          'vllm:omni_num_inference_steps_created',
+          'vllm:omni_image_count_created',
+          'vllm:omni_image_pixels_created',
+        ],
+      );
       const withCreated = expected.flatMap((name) => (createdOf.has(name) ? [name, createdOf.get(name) as string] : [name]));
       assert.deepEqual(declared, withCreated);
       assert.equal(sampleValue(text, 'vllm:num_requests_running', { model_name: 'm', stage: '0', replica: '0' }), undefined);

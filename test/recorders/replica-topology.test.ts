@@ -17,8 +17,7 @@ const replicaSamples = (text: string, stage: string, replica: string): Sample[] 
       (labels.from_stage === stage && labels.from_replica === replica) ||
       (labels.to_stage === stage && labels.to_replica === replica),
   );
-const createdOf = (text: string, stage: string, replica: string): number | undefined =>
-  sampleValue(text, 'vllm:prompt_tokens_created', of(stage, replica));
+const createdOf = (text: string, stage: string, replica: string): number | undefined => sampleValue(text, 'vllm:prompt_tokens_created', of(stage, replica));
 
 describe('replicas added and removed while serving', () => {
   it('the map: new replicas take fresh engine indices, removed indices are never reused, bad input is refused', () => {
@@ -54,17 +53,24 @@ describe('replicas added and removed while serving', () => {
       const added = replicaSamples(after, '1', '2');
       const engineFamilies = handle.catalog.families.filter((f) => f.engineLabel && !f.info);
       assert.deepEqual(
-        engineFamilies.filter((f) => seriesOf(after, f.type === 'histogram' ? `${f.name}_count` : f.name).every((l) => l.replica !== '2' || l.stage !== '1')).map((f) => f.name),
+        engineFamilies
+          .filter((f) => seriesOf(after, f.type === 'histogram' ? `${f.name}_count` : f.name).every((l) => l.replica !== '2' || l.stage !== '1'))
+          .map((f) => f.name),
         [],
         'every per-engine family has the new replica',
       );
       for (const sample of added.filter((s) => !s.name.endsWith('_created'))) {
-        const expected = (sample.name === 'vllm:engine_sleep_state' && sample.labels.sleep_state === 'awake') || sample.name === 'vllm:cache_config_info' ? 1 : 0;
+        const expected =
+          (sample.name === 'vllm:engine_sleep_state' && sample.labels.sleep_state === 'awake') || sample.name === 'vllm:cache_config_info' ? 1 : 0;
         assert.equal(sample.value, expected, `${sample.name}${JSON.stringify(sample.labels)}`);
       }
       assert.ok((createdOf(after, '1', '2') ?? 0) >= Math.floor(start));
       // The other replicas' lines are exactly as they were.
-      for (const [stage, replica] of [['0', '0'], ['1', '0'], ['1', '1']] as const) {
+      for (const [stage, replica] of [
+        ['0', '0'],
+        ['1', '0'],
+        ['1', '1'],
+      ] as const) {
         assert.deepEqual(replicaSamples(after, stage, replica), replicaSamples(before, stage, replica));
       }
       // Within a family the new replica's series come after the existing ones, as a new vLLM engine's would.
@@ -78,7 +84,10 @@ describe('replicas added and removed while serving', () => {
     const handle = await register({ stagePools: [1, 2] });
     try {
       const producer = handle.createMetricProducer();
-      handle.stageReplica.observe([{ stage: 1, replica: 1, inflight: 2, outputsQueueSize: 1 }, { stage: 1, replica: 0, inflight: 1, outputsQueueSize: 0 }]);
+      handle.stageReplica.observe([
+        { stage: 1, replica: 1, inflight: 2, outputsQueueSize: 1 },
+        { stage: 1, replica: 0, inflight: 1, outputsQueueSize: 0 },
+      ]);
       handle.audio.observeAudioTtfp(1, 1, 0.2);
       handle.transfer.observeTxTime(0, 0, 1, 1, 0.01);
       handle.transfer.observeTxTime(0, 0, 1, 0, 0.02);
@@ -91,13 +100,20 @@ describe('replicas added and removed while serving', () => {
       assert.deepEqual(replicaSamples(after, '1', '1'), []);
       const untouched = (text: string, stage: string, replica: string): Sample[] =>
         replicaSamples(text, stage, replica).filter(({ labels }) => labels.to_replica !== '1' || labels.to_stage !== '1');
-      for (const [stage, replica] of [['0', '0'], ['1', '0']] as const) {
+      for (const [stage, replica] of [
+        ['0', '0'],
+        ['1', '0'],
+      ] as const) {
         assert.deepEqual(untouched(after, stage, replica), untouched(before, stage, replica));
       }
       const { resourceMetrics } = await producer.collect();
       const exported = resourceMetrics.scopeMetrics.flatMap((scope) => scope.metrics.flatMap((metric) => metric.dataPoints.map((point) => point.attributes)));
       assert.ok(exported.length >= 100, `only ${exported.length} points exported`);
-      assert.deepEqual(exported.filter((a) => (a.stage === '1' && a.replica === '1') || a.to_replica === '1'), [], 'nothing of the replica in the export');
+      assert.deepEqual(
+        exported.filter((a) => (a.stage === '1' && a.replica === '1') || a.to_replica === '1'),
+        [],
+        'nothing of the replica in the export',
+      );
       // A late poll of the removed engine records nothing visible.
       handle.statLogger?.record(createSchedulerStats({ numRunningReqs: 9 }), undefined, 2);
       handle.stageReplica.observe([{ stage: 1, replica: 0, inflight: 5, outputsQueueSize: 0 }]);
@@ -179,7 +195,13 @@ describe('replicas added and removed while serving', () => {
     map.removeReplica(1, 0);
     map.addReplica(1, 0);
     const warnings: string[] = [];
-    const logger: DiagLogger = { error: () => undefined, warn: (m: string) => warnings.push(m), info: () => undefined, debug: () => undefined, verbose: () => undefined };
+    const logger: DiagLogger = {
+      error: () => undefined,
+      warn: (m: string) => warnings.push(m),
+      info: () => undefined,
+      debug: () => undefined,
+      verbose: () => undefined,
+    };
     diag.setLogger(logger, DiagLogLevel.WARN);
     try {
       assert.deepEqual(processor.process(engine1), { model_name: 'm', stage: 'unknown', replica: '1' });

@@ -60,9 +60,23 @@ describe('recorders: OmniStageServiceMetrics (stage-service and image workload f
 
   it('scopes the workload as upstream: steps for diffusion stages, pixels and images for image outputs', async () => {
     // A diffusion stage producing video: steps only.
-    handle.stageService.observeStageFinished({ stageId: 1, stageType: 'diffusion', outputUnitType: 'video', numInferenceSteps: 30, imagePixels: 100, outputUnitCount: 1 });
+    handle.stageService.observeStageFinished({
+      stageId: 1,
+      stageType: 'diffusion',
+      outputUnitType: 'video',
+      numInferenceSteps: 30,
+      imagePixels: 100,
+      outputUnitCount: 1,
+    });
     // An llm stage producing an image: image workload only.
-    handle.stageService.observeStageFinished({ stageId: 0, stageType: 'llm', outputUnitType: 'image', numInferenceSteps: 50, imagePixels: 64, outputUnitCount: 1 });
+    handle.stageService.observeStageFinished({
+      stageId: 0,
+      stageType: 'llm',
+      outputUnitType: 'image',
+      numInferenceSteps: 50,
+      imagePixels: 64,
+      outputUnitCount: 1,
+    });
     // A text stage: nothing beyond its generation time (absent here).
     handle.stageService.observeStageFinished({ stageId: 0, outputUnitType: 'text', numInferenceSteps: 7 });
     const text = await handle.metricsText();
@@ -74,7 +88,15 @@ describe('recorders: OmniStageServiceMetrics (stage-service and image workload f
 
   it('sparse: absent, zero and negative workload values record nothing; negative times clamp to 0', async () => {
     const service = handle.stageService;
-    service.observeStageFinished({ stageId: 2, stageType: 'diffusion', outputUnitType: 'image', numInferenceSteps: 0, imagePixels: 0, outputUnitCount: 0, peakMemoryMb: 0 });
+    service.observeStageFinished({
+      stageId: 2,
+      stageType: 'diffusion',
+      outputUnitType: 'image',
+      numInferenceSteps: 0,
+      imagePixels: 0,
+      outputUnitCount: 0,
+      peakMemoryMb: 0,
+    });
     service.observeNumInferenceSteps(-3);
     service.incImageCount(-1);
     service.observeImagePixels(-10);
@@ -137,7 +159,11 @@ describe('recorders: OmniStageServiceMetrics (stage-service and image workload f
   });
 
   it('never throws into the host, whatever it passes', () => {
-    const hostile = { get stageId(): never { throw new Error('getter'); } } as unknown as Parameters<typeof handle.stageService.observeStageFinished>[0];
+    const hostile = {
+      get stageId(): never {
+        throw new Error('getter');
+      },
+    } as unknown as Parameters<typeof handle.stageService.observeStageFinished>[0];
     assert.doesNotThrow(() => handle.stageService.observeStageFinished(hostile));
     assert.doesNotThrow(() => handle.stageService.setReplicaWaiting(Symbol('s') as unknown as number, 0, 1));
   });

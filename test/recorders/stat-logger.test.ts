@@ -9,7 +9,8 @@ import {
   SpecDecodingStats,
   type KvCacheEvictionEvent,
   type NixlKvConnectorStats,
-  createFinishedRequestStats } from '../../instrumentation/stats/types';
+  createFinishedRequestStats,
+} from '../../instrumentation/stats/types';
 import {
   INTER_TOKEN_LATENCY_BUCKETS,
   ITERATION_TOKENS_BUCKETS,
@@ -37,7 +38,15 @@ const FEATURES = {
   corruptedRequests: true,
 };
 
-const CACHE_CONFIG = { block_size: 16, enable_prefix_caching: true, num_gpu_blocks: null, gpu_memory_utilization: 0.9, swap_space: 4, kv_offloading_size: null, cache_dtype: 'auto' };
+const CACHE_CONFIG = {
+  block_size: 16,
+  enable_prefix_caching: true,
+  num_gpu_blocks: null,
+  gpu_memory_utilization: 0.9,
+  swap_space: 4,
+  kv_offloading_size: null,
+  cache_dtype: 'auto',
+};
 
 function cacheCounts(queries: number, hits: number) {
   return { reset: false, requests: 1, queries, hits, preemptedRequests: 0, preemptedQueries: 0, preemptedHits: 0 };
@@ -305,7 +314,11 @@ describe('recorders: OmniStatLogger (upstream vllm:* families)', function () {
       histogram('vllm:request_num_preemptions', L, REQUEST_NUM_PREEMPTIONS_BUCKETS, [1, 0]);
       histogram('vllm:request_max_num_generation_tokens', L, REQUEST_TOKEN_BUCKETS, [4, 1]);
       const n = histogram('vllm:request_params_n', L, REQUEST_PARAMS_N_BUCKETS, [1, 3]);
-      assert.deepEqual(n.buckets.slice(0, 3), [['1.0', 1], ['2.0', 1], ['5.0', 2]]);
+      assert.deepEqual(n.buckets.slice(0, 3), [
+        ['1.0', 1],
+        ['2.0', 1],
+        ['5.0', 2],
+      ]);
       const maxTokens = histogram('vllm:request_params_max_tokens', L, REQUEST_TOKEN_BUCKETS, [16]);
       assert.equal(maxTokens.count, 1, 'a request without max_tokens is not observed');
     });
@@ -359,8 +372,13 @@ describe('recorders: OmniStatLogger (upstream vllm:* families)', function () {
         { max_lora: '2', running_lora_adapters: '', waiting_lora_adapters: '' }, // engine 0: no adapters
       ]);
       for (const labels of series) {
-        const value = parseSamples(text).find((s) => s.name === 'vllm:lora_requests_info' && s.labels.running_lora_adapters === labels.running_lora_adapters)?.value;
-        assert.ok(value !== undefined && value >= wallBefore - 0.001 && value <= wallAfter + 0.001, `time ${String(value)} within [${wallBefore}, ${wallAfter}]`);
+        const value = parseSamples(text).find(
+          (s) => s.name === 'vllm:lora_requests_info' && s.labels.running_lora_adapters === labels.running_lora_adapters,
+        )?.value;
+        assert.ok(
+          value !== undefined && value >= wallBefore - 0.001 && value <= wallAfter + 0.001,
+          `time ${String(value)} within [${wallBefore}, ${wallAfter}]`,
+        );
       }
     });
 
@@ -379,8 +397,20 @@ describe('recorders: OmniStatLogger (upstream vllm:* families)', function () {
     it('cache_config_info: 1 for every engine, labelled with the config fields as Python str() prints them', () => {
       checked.add('vllm:cache_config_info');
       // swap_space is a float field in vLLM: Python prints 4.0 where JavaScript holds 4.
-      const config = { block_size: '16', cache_dtype: 'auto', enable_prefix_caching: 'True', gpu_memory_utilization: '0.9', kv_offloading_size: 'None', num_gpu_blocks: 'None', swap_space: '4.0' };
-      for (const [stage, replica] of [['0', '0'], ['1', '0'], ['1', '1']]) {
+      const config = {
+        block_size: '16',
+        cache_dtype: 'auto',
+        enable_prefix_caching: 'True',
+        gpu_memory_utilization: '0.9',
+        kv_offloading_size: 'None',
+        num_gpu_blocks: 'None',
+        swap_space: '4.0',
+      };
+      for (const [stage, replica] of [
+        ['0', '0'],
+        ['1', '0'],
+        ['1', '1'],
+      ]) {
         assertSample(text, 'vllm:cache_config_info', { ...config, stage: stage as string, replica: replica as string }, 1);
       }
       assert.equal(seriesOf(text, 'vllm:cache_config_info').length, 3);
@@ -400,7 +430,10 @@ describe('recorders: OmniStatLogger (upstream vllm:* families)', function () {
     it('every registered upstream family was asserted with exact values above', () => {
       const upstream = handle.catalog.families.filter((f) => f.key.startsWith('upstream.')).map((f) => f.name);
       assert.equal(upstream.length, 57, 'core + every feature group + hidden');
-      assert.deepEqual(upstream.filter((name) => !checked.has(name)), []);
+      assert.deepEqual(
+        upstream.filter((name) => !checked.has(name)),
+        [],
+      );
     });
   });
 
@@ -459,7 +492,8 @@ describe('recorders: OmniStatLogger (upstream vllm:* families)', function () {
       const text = await handle.metricsText();
       const value = (state: string) =>
         parseSamples(text).find(
-          (s) => s.name === 'vllm:engine_sleep_state' && s.labels.stage === String(stage) && s.labels.replica === String(replica) && s.labels.sleep_state === state,
+          (s) =>
+            s.name === 'vllm:engine_sleep_state' && s.labels.stage === String(stage) && s.labels.replica === String(replica) && s.labels.sleep_state === state,
         )?.value;
       return [value('awake'), value('weights_offloaded'), value('discard_all')];
     }
@@ -537,7 +571,7 @@ describe('recorders: OmniStatLogger (upstream vllm:* families)', function () {
       assertSample(text, 'vllm:estimated_write_bytes_per_gpu_total', L, 5);
     });
 
-    it('a falsy max_tokens (0 or null) is not observed, as vLLM\'s `if max_tokens_param`', async () => {
+    it("a falsy max_tokens (0 or null) is not observed, as vLLM's `if max_tokens_param`", async () => {
       const logger = handle.statLogger as OmniStatLogger;
       const iteration = new IterationStats({ iterationTimestamp: 1 });
       iteration.finishedRequests.push(

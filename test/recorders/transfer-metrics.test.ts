@@ -9,7 +9,6 @@ const TX = 'vllm:omni_transfer_tx_s';
 const RX = 'vllm:omni_transfer_rx_s';
 const IN_FLIGHT = 'vllm:omni_transfer_in_flight_s';
 
-
 describe('recorders: OmniTransferMetrics (transfer families)', () => {
   let handle: OmniMetricsHandle;
   beforeEach(async () => {

@@ -28,7 +28,6 @@ function finishedRequest(e2eLatency: number): FinishedRequestStats {
   return createFinishedRequestStats({ finishReason: 'stop', e2eLatency, numPromptTokens: 1, numGenerationTokens: 1 });
 }
 
-
 describe('recorders: two stages × two replicas', () => {
   let handle: OmniMetricsHandle;
   let text: string;
@@ -55,9 +54,7 @@ describe('recorders: two stages × two replicas', () => {
     aggregator.recordTransferRx({ stageId: 1, requestId: 'r1', replicaId: 1, rxDecodeTimeMs: 4, rxInFlightTimeMs: 1 });
     aggregator.recordTransferRx({ stageId: 1, requestId: 'r2', replicaId: 0, rxDecodeTimeMs: 6, rxInFlightTimeMs: 30 });
 
-    handle.stageReplica.observe(
-      ENGINES.map(([engine, stage, replica]) => ({ stage, replica, outputsQueueSize: engine, inflight: 20 + engine })),
-    );
+    handle.stageReplica.observe(ENGINES.map(([engine, stage, replica]) => ({ stage, replica, outputsQueueSize: engine, inflight: 20 + engine })));
     text = await handle.metricsText();
   });
   after(() => handle.shutdown());

@@ -40,7 +40,13 @@ describe('self-check on the reference pipeline', function () {
     }
     const report = pipeline.metrics.selfCheck();
     assert.deepEqual(
-      { requestsObserved: report.requestsObserved, requestsFlowed: report.requestsFlowed, hooksAttached: report.hooksAttached, silent: report.silent, unpolledReplicas: report.unpolledReplicas },
+      {
+        requestsObserved: report.requestsObserved,
+        requestsFlowed: report.requestsFlowed,
+        hooksAttached: report.hooksAttached,
+        silent: report.silent,
+        unpolledReplicas: report.unpolledReplicas,
+      },
       { requestsObserved: 9, requestsFlowed: true, hooksAttached: true, silent: [], unpolledReplicas: [] },
     );
     await pipeline.stop();

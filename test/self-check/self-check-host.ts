@@ -26,7 +26,17 @@ export class OrchestratorWithoutTransfers {
       timestamp: base + 0.5,
       outputs:
         step === 0
-          ? [{ requestId, numNewTokens: 1, numCachedTokens: 0, events: [{ type: 'QUEUED', timestamp: base }, { type: 'SCHEDULED', timestamp: base + 0.25 }] }]
+          ? [
+              {
+                requestId,
+                numNewTokens: 1,
+                numCachedTokens: 0,
+                events: [
+                  { type: 'QUEUED', timestamp: base },
+                  { type: 'SCHEDULED', timestamp: base + 0.25 },
+                ],
+              },
+            ]
           : [{ requestId, numNewTokens: 1, finishReason: 'stop' }],
       schedulerStats: createSchedulerStats({ numRunningReqs: 1, kvCacheUsage: 0.5 }),
     };
@@ -64,7 +74,14 @@ export class SelfCheckServing {
       await host.pollEngine(1, replica, requestId, 0);
       await host.pollEngine(1, replica, requestId, 1);
       for (let i = 0; i < 2; i++) {
-        yield { requestId, stageId: 1, replicaId: replica, finalOutputType: 'audio', finished: false, multimodalOutput: { audio: new Int16Array(2400), sample_rate: 24000 } };
+        yield {
+          requestId,
+          stageId: 1,
+          replicaId: replica,
+          finalOutputType: 'audio',
+          finished: false,
+          multimodalOutput: { audio: new Int16Array(2400), sample_rate: 24000 },
+        };
       }
       yield finishedAudioOutput(requestId, replica, [2, 2]);
     } finally {

@@ -8,7 +8,15 @@ import { drain, FullOrchestrator, OrchestratorWithoutTransfers, SelfCheckServing
 
 /** Two stages (1 + 2 replicas), logStats on, log lines into `sink`. */
 function registerWithSink(sink: string[], selfCheck: OmniMetricsOptions['selfCheck']): Promise<OmniMetricsHandle> {
-  return registerOmniMetrics({ modelName: 'm', stagePools: [1, 2], logStats: true, prometheus: false, logIntervalSeconds: 0, selfCheck, logSink: { info: (line) => sink.push(line) } });
+  return registerOmniMetrics({
+    modelName: 'm',
+    stagePools: [1, 2],
+    logStats: true,
+    prometheus: false,
+    logIntervalSeconds: 0,
+    selfCheck,
+    logSink: { info: (line) => sink.push(line) },
+  });
 }
 
 const WARNING =
@@ -74,7 +82,12 @@ describe('self-check: periodic warning and shutdown summary', () => {
     let metrics: OmniMetricsHandle | undefined;
     const intervals = await watchIntervals(async () => {
       metrics = await registerWithSink(sink, { intervalSeconds: 0.02 });
-      instrumentation = new OmniInstrumentation({ metrics, orchestratorClass: OrchestratorWithoutTransfers, servingClass: SelfCheckServing, diagnosticsChannels: false });
+      instrumentation = new OmniInstrumentation({
+        metrics,
+        orchestratorClass: OrchestratorWithoutTransfers,
+        servingClass: SelfCheckServing,
+        diagnosticsChannels: false,
+      });
       await drain(new SelfCheckServing(new OrchestratorWithoutTransfers()), 'a', 0);
       await drain(new SelfCheckServing(new OrchestratorWithoutTransfers()), 'b', 1);
       await until(() => sink.length > 0);
@@ -116,7 +129,12 @@ describe('self-check: periodic warning and shutdown summary', () => {
     });
     assert.deepEqual(intervals, { created: 0, leftRunning: 0 });
     if (metrics === undefined) throw new Error('not registered');
-    instrumentation = new OmniInstrumentation({ metrics, orchestratorClass: OrchestratorWithoutTransfers, servingClass: SelfCheckServing, diagnosticsChannels: false });
+    instrumentation = new OmniInstrumentation({
+      metrics,
+      orchestratorClass: OrchestratorWithoutTransfers,
+      servingClass: SelfCheckServing,
+      diagnosticsChannels: false,
+    });
     const serving = new SelfCheckServing(new OrchestratorWithoutTransfers());
     await drain(serving, 'a', 0);
     await drain(serving, 'b', 1);
@@ -145,7 +163,10 @@ describe('self-check: periodic warning and shutdown summary', () => {
         message: `selfCheck.intervalSeconds must be a finite number > 0, got ${String(intervalSeconds)}`,
       });
     }
-    await assert.rejects(registerOmniMetrics({ ...base, selfCheck: true as unknown as false }), { name: 'TypeError', message: 'selfCheck must be false or { intervalSeconds }' });
+    await assert.rejects(registerOmniMetrics({ ...base, selfCheck: true as unknown as false }), {
+      name: 'TypeError',
+      message: 'selfCheck must be false or { intervalSeconds }',
+    });
   });
 
   it('a sink that throws does not reach the host; the check goes on', async () => {
@@ -162,7 +183,12 @@ describe('self-check: periodic warning and shutdown summary', () => {
         },
       },
     });
-    instrumentation = new OmniInstrumentation({ metrics, orchestratorClass: OrchestratorWithoutTransfers, servingClass: SelfCheckServing, diagnosticsChannels: false });
+    instrumentation = new OmniInstrumentation({
+      metrics,
+      orchestratorClass: OrchestratorWithoutTransfers,
+      servingClass: SelfCheckServing,
+      diagnosticsChannels: false,
+    });
     const serving = new SelfCheckServing(new OrchestratorWithoutTransfers());
     await drain(serving, 'a', 0);
     await drain(serving, 'b', 1);

@@ -39,7 +39,15 @@ describe('self-check: families that stay silent', () => {
   });
 
   const register = async (options: Partial<OmniMetricsOptions> = {}): Promise<OmniMetricsHandle> => {
-    metrics = await registerOmniMetrics({ modelName: 'm', stagePools: [1, 2], logStats: true, prometheus: false, logIntervalSeconds: 0, selfCheck: false, ...options });
+    metrics = await registerOmniMetrics({
+      modelName: 'm',
+      stagePools: [1, 2],
+      logStats: true,
+      prometheus: false,
+      logIntervalSeconds: 0,
+      selfCheck: false,
+      ...options,
+    });
     return metrics;
   };
   const instrument = (handle: OmniMetricsHandle, orchestratorClass: typeof OrchestratorWithoutTransfers): void => {
@@ -226,15 +234,27 @@ describe('self-check: families that stay silent', () => {
     handle.stageService.observeStageGenTime(0, 'llm', 0.1);
     handle.stageService.observeQueueWait(0.01);
     const textOnly = handle.selfCheck();
-    assert.deepEqual(textOnly.silent.filter((entry) => entry.name.startsWith('vllm:omni_')), []);
+    assert.deepEqual(
+      textOnly.silent.filter((entry) => entry.name.startsWith('vllm:omni_')),
+      [],
+    );
     // Frames arrive (finalize), but no streaming TTFP / underrun: those two are reported.
     handle.pipeline.requestSucceeded(0.5, 'stop');
     handle.pipeline.observeTokens(3, 4);
     handle.stageService.observeStageGenTime(0, 'llm', 0.1);
     handle.stageService.observeQueueWait(0.01);
-    handle.audio.observeModalityAtFinalize({ outputType: 'audio', stageId: 0, replicaId: 0, stageMetrics: { stageGenTimeMs: 100, audioGeneratedFrames: 24000 }, multimodalOutput: {} });
+    handle.audio.observeModalityAtFinalize({
+      outputType: 'audio',
+      stageId: 0,
+      replicaId: 0,
+      stageMetrics: { stageGenTimeMs: 100, audioGeneratedFrames: 24000 },
+      multimodalOutput: {},
+    });
     assert.deepEqual(
-      handle.selfCheck().silent.filter((entry) => entry.name.startsWith('vllm:omni_')).map((entry) => [entry.name, entry.reason]),
+      handle
+        .selfCheck()
+        .silent.filter((entry) => entry.name.startsWith('vllm:omni_'))
+        .map((entry) => [entry.name, entry.reason]),
       [
         ['vllm:omni_audio_ttfp_s', 'no-data-from-source'],
         ['vllm:omni_audio_underrun_s', 'no-data-from-source'],

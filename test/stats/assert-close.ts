@@ -4,10 +4,7 @@ import * as assert from 'node:assert/strict';
 export const MICROSECOND = 1e-6;
 
 export function assertClose(actual: number, expected: number, label: string, tolerance = MICROSECOND): void {
-  assert.ok(
-    Number.isFinite(actual) && Math.abs(actual - expected) < tolerance,
-    `${label}: expected ${expected} (±${tolerance}), got ${actual}`,
-  );
+  assert.ok(Number.isFinite(actual) && Math.abs(actual - expected) < tolerance, `${label}: expected ${expected} (±${tolerance}), got ${actual}`);
 }
 
 export function assertAllClose(actual: readonly number[], expected: readonly number[], label: string): void {

@@ -8,10 +8,7 @@ describe('IterationStats (port of vLLM V1 stats.py formulas)', () => {
   it('uses the injected iteration timestamp for TTFT and e2e (frontend wall clock)', () => {
     const iteration = new IterationStats({ iterationTimestamp: 1000.875 });
     const req = createRequestStateStats({ arrivalTime: 1000 });
-    iteration.updateFromOutput(
-      { numNewTokens: 1, engineCoreTimestamp: 50.75, isPrefilling: true, promptLen: 8 },
-      req,
-    );
+    iteration.updateFromOutput({ numNewTokens: 1, engineCoreTimestamp: 50.75, isPrefilling: true, promptLen: 8 }, req);
     assert.deepEqual(iteration.timeToFirstTokensIter, [0.875]);
     assert.equal(req.firstTokenLatency, 0.875);
     assert.equal(req.firstTokenTs, 50.75);
@@ -50,18 +47,12 @@ describe('IterationStats (port of vLLM V1 stats.py formulas)', () => {
     assert.equal(first.promptTokenStats.computed, 12, 'without PrefillStats the whole prompt counts as computed');
 
     const second = new IterationStats({ iterationTimestamp: 1716200000.5 });
-    second.updateFromOutput(
-      { numNewTokens: 3, engineCoreTimestamp: 8123.290333, isPrefilling: false, promptLen: 12 },
-      req,
-    );
+    second.updateFromOutput({ numNewTokens: 3, engineCoreTimestamp: 8123.290333, isPrefilling: false, promptLen: 12 }, req);
     assertAllClose(second.interTokenLatenciesIter, [0.040222], 'itl (one per output, three tokens)');
     assert.equal(second.numPromptTokens, 0);
 
     const last = new IterationStats({ iterationTimestamp: 1716200001.000001 });
-    last.updateFromOutput(
-      { numNewTokens: 1, engineCoreTimestamp: 8123.330444, isPrefilling: false, promptLen: 12 },
-      req,
-    );
+    last.updateFromOutput({ numNewTokens: 1, engineCoreTimestamp: 8123.330444, isPrefilling: false, promptLen: 12 }, req);
     last.updateFromFinishedRequest({ finishReason: 'stop', numPromptTokens: 12, maxTokensParam: 16 }, req);
 
     assertAllClose(last.interTokenLatenciesIter, [0.040111], 'itl');
@@ -110,25 +101,16 @@ describe('IterationStats (port of vLLM V1 stats.py formulas)', () => {
   it('splits prompt tokens by source when the output carries PrefillStats', () => {
     const iteration = new IterationStats({ iterationTimestamp: 1 });
     const prefillStats = createPrefillStats({ numPromptTokens: 100, numLocalCachedTokens: 30, numExternalCachedTokens: 20 });
-    iteration.updateFromOutput(
-      { numNewTokens: 1, engineCoreTimestamp: 1, isPrefilling: true, promptLen: 100, prefillStats },
-      createRequestStateStats(),
-    );
+    iteration.updateFromOutput({ numNewTokens: 1, engineCoreTimestamp: 1, isPrefilling: true, promptLen: 100, prefillStats }, createRequestStateStats());
     const stats = iteration.promptTokenStats;
-    assert.deepEqual(
-      [stats.computed, stats.localCacheHit, stats.externalKvTransfer, stats.cachedTokens, stats.total],
-      [50, 30, 20, 50, 100],
-    );
+    assert.deepEqual([stats.computed, stats.localCacheHit, stats.externalKvTransfer, stats.cachedTokens, stats.total], [50, 30, 20, 50, 100]);
     assert.equal(iteration.numPromptTokens, 100);
   });
 
   it('marks a request corrupted once and counts it when it finishes', () => {
     const iteration = new IterationStats({ iterationTimestamp: 1 });
     const req = createRequestStateStats();
-    iteration.updateFromOutput(
-      { numNewTokens: 1, engineCoreTimestamp: 1, isPrefilling: true, promptLen: 1, numNansInLogits: 2 },
-      req,
-    );
+    iteration.updateFromOutput({ numNewTokens: 1, engineCoreTimestamp: 1, isPrefilling: true, promptLen: 1, numNansInLogits: 2 }, req);
     iteration.updateFromOutput({ numNewTokens: 1, engineCoreTimestamp: 2, isPrefilling: false, promptLen: 1 }, req);
     assert.equal(req.isCorrupted, true);
     assert.equal(iteration.numCorruptedReqs, 0, 'counted at finish, not per output');

@@ -1,11 +1,7 @@
 import * as assert from 'node:assert/strict';
 
 import { type IterationStatsSummary, LoggingStatLogger } from '../../instrumentation/stats/logging-stat-logger';
-import {
-  createMultiModalCacheStats,
-  createPrefixCacheStats,
-  createSchedulerStats,
-} from '../../instrumentation/stats/types';
+import { createMultiModalCacheStats, createPrefixCacheStats, createSchedulerStats } from '../../instrumentation/stats/types';
 
 function harness(stage: number | string = 0, replica: number | string = 1, showCorruptedRequests = false) {
   let now = 100;
@@ -83,10 +79,7 @@ describe('LoggingStatLogger', () => {
 
   it('adds the Deferred and Preemptions parts only when non-zero, and resets preemptions each interval', () => {
     const { logger, info, advance } = harness(2, 0);
-    logger.record(
-      createSchedulerStats({ numRunningReqs: 4, numWaitingReqs: 3, numSkippedWaitingReqs: 2, kvCacheUsage: 0.5 }),
-      tokens(20, 40, 1),
-    );
+    logger.record(createSchedulerStats({ numRunningReqs: 4, numWaitingReqs: 3, numSkippedWaitingReqs: 2, kvCacheUsage: 0.5 }), tokens(20, 40, 1));
     logger.record(undefined, tokens(0, 0, 2));
     advance(4);
     logger.log();

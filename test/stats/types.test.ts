@@ -84,10 +84,7 @@ describe('stats types', () => {
 
   it('createRequestStateStats starts every timestamp at 0 (not seen)', () => {
     const stats = createRequestStateStats({ arrivalTime: 5 });
-    assert.deepEqual(
-      [stats.arrivalTime, stats.queuedTs, stats.scheduledTs, stats.firstTokenTs, stats.lastTokenTs, stats.numPreemptions],
-      [5, 0, 0, 0, 0, 0],
-    );
+    assert.deepEqual([stats.arrivalTime, stats.queuedTs, stats.scheduledTs, stats.firstTokenTs, stats.lastTokenTs, stats.numPreemptions], [5, 0, 0, 0, 0, 0]);
   });
 
   it('lists the finish reasons and recognises them', () => {

@@ -127,15 +127,12 @@ describe('test/support: Prometheus harness (real prometheus binary)', function (
   });
 
   it('startup failure includes Prometheus log lines', async () => {
-    await assert.rejects(
-      startPrometheus({ scrapeTargets: [{ job: 'bad', target: 'http://127.0.0.1:1' }] }),
-      (err: Error) => {
-        assert.match(err.message, /exited during startup/);
-        assert.match(err.message, /last Prometheus log lines/);
-        assert.match(err.message, /is not a valid hostname/);
-        return true;
-      },
-    );
+    await assert.rejects(startPrometheus({ scrapeTargets: [{ job: 'bad', target: 'http://127.0.0.1:1' }] }), (err: Error) => {
+      assert.match(err.message, /exited during startup/);
+      assert.match(err.message, /last Prometheus log lines/);
+      assert.match(err.message, /is not a valid hostname/);
+      return true;
+    });
   });
 
   it('kills Prometheus when the test process exits without stop()', async () => {
@@ -189,18 +186,27 @@ describe('test/support: Prometheus harness (real prometheus binary)', function (
     assert.equal(q.length, 1);
     assert.ok(Number(q[0]!.value[1]) > 0.5 && Number(q[0]!.value[1]) <= 1);
     const scalar = await prom.query('1 + 1');
-    assert.deepEqual(scalar.map((s) => [s.metric, s.value[1]]), [[{}, '2']]);
+    assert.deepEqual(
+      scalar.map((s) => [s.metric, s.value[1]]),
+      [[{}, '2']],
+    );
   });
 
   it('reports targets and API errors', async () => {
     const scraped = await prom.waitForScrape(10_000);
-    assert.deepEqual(scraped.map((a) => a.health), ['up']);
+    assert.deepEqual(
+      scraped.map((a) => a.health),
+      ['up'],
+    );
     const t = await prom.targets();
     assert.equal(t.activeTargets.length, 1);
     assert.equal(t.activeTargets[0]!.health, 'up');
     assert.equal(t.activeTargets[0]!.scrapeUrl, `http://${appTarget}/metrics`);
     await assert.rejects(prom.query('sum(('), /bad_data/);
-    await assert.rejects(prom.waitFor('sum((', () => true, 2000), /bad_data/);
+    await assert.rejects(
+      prom.waitFor('sum((', () => true, 2000),
+      /bad_data/,
+    );
     await assert.rejects(
       prom.waitFor('absent_metric_xyz', (r) => r.length > 0, 500),
       /timed out after 500 ms[\s\S]*health=up/,
@@ -257,9 +263,7 @@ describe('test/support: promtool wrappers', function () {
   it('distinguishes parse errors (exit 1) from lint findings (exit 3)', async () => {
     const r = await checkMetrics('# TYPE foo gauge\nfoo abc\n');
     assert.equal(r.exitCode, 1);
-    assert.deepEqual(r.findings, [
-      'error while linting: text format parsing error in line 2: expected float as value, got "abc"',
-    ]);
+    assert.deepEqual(r.findings, ['error while linting: text format parsing error in line 2: expected float as value, got "abc"']);
     assert.equal(r.parseError, 'text format parsing error in line 2: expected float as value, got "abc"');
     assert.deepEqual(r.problems, []);
   });

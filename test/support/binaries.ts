@@ -39,10 +39,7 @@ export function findBinary(name: string, envVar: string): string {
   const fallback = path.join('/usr/bin', name);
   tried.push(fallback);
   if (isExecutable(fallback)) return fallback;
-  throw new Error(
-    `\`${name}\` binary not found (set $${envVar}, or put it on $PATH; tried ${[...new Set(tried)].join(', ')}). ` +
-      PROMETHEUS_INSTALL_HINT,
-  );
+  throw new Error(`\`${name}\` binary not found (set $${envVar}, or put it on $PATH; tried ${[...new Set(tried)].join(', ')}). ` + PROMETHEUS_INSTALL_HINT);
 }
 
 export interface ProcessResult {
@@ -53,11 +50,7 @@ export interface ProcessResult {
 }
 
 /** Run a command to completion, optionally feeding `stdin`, capturing both streams. */
-export function runProcess(
-  bin: string,
-  args: string[],
-  opts: { stdin?: string; timeoutMs?: number } = {},
-): Promise<ProcessResult> {
+export function runProcess(bin: string, args: string[], opts: { stdin?: string; timeoutMs?: number } = {}): Promise<ProcessResult> {
   const timeoutMs = opts.timeoutMs ?? 30_000;
   return new Promise<ProcessResult>((resolve, reject) => {
     const child = spawn(bin, args, { stdio: ['pipe', 'pipe', 'pipe'] });

@@ -17,11 +17,7 @@ export interface HttpGetOptions {
  * connection per request (no keep-alive agent) so nothing lingers after a
  * test.
  */
-export function httpGet(
-  url: string,
-  headers: Record<string, string> = {},
-  options: HttpGetOptions = {},
-): Promise<HttpResponse> {
+export function httpGet(url: string, headers: Record<string, string> = {}, options: HttpGetOptions = {}): Promise<HttpResponse> {
   const timeoutMs = options.timeoutMs ?? 10_000;
   return new Promise<HttpResponse>((resolve, reject) => {
     let settled = false;
@@ -48,10 +44,7 @@ export function httpGet(
       });
     });
     req.on('error', fail);
-    const timer = setTimeout(
-      () => fail(new Error(`httpGet ${url}: timed out after ${timeoutMs} ms`)),
-      timeoutMs,
-    );
+    const timer = setTimeout(() => fail(new Error(`httpGet ${url}: timed out after ${timeoutMs} ms`)), timeoutMs);
     timer.unref();
   });
 }

@@ -105,12 +105,7 @@ export interface PrometheusHandle {
    * retried. On timeout the error includes the last result/error, the target
    * health and Prometheus's last log lines.
    */
-  waitFor(
-    promql: string,
-    predicate: (result: InstantSample[]) => boolean,
-    timeoutMs?: number,
-    pollIntervalMs?: number,
-  ): Promise<InstantSample[]>;
+  waitFor(promql: string, predicate: (result: InstantSample[]) => boolean, timeoutMs?: number, pollIntervalMs?: number): Promise<InstantSample[]>;
   /** /api/v1/targets */
   targets(): Promise<TargetsResult>;
   /**
@@ -214,9 +209,7 @@ function buildConfig(opts: StartPrometheusOptions): string {
     const existing = byJob.get(t.job);
     if (existing) {
       if (existing.metricsPath !== metricsPath) {
-        throw new Error(
-          `startPrometheus: job ${t.job} used with two metricsPaths (${existing.metricsPath}, ${metricsPath}); use distinct job names`,
-        );
+        throw new Error(`startPrometheus: job ${t.job} used with two metricsPaths (${existing.metricsPath}, ${metricsPath}); use distinct job names`);
       }
       existing.targets.push(t.target);
     } else {
@@ -256,13 +249,7 @@ interface Launched {
 }
 
 /** Spawn once on `port`; resolve when /-/ready is 200, reject (with .bindFailure) otherwise. */
-async function launchOnce(
-  bin: string,
-  args: string[],
-  port: number,
-  dir: string,
-  readyTimeoutMs: number,
-): Promise<Launched> {
+async function launchOnce(bin: string, args: string[], port: number, dir: string, readyTimeoutMs: number): Promise<Launched> {
   const log = new LogTail();
   const child = spawn(bin, [...args, `--web.listen-address=127.0.0.1:${port}`], {
     cwd: dir,
@@ -292,9 +279,9 @@ async function launchOnce(
     }
     live.delete(entry);
     removeExitHandlersWhenIdle();
-    const err = new Error(
-      `Prometheus (${bin}, port ${port}) ${reason}.\n--- last Prometheus log lines ---\n${log.lastLines(25)}`,
-    ) as Error & { bindFailure?: boolean };
+    const err = new Error(`Prometheus (${bin}, port ${port}) ${reason}.\n--- last Prometheus log lines ---\n${log.lastLines(25)}`) as Error & {
+      bindFailure?: boolean;
+    };
     err.bindFailure = BIND_ERROR.test(log.text());
     throw err;
   };
@@ -392,10 +379,7 @@ export async function startPrometheus(opts: StartPrometheusOptions): Promise<Pro
       throw new Error(`GET ${pathAndQuery}: HTTP ${res.status}, non-JSON body: ${res.body.slice(0, 500)}`);
     }
     if (res.status !== 200 || body.status !== 'success') {
-      throw new PromApiError(
-        `GET ${pathAndQuery}: HTTP ${res.status} ${body.errorType ?? ''}: ${body.error ?? res.body.slice(0, 500)}`,
-        body.errorType,
-      );
+      throw new PromApiError(`GET ${pathAndQuery}: HTTP ${res.status} ${body.errorType ?? ''}: ${body.error ?? res.body.slice(0, 500)}`, body.errorType);
     }
     return body.data as T;
   }
@@ -413,9 +397,7 @@ export async function startPrometheus(opts: StartPrometheusOptions): Promise<Pro
       case 'string':
         return [{ metric: {}, value: data.result as [number, string] }];
       default:
-        throw new Error(
-          `query(${promql}) returned a ${data.resultType}; only instant vectors/scalars are supported (use an instant selector)`,
-        );
+        throw new Error(`query(${promql}) returned a ${data.resultType}; only instant vectors/scalars are supported (use an instant selector)`);
     }
   }
 
@@ -429,12 +411,7 @@ export async function startPrometheus(opts: StartPrometheusOptions): Promise<Pro
     return api<TargetsResult>('/api/v1/targets');
   }
 
-  async function waitFor(
-    promql: string,
-    predicate: (result: InstantSample[]) => boolean,
-    timeoutMs = 10_000,
-    pollIntervalMs = 200,
-  ): Promise<InstantSample[]> {
+  async function waitFor(promql: string, predicate: (result: InstantSample[]) => boolean, timeoutMs = 10_000, pollIntervalMs = 200): Promise<InstantSample[]> {
     const deadline = Date.now() + timeoutMs;
     let last: InstantSample[] | undefined;
     let lastErr: unknown;

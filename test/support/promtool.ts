@@ -125,10 +125,7 @@ export async function checkConfig(path: string): Promise<CheckResult> {
  * `promtool check rules <path...>`. With `lintFatal`, duplicate-rule lint
  * warnings also fail the check (exit 3; they are only warnings otherwise).
  */
-export async function checkRules(
-  path: string | string[],
-  opts: { lintFatal?: boolean } = {},
-): Promise<CheckResult> {
+export async function checkRules(path: string | string[], opts: { lintFatal?: boolean } = {}): Promise<CheckResult> {
   const args = ['check', 'rules'];
   if (opts.lintFatal) args.push('--lint-fatal');
   args.push(...(Array.isArray(path) ? path : [path]));

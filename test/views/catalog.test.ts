@@ -99,7 +99,10 @@ describe('catalog against the upstream reference', () => {
     const reference = JSON.parse(readFileSync(referencePath, 'utf8')) as ReferenceFamily[];
     const catalog = resolveFullCatalog({ maxModelLen: 4096 });
     const mainline = reference.filter(
-      (f) => f.category === 'core_always_registered' || f.category === 'conditional' || ['vllm:gpu_cache_usage_perc', 'vllm:gpu_prefix_cache_queries', 'vllm:gpu_prefix_cache_hits', 'vllm:time_per_output_token_seconds'].includes(f.name),
+      (f) =>
+        f.category === 'core_always_registered' ||
+        f.category === 'conditional' ||
+        ['vllm:gpu_cache_usage_perc', 'vllm:gpu_prefix_cache_queries', 'vllm:gpu_prefix_cache_hits', 'vllm:time_per_output_token_seconds'].includes(f.name),
     );
     assert.equal(mainline.length, 57);
     for (const ref of mainline) {
@@ -108,7 +111,11 @@ describe('catalog against the upstream reference', () => {
       assert.equal(family.help, ref.help, `${ref.exposed_name} HELP`);
       assert.equal(family.type, ref.type === 'info-gauge' ? 'gauge' : ref.type, `${ref.exposed_name} type`);
       const labels = ref.name === 'vllm:cache_config_info' ? ['engine'] : ref.labels;
-      assert.deepEqual(family.labels, labels.flatMap((l) => (l === 'engine' ? ['stage', 'replica'] : [l])), `${ref.exposed_name} labels`);
+      assert.deepEqual(
+        family.labels,
+        labels.flatMap((l) => (l === 'engine' ? ['stage', 'replica'] : [l])),
+        `${ref.exposed_name} labels`,
+      );
       if (ref.buckets) assert.deepEqual(family.buckets, ref.buckets, `${ref.exposed_name} buckets`);
     }
     assert.equal(catalog.families.filter((f) => f.name.startsWith('vllm:') && !f.name.startsWith('vllm:omni_')).length, 57);

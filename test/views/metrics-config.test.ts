@@ -54,7 +54,11 @@ describe('metrics config file', () => {
     ['non-numeric bound', 'buckets:\n  vllm:omni_audio_rtf: [1, "x"]\n', /family "vllm:omni_audio_rtf": bucket 1 is "x", not a finite number/],
     ['invalid name', 'families:\n  - {name: "9bad", type: counter, help: h}\n', /families\[0\]: invalid name "9bad"/],
     ['invalid label', 'families:\n  - {name: app_x, type: gauge, help: h, labels: ["bad-label"]}\n', /family "app_x": invalid label name "bad-label"/],
-    ['reserved namespace', 'families:\n  - {name: "vllm:mine", type: gauge, help: h}\n', /family "vllm:mine": the vllm: and vllm_omni: namespaces belong to the catalog/],
+    [
+      'reserved namespace',
+      'families:\n  - {name: "vllm:mine", type: gauge, help: h}\n',
+      /family "vllm:mine": the vllm: and vllm_omni: namespaces belong to the catalog/,
+    ],
     ['bad type', 'families:\n  - {name: app_x, type: summary, help: h}\n', /family "app_x": invalid type "summary"/],
     ['unknown key', 'bucket: {}\n', /unknown top-level key "bucket"/],
     ['broken YAML', 'buckets: [\n', /bad\.yaml: not valid YAML/],

@@ -3,13 +3,7 @@ import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { gunzipSync } from 'node:zlib';
 import type { OtlpProtocol } from '../../../exporters/otlp/types';
-import {
-  decodeJson,
-  decodeProtobuf,
-  ExportMetricsServiceResponse,
-  METRICS_SERVICE_EXPORT_PATH,
-  type DecodedRequest,
-} from './otlp-proto';
+import { decodeJson, decodeProtobuf, ExportMetricsServiceResponse, METRICS_SERVICE_EXPORT_PATH, type DecodedRequest } from './otlp-proto';
 
 /** One export request as the receiver saw it. */
 export interface ReceivedExport {

@@ -12,10 +12,13 @@ describe('series store: binding', () => {
     const a = store.bind('upstream.requestSuccess', ['m', '1', '0', 'stop']);
     assert.equal(store.bind('upstream.requestSuccess', ['m', '1', '0', 'stop']), a);
     assert.notEqual(store.bind('upstream.requestSuccess', ['m', '1', '0', 'length']), a);
-    assert.deepEqual(store.family('upstream.requestSuccess')?.series.map((s) => s.attributes), [
-      { model_name: 'm', stage: '1', replica: '0', finished_reason: 'stop' },
-      { model_name: 'm', stage: '1', replica: '0', finished_reason: 'length' },
-    ]);
+    assert.deepEqual(
+      store.family('upstream.requestSuccess')?.series.map((s) => s.attributes),
+      [
+        { model_name: 'm', stage: '1', replica: '0', finished_reason: 'stop' },
+        { model_name: 'm', stage: '1', replica: '0', finished_reason: 'length' },
+      ],
+    );
   });
 
   it('a wrong number of label values, or extra labels on a family that is not an info family, is a programming error', () => {
@@ -56,7 +59,11 @@ describe('series store: binding', () => {
     const text = renderStore(store, { format: 'text', createdSeries: false }).toString();
     assert.ok(text.includes('vllm:request_success_total{model_name="m",otel_metric_overflow="true"} 7.0\n'), 'seven overflowed records, none lost');
     assert.equal(seriesOf(text, 'vllm:request_success_total').length, 4);
-    assert.equal(store.bind('upstream.requestSuccess', ['m', '1', '0', 'stop']), store.bind('upstream.requestSuccess', ['m', '1', '0', 'stop']), 'existing series stay their own');
+    assert.equal(
+      store.bind('upstream.requestSuccess', ['m', '1', '0', 'stop']),
+      store.bind('upstream.requestSuccess', ['m', '1', '0', 'stop']),
+      'existing series stay their own',
+    );
   });
 
   it('rejects a cardinality limit that is not a positive integer', () => {
@@ -71,7 +78,10 @@ describe('series store: binding', () => {
         const samples = parseSamples(renderStore(store, { format: 'text', createdSeries: false }).toString('utf8')).filter(
           (sample) => sample.name === 'vllm:request_success_total',
         );
-        assert.deepEqual(samples.map((s) => [s.labels, s.value]), [[{ model_name: model, stage: '0', replica: '0', finished_reason: reason }, 2]]);
+        assert.deepEqual(
+          samples.map((s) => [s.labels, s.value]),
+          [[{ model_name: model, stage: '0', replica: '0', finished_reason: reason }, 2]],
+        );
       }),
     );
   });

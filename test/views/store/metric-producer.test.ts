@@ -75,7 +75,10 @@ describe('OmniMetricProducer', () => {
     const [ttftPoint] = points(second.get('vllm:time_to_first_token_seconds')) as Array<DataPoint<Histogram>>;
     assert.equal(ttftPoint?.value.count, 1);
     assert.equal(ttftPoint?.value.sum, 0.2 + 3 - 0.2);
-    assert.equal(ttftPoint?.value.buckets.counts.reduce((a, b) => a + b, 0), 1);
+    assert.equal(
+      ttftPoint?.value.buckets.counts.reduce((a, b) => a + b, 0),
+      1,
+    );
 
     usage.record(0.75);
     const third = await metrics(producer);

@@ -37,7 +37,15 @@ function samplesOf(text: string): Map<string, Sample> {
 
 describe('the series store against plain OpenTelemetry SDK instruments', () => {
   it('one workload recorded into both gives the same samples, apart from the intended changes: eager zero series, a negative observation kept', async () => {
-    const handle = await registerOmniMetrics({ modelName: 'm', stagePools: POOLS, logStats: true, prometheus: { createdSeries: false }, exporters: [], logIntervalSeconds: 0, processMetrics: false });
+    const handle = await registerOmniMetrics({
+      modelName: 'm',
+      stagePools: POOLS,
+      logStats: true,
+      prometheus: { createdSeries: false },
+      exporters: [],
+      logIntervalSeconds: 0,
+      processMetrics: false,
+    });
     const reader = new OmniPrometheusReader({ createdSeries: false });
     const provider = new MeterProvider({ readers: [reader], views: createOmniViews(handle.catalog, { stageReplicaMap: handle.stageReplicaMap }) });
     const sdk = otelSdkSeries(provider);

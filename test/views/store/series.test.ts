@@ -18,7 +18,10 @@ describe('series store: values', () => {
     });
     assert.equal(counter.value, 3.5);
     assert.equal(warnings.length, 1, 'one warning for the four bad values (rate limited)');
-    assert.match(warnings[0] as string, /^omni-otel-metrics: vllm:prompt_tokens_total\{model_name="m",replica="0",stage="0"\}: -1 dropped \(a counter takes finite increments >= 0\)$/);
+    assert.match(
+      warnings[0] as string,
+      /^omni-otel-metrics: vllm:prompt_tokens_total\{model_name="m",replica="0",stage="0"\}: -1 dropped \(a counter takes finite increments >= 0\)$/,
+    );
   });
 
   it('a gauge keeps the last finite value; NaN and ±∞ leave it as it was', () => {
@@ -59,7 +62,10 @@ describe('series store: values', () => {
         const expected = [...bounds, Infinity].map((bound, i) => values.filter((v) => v <= bound && (i === 0 || v > (bounds[i - 1] as number))).length);
         assert.deepEqual(histogram.bucketCounts(), expected);
         assert.equal(histogram.count, values.length);
-        assert.equal(histogram.sum, values.reduce((sum, v) => sum + v, 0));
+        assert.equal(
+          histogram.sum,
+          values.reduce((sum, v) => sum + v, 0),
+        );
       }),
     );
   });
@@ -73,7 +79,10 @@ describe('series store: values', () => {
     histograms.forEach((histogram, i) => {
       assert.equal(histogram.count, i + 1);
       assert.equal(histogram.bucketCount(1), i + 1);
-      assert.equal(histogram.sum, Array.from({ length: i + 1 }, () => 0.002).reduce((a, b) => a + b, 0));
+      assert.equal(
+        histogram.sum,
+        Array.from({ length: i + 1 }, () => 0.002).reduce((a, b) => a + b, 0),
+      );
     });
   });
 });
