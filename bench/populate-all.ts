@@ -17,7 +17,8 @@ export const HISTOGRAM_VALUES = [0.01, 0.5, 5] as const;
 export function populateAllSeries(store: SeriesStore, engines: readonly StageReplica[]): Array<{ family: ResolvedFamily; attributes: Attributes }> {
   const lastStage = String(Math.max(...engines.map((engine) => Number(engine.stage))));
   for (const family of store.families) {
-    if (family.series.length > 0) continue;
+    // Process and runtime families are read at each scrape, not recorded: the collector fills them.
+    if (family.series.length > 0 || family.family.group === 'process') continue;
     const perReplica = family.family.labels.some((name) => name === 'stage' || name === 'from_stage');
     for (const engine of perReplica ? engines : engines.slice(0, 1)) {
       if (family.family.labels.includes('from_stage') && engine.stage === lastStage) continue;
@@ -26,6 +27,7 @@ export function populateAllSeries(store: SeriesStore, engines: readonly StageRep
   }
   const populated: Array<{ family: ResolvedFamily; attributes: Attributes }> = [];
   for (const family of store.families) {
+    if (family.family.group === 'process') continue;
     for (const series of family.series) {
       if (family.family.type === 'histogram') for (const value of HISTOGRAM_VALUES) series.record(value);
       else series.record(family.family.type === 'counter' ? COUNTER_INCREMENT : GAUGE_VALUE);

@@ -1,4 +1,4 @@
-import { Registry } from 'prom-client';
+import { collectDefaultMetrics, Registry } from 'prom-client';
 import { registerOmniMetrics } from '../register';
 import { compare, type Measurement } from './measure';
 import { COUNTER_INCREMENT, GAUGE_VALUE, HISTOGRAM_VALUES, populateAllSeries } from './populate-all';
@@ -21,8 +21,10 @@ export const SCRAPE_CONTENDERS = { ours: 'omni-otel-metrics: the bytes /metrics 
 /**
  * The full catalog (every feature group, hidden names included) at 3 stages × `replicas`, every
  * series populated, scraped by us and by prom-client holding the very same series and values.
+ * With `processMetrics`, both also read the process and Node.js runtime families at each scrape
+ * (ours: `processMetrics: true`; prom-client: `collectDefaultMetrics`).
  */
-export async function scrape(replicas: number): Promise<ScrapeResult> {
+export async function scrape(replicas: number, processMetrics = false): Promise<ScrapeResult> {
   const pools = [replicas, replicas, replicas];
   const handle = await registerOmniMetrics({
     modelName: 'm',
@@ -34,12 +36,14 @@ export async function scrape(replicas: number): Promise<ScrapeResult> {
     prometheus: false,
     exporters: [],
     logIntervalSeconds: 0,
+    processMetrics,
   });
   const engines = handle.stageReplicaMap.entries().map(([, engine]) => engine);
   const populated = populateAllSeries(handle.store, engines);
 
   // prom-client holds the very same series with the very same values.
   const registry = new Registry();
+  if (processMetrics) collectDefaultMetrics({ register: registry });
   const mirror = promClientSeries(registry);
   for (const { family, attributes } of populated) {
     const series = mirror(family, attributes);
