@@ -18,7 +18,6 @@ import type { OmniMetricsOptions } from './options';
 import { resolveOmniSettings, type OmniSettings } from './settings';
 import type { ResolvedCatalog } from './views/catalog';
 import { scrapeUpFamily } from './views/scrape-up-family';
-import { StageReplicaMap } from './views/stage-replica-map';
 import { OmniMetricProducer, type OmniMetricProducerOptions } from './views/store/metric-producer';
 import { SeriesStore } from './views/store/series-store';
 import { createOmniViews } from './views/views';
@@ -78,7 +77,7 @@ export interface OmniMetricsHandle extends InstrumentedMetrics {
  */
 export async function registerOmniMetrics(options: OmniMetricsOptions): Promise<OmniMetricsHandle> {
   const settings = resolveOmniSettings(options);
-  const stageReplicaMap = new StageReplicaMap(settings.stagePools);
+  const stageReplicaMap = settings.stageReplicaMap;
   const store = new SeriesStore(settings.catalog, {
     modelName: settings.modelName,
     naming: settings.naming,

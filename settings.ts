@@ -18,6 +18,7 @@ import type { LogSink, OmniMetricsOptions, PrometheusOptions } from './options';
 import { resolveCatalog, type FeatureOptions, type ResolvedCatalog } from './views/catalog';
 import { loadMetricsConfig } from './views/metrics-config';
 import { PIPELINE_PREFIXES } from './views/names';
+import { StageReplicaMap } from './views/stage-replica-map';
 import {
   checkArray,
   checkBoolean,
@@ -27,6 +28,7 @@ import {
   checkOneOf,
   checkPositiveInteger,
   checkString,
+  checked,
   OmniOptionError,
   optionKeys,
   shown,
@@ -43,7 +45,8 @@ export type ProviderSettings =
 /** Every option settled: defaults applied, `OTEL_*` variables read, files read, nothing built yet. */
 export interface OmniSettings {
   readonly modelName: string;
-  readonly stagePools: readonly number[];
+  /** The engine → (stage, replica) map of `stagePools`, checked. */
+  readonly stageReplicaMap: StageReplicaMap;
   readonly logStats: boolean;
   readonly naming: NamingScheme;
   readonly catalog: ResolvedCatalog;
@@ -106,7 +109,9 @@ const KV_CONNECTORS = ['nixl'] as const;
 /**
  * Options and environment to settings, checking everything: unknown keys, wrong types, values out
  * of range, combinations that cannot work. It reads files the options name (the config file, TLS
- * keys) but builds nothing: no provider, reader, timer or socket exists when it throws.
+ * keys) and builds only plain data (the stage/replica map): no provider, reader, timer or socket
+ * exists when it throws. What a check of another module refuses comes out as an `OmniOptionError`
+ * too, naming the option group.
  */
 export function resolveOmniSettings(options: OmniMetricsOptions, env: NodeJS.ProcessEnv = process.env): OmniSettings {
   checkObject(options, '', OPTION_KEYS);
@@ -129,7 +134,7 @@ export function resolveOmniSettings(options: OmniMetricsOptions, env: NodeJS.Pro
       throw new OmniOptionError(`metricProducers[${i}]`, `metricProducers[${i}] must be an OmniMetricProducer; got ${shown(producer)}`);
   });
   checkFeatures(options.features);
-  if (options.cacheConfig !== undefined) validateCacheConfig(options.cacheConfig);
+  if (options.cacheConfig !== undefined) checked('cacheConfig', () => validateCacheConfig(options.cacheConfig as CacheConfigInfo));
   const logStats = options.logStats === true;
   if (options.genAiMetrics === true && !logStats) {
     throw new OmniOptionError('genAiMetrics', 'genAiMetrics needs logStats: true (the GenAI histograms are derived from the upstream stats)');
@@ -147,9 +152,10 @@ export function resolveOmniSettings(options: OmniMetricsOptions, env: NodeJS.Pro
   const providerSettings = resolveProvider(options);
 
   const stagePools = options.stagePools ?? [];
+  const stageReplicaMap = checked('stagePools', () => new StageReplicaMap(stagePools));
   const sdkDisabled = isTrue(env.OTEL_SDK_DISABLED);
-  const otelEnv = parseOtelEnv(env);
-  const exportSettings = resolveExportSettings(options, otelEnv);
+  const otelEnv = checked('environment', () => parseOtelEnv(env));
+  const exportSettings = checked('otlp', () => resolveExportSettings(options, otelEnv));
   if (
     providerSettings !== 'own' &&
     exportSettings.exportersSource === 'option' &&
@@ -160,8 +166,8 @@ export function resolveOmniSettings(options: OmniMetricsOptions, env: NodeJS.Pro
       'exporters otlp and console need the provider registerOmniMetrics creates; with a meterProvider of your own, give its push reader metricProducers: [handle.createMetricProducer()]',
     );
   }
-  const enginePull = options.enginePull === undefined ? undefined : resolveEnginePullSettings(options.enginePull, stagePools);
-  const selfCheckIntervalSeconds = resolveSelfCheckInterval(options.selfCheck);
+  const enginePull = options.enginePull === undefined ? undefined : checked('enginePull', () => resolveEnginePullSettings(options.enginePull!, stagePools));
+  const selfCheckIntervalSeconds = checked('selfCheck', () => resolveSelfCheckInterval(options.selfCheck));
   const config = options.configFile === undefined ? undefined : loadMetricsConfig(options.configFile, options.prefix);
   const catalog = resolveCatalog({
     logStats,
@@ -174,7 +180,7 @@ export function resolveOmniSettings(options: OmniMetricsOptions, env: NodeJS.Pro
     processMetrics: options.processMetrics !== false,
   });
   const serves = options.prometheus !== false && exportSettings.exporters.has('prometheus') && !sdkDisabled;
-  const server = serves ? resolvePrometheusServerSettings(options.prometheus || {}, env) : undefined;
+  const server = serves ? checked('prometheus', () => resolvePrometheusServerSettings(options.prometheus || {}, env)) : undefined;
   const prometheus = options.prometheus || {};
   const reader =
     options.prometheusReader ??
@@ -190,7 +196,7 @@ export function resolveOmniSettings(options: OmniMetricsOptions, env: NodeJS.Pro
 
   return {
     modelName: options.modelName,
-    stagePools,
+    stageReplicaMap,
     logStats,
     naming: options.naming ?? 'vllm',
     catalog,
@@ -208,7 +214,7 @@ export function resolveOmniSettings(options: OmniMetricsOptions, env: NodeJS.Pro
     reader,
     provider:
       providerSettings === 'own'
-        ? { kind: 'own', resource: buildResource(otelEnv, options), readers: options.readers ?? [] }
+        ? { kind: 'own', resource: checked('serviceName', () => buildResource(otelEnv, options)), readers: options.readers ?? [] }
         : providerSettings === 'given'
           ? { kind: 'given', meterProvider: options.meterProvider as ApiMeterProvider }
           : { kind: 'external' },

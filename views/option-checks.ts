@@ -9,9 +9,23 @@ export class OmniOptionError extends TypeError {
   constructor(
     readonly option: string,
     message: string,
+    options?: ErrorOptions,
   ) {
-    super(`omni-otel-metrics: ${message}`);
+    super(`omni-otel-metrics: ${message}`, options);
     this.name = 'OmniOptionError';
+  }
+}
+
+/**
+ * Runs the check of one option group, so that whatever it refuses reaches the caller as an
+ * `OmniOptionError` for `option` (the original error as its `cause`), like every other bad option.
+ */
+export function checked<T>(option: string, check: () => T): T {
+  try {
+    return check();
+  } catch (error) {
+    if (error instanceof OmniOptionError || !(error instanceof Error)) throw error;
+    throw new OmniOptionError(option, error.message, { cause: error });
   }
 }
 

@@ -1,5 +1,5 @@
 import { diag } from '@opentelemetry/api';
-import { checkObject, optionKeys } from '../../views/option-checks';
+import { checkObject, OmniOptionError, optionKeys } from '../../views/option-checks';
 import { isHttpUrl, type FromVariable, type OtelEnvConfig } from './otel-env';
 import {
   DEFAULT_EXPORT_INTERVAL_MILLIS,
@@ -120,10 +120,10 @@ const OTLP_OPTION_KEYS = optionKeys<OtlpOptions>({
 function validateOptions(options: ExportOptions): void {
   if (options.exporters !== undefined) {
     if (!Array.isArray(options.exporters) || options.exporters.some((name) => !METRICS_EXPORTER_NAMES.includes(name))) {
-      throw new RangeError(`exporters must list only ${METRICS_EXPORTER_NAMES.join(', ')}; got ${JSON.stringify(options.exporters)}`);
+      throw new OmniOptionError('exporters', `exporters must list only ${METRICS_EXPORTER_NAMES.join(', ')}; got ${JSON.stringify(options.exporters)}`);
     }
     if (options.exporters.includes('none') && options.exporters.length > 1) {
-      throw new RangeError(`exporters: "none" cannot be combined with other exporters; got ${JSON.stringify(options.exporters)}`);
+      throw new OmniOptionError('exporters', `exporters: "none" cannot be combined with other exporters; got ${JSON.stringify(options.exporters)}`);
     }
   }
   const otlp = options.otlp;

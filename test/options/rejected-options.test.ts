@@ -103,6 +103,23 @@ const REJECTED: ReadonlyArray<{ readonly given: Record<string, unknown>; readonl
     message: 'unknown option "enginePull.engines[0].uri" (did you mean "url"?); enginePull.engines[0] accepts stage, replica, url, engine',
   },
   { given: { meterProvider: {} }, option: 'meterProvider', message: 'meterProvider must be an object with getMeter(); got {}' },
+  { given: { stagePools: [1, 0] }, option: 'stagePools', message: 'stagePools[1] must be a positive integer replica count, got 0' },
+  { given: { prometheus: { port: 70000 } }, option: 'prometheus', message: 'prometheus.port must be an integer from 0 to 65535, got 70000' },
+  { given: { prometheus: { host: '127.0.0.1', port: 0, path: 'metrics' } }, option: 'prometheus', message: "prometheus.path must start with '/', got metrics" },
+  {
+    given: { cacheConfig: { 'bad key': 1 } },
+    option: 'cacheConfig',
+    message: 'cacheConfig key "bad key" is not usable as a label name (want [a-zA-Z_][a-zA-Z0-9_]*, not __-prefixed, not stage / replica / le)',
+  },
+  { given: { exporters: ['prom'] }, option: 'exporters', message: 'exporters must list only prometheus, otlp, console, none; got ["prom"]' },
+  { given: { otlp: { protocol: 'http' } }, option: 'otlp', message: 'otlp.protocol must be one of http/protobuf, http/json, grpc; got "http"' },
+  { given: { serviceName: '' }, option: 'serviceName', message: 'serviceName must be a non-empty string' },
+  { given: { selfCheck: { intervalSeconds: 0 } }, option: 'selfCheck', message: 'selfCheck.intervalSeconds must be a finite number > 0, got 0' },
+  {
+    given: { enginePull: { engines: [{ stage: 5, replica: 0, url: 'http://127.0.0.1:8000/metrics' }] } },
+    option: 'enginePull',
+    message: 'enginePull.engines[0].stage must be one of the 2 stages of stagePools (0..1), got 5',
+  },
   {
     given: { prometheusReader: new OmniPrometheusReader() },
     option: 'prometheusReader',

@@ -4,6 +4,7 @@ import { once } from 'node:events';
 import { join } from 'node:path';
 import { OTLP_PROTOCOLS, type OtlpProtocol } from '../../exporters/otlp/types';
 import { registerOmniMetrics } from '../../register';
+import { OmniOptionError } from '../../views/option-checks';
 import { fromOtlp, metricNamed, pointWith } from './support/normalize';
 import { startOtlpReceiver } from './support/otlp-receiver';
 
@@ -104,7 +105,8 @@ describe('invalid OTEL_* values fail at startup, naming the variable and the acc
     saved.clear();
   });
 
-  const cases: Array<[Record<string, string>, string]> = [
+  // The third element: the option group the error names, when the variable is checked together with the `otlp` options.
+  const cases: Array<[Record<string, string>, string, string?]> = [
     [{ OTEL_METRICS_EXPORTER: 'otlp,jaeger' }, 'OTEL_METRICS_EXPORTER must be a comma-separated list of prometheus, otlp, console, none; got "otlp,jaeger"'],
     [{ OTEL_METRICS_EXPORTER: 'none,otlp' }, 'OTEL_METRICS_EXPORTER must be "none" alone or a list without "none"; got "none,otlp"'],
     [{ OTEL_EXPORTER_OTLP_METRICS_PROTOCOL: 'thrift' }, 'OTEL_EXPORTER_OTLP_METRICS_PROTOCOL must be one of http/protobuf, http/json, grpc; got "thrift"'],
@@ -118,6 +120,7 @@ describe('invalid OTEL_* values fail at startup, naming the variable and the acc
     [
       { OTEL_METRIC_EXPORT_INTERVAL: '1000', OTEL_METRIC_EXPORT_TIMEOUT: '5000' },
       'OTEL_METRIC_EXPORT_TIMEOUT (5000) must not exceed OTEL_METRIC_EXPORT_INTERVAL (1000)',
+      'otlp',
     ],
     [
       { OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE: 'sometimes' },
@@ -130,6 +133,7 @@ describe('invalid OTEL_* values fail at startup, naming the variable and the acc
     [
       { OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4317' },
       'OTEL_EXPORTER_OTLP_ENDPOINT must be an http:// or https:// URL for protocol http/protobuf; got "collector:4317"',
+      'otlp',
     ],
     [{ OTEL_EXPORTER_OTLP_HEADERS: 'novalue' }, 'OTEL_EXPORTER_OTLP_HEADERS must be a comma-separated list of key=value pairs; got "novalue"'],
     [
@@ -139,11 +143,13 @@ describe('invalid OTEL_* values fail at startup, naming the variable and the acc
     [{ OTEL_RESOURCE_ATTRIBUTES: '=x' }, 'OTEL_RESOURCE_ATTRIBUTES must be a comma-separated list of key=value pairs; got "=x"'],
   ];
 
-  for (const [variables, message] of cases) {
+  for (const [variables, message, group = 'environment'] of cases) {
     it(Object.keys(variables).join(' + '), async () => {
       setEnv(variables);
       await assert.rejects(registerOmniMetrics({ modelName: 'm', stagePools: [1], prometheus: false }), (error: Error) => {
-        assert.equal(error.message, message);
+        assert.ok(error instanceof OmniOptionError);
+        assert.equal(error.option, group);
+        assert.equal(error.message, `omni-otel-metrics: ${message}`);
         return true;
       });
     });

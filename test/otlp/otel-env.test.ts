@@ -189,7 +189,10 @@ describe('resolveExportSettings: options over metrics variables over generic var
 
   it('invalid options throw, naming the option', () => {
     const bad: Array<[Parameters<typeof resolveExportSettings>[0], RegExp]> = [
-      [{ exporters: ['otlp', 'zipkin' as 'otlp'] }, /^RangeError: exporters must list only prometheus, otlp, console, none; got \["otlp","zipkin"\]$/],
+      [
+        { exporters: ['otlp', 'zipkin' as 'otlp'] },
+        /^OmniOptionError: omni-otel-metrics: exporters must list only prometheus, otlp, console, none; got \["otlp","zipkin"\]$/,
+      ],
       [{ exporters: ['none', 'otlp'] }, /exporters: "none" cannot be combined/],
       [{ otlp: { protocol: 'thrift' as 'grpc' } }, /^RangeError: otlp.protocol must be one of http\/protobuf, http\/json, grpc; got "thrift"$/],
       [{ otlp: { compression: 'br' as 'gzip' } }, /otlp.compression must be one of gzip, none; got "br"/],

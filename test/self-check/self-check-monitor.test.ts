@@ -159,13 +159,15 @@ describe('self-check: periodic warning and shutdown summary', () => {
     const base = { modelName: 'm', stagePools: [1], prometheus: false as const };
     for (const intervalSeconds of [0, -1, Number.NaN, Number.POSITIVE_INFINITY]) {
       await assert.rejects(registerOmniMetrics({ ...base, selfCheck: { intervalSeconds } }), {
-        name: 'RangeError',
-        message: `selfCheck.intervalSeconds must be a finite number > 0, got ${String(intervalSeconds)}`,
+        name: 'OmniOptionError',
+        option: 'selfCheck',
+        message: `omni-otel-metrics: selfCheck.intervalSeconds must be a finite number > 0, got ${String(intervalSeconds)}`,
       });
     }
     await assert.rejects(registerOmniMetrics({ ...base, selfCheck: true as unknown as false }), {
-      name: 'TypeError',
-      message: 'selfCheck must be false or { intervalSeconds }',
+      name: 'OmniOptionError',
+      option: 'selfCheck',
+      message: 'omni-otel-metrics: selfCheck must be false or { intervalSeconds }',
     });
   });
 
