@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { context, diag, DiagLogLevel, metrics as metricsApi, propagation, trace } from '@opentelemetry/api';
 import { NodeSDK } from '@opentelemetry/sdk-node';
+import { AggregationTemporality, InMemoryMetricExporter, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
 import { OmniInstrumentation } from '../../instrumentation/hooks/omni-instrumentation';
 import { registerOmniMetrics, type OmniMetricsHandle } from '../../register';
 import { FakeOrchestrator, FakeServing } from '../hooks/fake-host';
@@ -102,6 +103,32 @@ describe('inside NodeSDK: OmniInstrumentation in its instrumentations, the reade
     assert.equal(body.match(/^# TYPE vllm:omni_requests_success_total /gm)?.length, 1, 'one block per family');
   });
 
+  it('OTLP inside NodeSDK: its push reader carries the store through handle.createMetricProducer()', async () => {
+    const exporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE);
+    metrics = await registerOmniMetrics({
+      modelName: 'm',
+      logStats: true,
+      meterProvider: 'external',
+      prometheus: false,
+      selfCheck: false,
+      processMetrics: false,
+    });
+    const push = new PeriodicExportingMetricReader({
+      exporter,
+      exportIntervalMillis: 3_600_000,
+      metricProducers: [metrics.createMetricProducer(exporter.selectAggregationTemporality.bind(exporter))],
+    });
+    sdk = new NodeSDK({ metricReaders: [metrics.prometheusReader!, push], views: [...metrics.views], spanProcessors: [], autoDetectResources: false });
+    sdk.start();
+    metrics.pipeline.requestSucceeded(0.5, 'stop');
+    metricsApi.getMeter('application').createCounter('app_jobs').add(3);
+    await push.forceFlush();
+    const exported = exporter.getMetrics().flatMap((resourceMetrics) => resourceMetrics.scopeMetrics.flatMap((scope) => scope.metrics));
+    const point = (name: string) => exported.find((metric) => metric.descriptor.name === name)?.dataPoints.map((p) => [p.attributes, p.value]);
+    assert.deepEqual(point('vllm:omni_requests_success_total'), [[{ model_name: 'm', finished_reason: 'stop' }, 1]]);
+    assert.deepEqual(point('app_jobs'), [[{}, 3]]);
+  });
+
   it('the package owning its provider while NodeSDK hands the instrumentation another: the families stay on /metrics, and one warning says where the GenAI histograms went', async () => {
     const warnings = await diagWarnings(async () => {
       metrics = await registerOmniMetrics({
@@ -117,8 +144,8 @@ describe('inside NodeSDK: OmniInstrumentation in its instrumentations, the reade
       instrumentation = new OmniInstrumentation({ metrics, orchestratorClass: FakeOrchestrator, servingClass: FakeServing, diagnosticsChannels: false });
       sdk = new NodeSDK({
         metricReaders: [
-          new (await import('@opentelemetry/sdk-metrics')).PeriodicExportingMetricReader({
-            exporter: new (await import('@opentelemetry/sdk-metrics')).InMemoryMetricExporter(0),
+          new PeriodicExportingMetricReader({
+            exporter: new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE),
             exportIntervalMillis: 3_600_000,
           }),
         ],
