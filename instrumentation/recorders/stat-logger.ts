@@ -1,6 +1,7 @@
 import { diag } from '@opentelemetry/api';
 import type { FeatureOptions } from '../../views/catalog';
 import { WarnOnce } from '../../views/diag-warnings';
+import { checkObject, optionKeys } from '../../views/option-checks';
 import type { StageReplica, StageReplicaMap } from '../../views/stage-replica-map';
 import type { SeriesStore } from '../../views/store/series-store';
 import type { IterationStats } from '../stats/iteration-stats';
@@ -35,6 +36,17 @@ export interface IterationStatsSink {
   recordIteration(engine: StageReplica, stats: IterationStats): void;
 }
 
+const STAT_LOGGER_OPTION_KEYS = optionKeys<OmniStatLoggerOptions>({
+  modelName: true,
+  stageReplicaMap: true,
+  features: true,
+  cacheConfig: true,
+  logIntervalSeconds: true,
+  logSink: true,
+  wallClock: true,
+  genAi: true,
+});
+
 /**
  * The upstream `vllm:*` families per (stage, replica): vLLM's `PrometheusStatLogger` with the
  * `engine` label reshaped, as vLLM-Omni's `OmniPrometheusStatLogger`. Every replica's series
@@ -54,6 +66,7 @@ export class OmniStatLogger {
     private readonly store: SeriesStore,
     private readonly options: OmniStatLoggerOptions,
   ) {
+    checkObject(options, 'OmniStatLogger options', STAT_LOGGER_OPTION_KEYS);
     this.wallClock = options.wallClock ?? (() => Date.now() / 1000);
     const interval = options.logIntervalSeconds ?? DEFAULT_LOG_STATS_INTERVAL_SECONDS;
     if (!(interval >= 0)) throw new RangeError(`logIntervalSeconds must be >= 0, got ${String(interval)}`);

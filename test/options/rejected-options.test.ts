@@ -12,7 +12,11 @@ import type { OmniMetricsOptions } from '../../options';
 import { registerOmniMetrics, type OmniMetricsHandle } from '../../register';
 import { resolveOmniSettings } from '../../settings';
 import { OmniOptionError } from '../../views/option-checks';
+import { OmniStatLogger } from '../../instrumentation/recorders/stat-logger';
+import { resolveCatalog } from '../../views/catalog';
+import { StageReplicaMap } from '../../views/stage-replica-map';
 import { OmniMetricProducer } from '../../views/store/metric-producer';
+import { SeriesStore } from '../../views/store/series-store';
 import { freePort } from '../support/ports';
 import { activeResources, assertResourcesBackTo } from '../support/resources';
 
@@ -237,6 +241,19 @@ describe('options: every bad option is refused before anything starts', () => {
     assert.throws(
       () => serveClusterWorker({}, { syncInterval: 5 } as never),
       refused('unknown option "serveClusterWorker options.syncInterval"; serveClusterWorker options accepts syncIntervalMillis, flushTimeoutMillis'),
+    );
+    assert.throws(
+      () => new SeriesStore(resolveCatalog({}), { modelName: 'm', cardinalitylimit: 10 } as never),
+      refused(
+        'unknown option "SeriesStore options.cardinalitylimit" (did you mean "cardinalityLimit"?); SeriesStore options accepts modelName, naming, cardinalityLimit, stageReplicaMap, now',
+      ),
+    );
+    const store = new SeriesStore(resolveCatalog({ logStats: true }), { modelName: 'm' });
+    assert.throws(
+      () => new OmniStatLogger(store, { modelName: 'm', stageReplicaMap: new StageReplicaMap([1]), logInterval: 5 } as never),
+      refused(
+        'unknown option "OmniStatLogger options.logInterval"; OmniStatLogger options accepts modelName, stageReplicaMap, features, cacheConfig, logIntervalSeconds, logSink, wallClock, genAi',
+      ),
     );
     await assert.rejects(
       startClusterPrimary({ modelName: 'm', catalog: {}, gaugeMerges: {} } as never),

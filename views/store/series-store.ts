@@ -1,6 +1,7 @@
 import type { Attributes } from '@opentelemetry/api';
 import type { FamilyKey, ResolvedCatalog } from '../catalog';
 import { WarnOnce } from '../diag-warnings';
+import { checkObject, optionKeys } from '../option-checks';
 import { EngineRelabelProcessor } from '../engine-relabel-processor';
 import type { StageReplicaMap } from '../stage-replica-map';
 import { streamNameFor, type NamingScheme } from '../views';
@@ -22,6 +23,8 @@ export interface SeriesStoreOptions {
   readonly now?: () => number;
 }
 
+const SERIES_STORE_OPTION_KEYS = optionKeys<SeriesStoreOptions>({ modelName: true, naming: true, cardinalityLimit: true, stageReplicaMap: true, now: true });
+
 /**
  * Every series of the catalog's families, owned by the package: OpenTelemetry's bound
  * instruments. Attributes are processed and the cardinality checked once, when a series is
@@ -41,6 +44,7 @@ export class SeriesStore {
     readonly catalog: ResolvedCatalog,
     readonly options: SeriesStoreOptions,
   ) {
+    checkObject(options, 'SeriesStore options', SERIES_STORE_OPTION_KEYS);
     const cardinalityLimit = options.cardinalityLimit ?? DEFAULT_CARDINALITY_LIMIT;
     this.cardinalityLimit = cardinalityLimit;
     if (!Number.isInteger(cardinalityLimit) || cardinalityLimit < 1) {
