@@ -72,8 +72,8 @@ export interface OmniMetricsHandle extends InstrumentedMetrics {
 /**
  * Registers every family for one pipeline at startup and returns the recorders. Every option is
  * checked and settled first (a bad one throws before anything exists); then the parts are built;
- * then the server binds its port, the one step that can still fail, before any provider, timer or
- * pull starts.
+ * then the server binds its port and the provider takes its readers, the steps that can still
+ * fail, before any timer or pull starts.
  */
 export async function registerOmniMetrics(options: OmniMetricsOptions): Promise<OmniMetricsHandle> {
   const settings = resolveOmniSettings(options);
@@ -96,14 +96,17 @@ export async function registerOmniMetrics(options: OmniMetricsOptions): Promise<
   const pushReaders =
     settings.provider.kind === 'own' && !settings.sdkDisabled ? createPushReaders(settings.exportSettings, store, undefined, newProducer) : [];
 
-  // Binding the port can fail: nothing runs yet if it does.
-  const server = settings.server === undefined || reader === undefined ? undefined : await serveMetrics(reader, settings.server);
+  // The two steps that can still fail: binding the port, and a provider refusing a reader of the caller's that another
+  // provider already has. Nothing else runs yet; what they started stops, and a reader the caller passed in no longer
+  // reads this store (whose engine pulls would never be stopped).
+  let server: PrometheusServer | undefined;
   let meterProvider: ApiMeterProvider;
   try {
+    server = settings.server === undefined || reader === undefined ? undefined : await serveMetrics(reader, settings.server);
     meterProvider = providerFor(settings, reader, pushReaders);
   } catch (error) {
-    // A reader of the caller's that another provider already has: the server and the push readers the provider took go too.
     await Promise.allSettled([server?.close(), ...pushReaders.map((pushReader) => pushReader.shutdown())]);
+    reader?.detachStore();
     throw error;
   }
   for (const producer of settings.metricProducers) producer.attach(store);

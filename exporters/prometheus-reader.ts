@@ -88,6 +88,11 @@ export class OmniPrometheusReader extends MetricReader {
     };
   }
 
+  /** Stops reading the store it was given (a registration that failed after attaching it). */
+  detachStore(): void {
+    this.store = undefined;
+  }
+
   /** Replaces the announced families. */
   declareFamilies(families: readonly DeclaredFamily[]): void {
     this.declared = families;

@@ -288,6 +288,27 @@ describe('options: every bad option is refused before anything starts', () => {
       );
       await assertNothingNew(before, 'failed listen');
     });
+
+    it("a reader the caller passed in is let go: it no longer reads the registration's store", async () => {
+      const reader = new OmniPrometheusReader({ createdSeries: false });
+      const provider = new MeterProvider({ readers: [reader] });
+      try {
+        await assert.rejects(
+          registerOmniMetrics({
+            modelName: 'm',
+            logStats: true,
+            meterProvider: provider,
+            prometheusReader: reader,
+            prometheus: { host: '127.0.0.1', port },
+            selfCheck: false,
+          }),
+          { code: 'EADDRINUSE' },
+        );
+        assert.equal(await reader.metricsText(), '');
+      } finally {
+        await provider.shutdown();
+      }
+    });
   });
 });
 
