@@ -1,4 +1,4 @@
-import { Agent as HttpAgent } from 'node:http';
+import type { Agent as HttpAgent } from 'node:http';
 import { createRequire } from 'node:module';
 import {
   AggregationTemporalityPreference,
@@ -49,10 +49,16 @@ export function createOtlpMetricExporter(settings: OtlpExporterSettings, load: M
     temporalityPreference: TEMPORALITY[settings.temporality],
   };
   switch (settings.protocol) {
-    case 'http/protobuf':
-      return closingItsAgentOnShutdown(new ProtobufMetricExporter({ ...shared, headers: settings.headers ? { ...settings.headers } : undefined }));
-    case 'http/json':
-      return closingItsAgentOnShutdown(new JsonMetricExporter({ ...shared, headers: settings.headers ? { ...settings.headers } : undefined }));
+    case 'http/protobuf': {
+      const agent = new OwnedAgent();
+      const headers = settings.headers ? { ...settings.headers } : undefined;
+      return agent.closedWith(new ProtobufMetricExporter({ ...shared, headers, httpAgentOptions: agent.factory }));
+    }
+    case 'http/json': {
+      const agent = new OwnedAgent();
+      const headers = settings.headers ? { ...settings.headers } : undefined;
+      return agent.closedWith(new JsonMetricExporter({ ...shared, headers, httpAgentOptions: agent.factory }));
+    }
     case 'grpc': {
       const { OTLPMetricExporter } = loadGrpc<GrpcExporterModule>(load, GRPC_EXPORTER_PACKAGE);
       const config: GrpcConfig = { ...shared, compression: settings.compression as GrpcConfig['compression'] };
@@ -62,29 +68,33 @@ export function createOtlpMetricExporter(settings: OtlpExporterSettings, load: M
   }
 }
 
-/** Where the OTLP/HTTP exporters keep the agent their transport opened on the first export (not public). */
-interface HttpExporterInternals {
-  readonly _delegate?: { readonly _transport?: { readonly _transport?: { readonly _utils?: { readonly agent?: unknown } | null } } };
-}
-
 /**
- * The OTLP/HTTP exporters open a keep-alive agent on their first export, and their shutdown()
- * leaves it open (the transport's shutdown does nothing): the idle socket to the collector would
- * outlive the provider until the collector drops it. The SDK gives no handle on the agent, so it is
- * reached through the exporter's internals and destroyed once the exporter has shut down; with
- * other internals there is nothing to destroy and shutdown() is the SDK's own.
+ * The keep-alive agent of one OTLP/HTTP exporter, made here through the exporter's public agent
+ * factory so that shutting the exporter down can close it: the exporter's own shutdown() leaves its
+ * agent's idle socket to the collector open. `node:http` / `node:https` load on the first export,
+ * not at import, so that `@opentelemetry/instrumentation-http` can patch them first.
  */
-function closingItsAgentOnShutdown<T extends PushMetricExporter>(exporter: T): T {
-  const shutdown = exporter.shutdown.bind(exporter);
-  exporter.shutdown = async () => {
-    try {
-      await shutdown();
-    } finally {
-      const agent = (exporter as HttpExporterInternals)._delegate?._transport?._transport?._utils?.agent;
-      if (agent instanceof HttpAgent) agent.destroy();
-    }
+class OwnedAgent {
+  private agent: Promise<HttpAgent> | undefined;
+
+  /** One agent per exporter, even when its first two exports start together. */
+  readonly factory = (protocol: string): Promise<HttpAgent> => {
+    this.agent ??= (protocol === 'http:' ? import('node:http') : import('node:https')).then(({ Agent }) => new Agent({ keepAlive: true }));
+    return this.agent;
   };
-  return exporter;
+
+  /** `exporter`, whose shutdown() also destroys this agent once the exporter has shut down. */
+  closedWith<T extends PushMetricExporter>(exporter: T): T {
+    const shutdown = exporter.shutdown.bind(exporter);
+    exporter.shutdown = async () => {
+      try {
+        await shutdown();
+      } finally {
+        (await this.agent)?.destroy();
+      }
+    };
+    return exporter;
+  }
 }
 
 function loadGrpc<T>(load: ModuleLoader, id: string): T {
