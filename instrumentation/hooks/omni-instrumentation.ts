@@ -82,14 +82,9 @@ const ORCHESTRATOR_METHODS = [
 ] as const;
 type OrchestratorMethod = (typeof ORCHESTRATOR_METHODS)[number];
 /** The orchestrator methods the self-check counts (replica changes feed no family). */
-const COUNTED_METHODS: ReadonlySet<string> = new Set<HostMethod>([
-  'addRequest',
-  'cleanupRequest',
-  'submitToStage',
-  'pollEngine',
-  'sendToNextStage',
-  'receiveFromPreviousStage',
-]);
+const COUNTED_METHODS: ReadonlySet<string> = new Set<OrchestratorMethod>(
+  ORCHESTRATOR_METHODS.filter((name) => name !== 'addReplica' && name !== 'removeReplica'),
+);
 const SERVING_METHODS = ['generate', 'abort'] as const;
 type Method = (this: unknown, ...args: unknown[]) => unknown;
 

@@ -37,25 +37,7 @@ export class FakeOrchestrator {
   }
 
   async pollEngine(stageId: number, replicaId: number, requestId = 'r', step = 0): Promise<EngineCoreOutputs> {
-    const base = 100 + step;
-    return {
-      timestamp: base + 0.5,
-      outputs:
-        step === 0
-          ? [
-              {
-                requestId,
-                numNewTokens: 1,
-                numCachedTokens: 0,
-                events: [
-                  { type: 'QUEUED', timestamp: base },
-                  { type: 'SCHEDULED', timestamp: base + 0.25 },
-                ],
-              },
-            ]
-          : [{ requestId, numNewTokens: 1, finishReason: 'stop' }],
-      schedulerStats: createSchedulerStats({ numRunningReqs: 1, kvCacheUsage: 0.5 + stageId * 0.1 + replicaId * 0.01 }),
-    };
+    return twoStepOutputs(requestId, step, 0.5 + stageId * 0.1 + replicaId * 0.01);
   }
 
   sendToNextStage(requestId: string): TransferReceipt {
@@ -107,5 +89,31 @@ export function finishedAudioOutput(requestId: string, replicaId: number, tokens
       { stageId: 0, numTokensIn: 7, numTokensOut: tokensOut[0], stageGenTimeMs: 30 },
       { stageId: 1, numTokensIn: 5, numTokensOut: tokensOut[1], stageGenTimeMs: 50, audioGeneratedFrames: 4800 },
     ],
+  };
+}
+
+/**
+ * One request's engine outputs over two polls: step 0 queued, scheduled and one token; step 1 one
+ * more token and finished. Scheduler stats report one running request at `kvCacheUsage`.
+ */
+export function twoStepOutputs(requestId: string, step: number, kvCacheUsage: number): EngineCoreOutputs {
+  const base = 100 + step;
+  return {
+    timestamp: base + 0.5,
+    outputs:
+      step === 0
+        ? [
+            {
+              requestId,
+              numNewTokens: 1,
+              numCachedTokens: 0,
+              events: [
+                { type: 'QUEUED', timestamp: base },
+                { type: 'SCHEDULED', timestamp: base + 0.25 },
+              ],
+            },
+          ]
+        : [{ requestId, numNewTokens: 1, finishReason: 'stop' }],
+    schedulerStats: createSchedulerStats({ numRunningReqs: 1, kvCacheUsage }),
   };
 }

@@ -3,6 +3,7 @@ import { context, diag, DiagLogLevel, metrics as metricsApi, propagation, trace 
 import { NodeSDK } from '@opentelemetry/sdk-node';
 import { AggregationTemporality, InMemoryMetricExporter, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
 import { OmniInstrumentation } from '../../instrumentation/hooks/omni-instrumentation';
+import type { OmniMetricsOptions } from '../../options';
 import { registerOmniMetrics, type OmniMetricsHandle } from '../../register';
 import { FakeOrchestrator, FakeServing } from '../hooks/fake-host';
 import { httpGet } from '../support/http';
@@ -36,6 +37,29 @@ async function serveOneRequest(): Promise<void> {
   for await (const _ of new FakeServing(orchestrator).generate({ requestId: 'a' })) void _;
 }
 
+/** The fake host's two stages, with the GenAI histograms; no periodic log, self-check or process families to disturb exact counts. */
+const HOOKED_PIPELINE: OmniMetricsOptions = {
+  modelName: 'm',
+  stagePools: [1, 2],
+  logStats: true,
+  genAiMetrics: true,
+  logIntervalSeconds: 0,
+  selfCheck: false,
+  processMetrics: false,
+};
+const EXTERNAL_WITHOUT_SERVER: OmniMetricsOptions = {
+  modelName: 'm',
+  logStats: true,
+  meterProvider: 'external',
+  prometheus: false,
+  selfCheck: false,
+  processMetrics: false,
+};
+
+function hooks(metrics: OmniMetricsHandle): OmniInstrumentation {
+  return new OmniInstrumentation({ metrics, orchestratorClass: FakeOrchestrator, servingClass: FakeServing, diagnosticsChannels: false });
+}
+
 /** NodeSDK registers process-wide globals: leave the process as other tests expect it. */
 function resetGlobals(): void {
   metricsApi.disable();
@@ -58,18 +82,8 @@ describe('inside NodeSDK: OmniInstrumentation in its instrumentations, the reade
 
   it("meterProvider: 'external': /metrics has the hooks' families, the GenAI histograms and the application's own instruments, with no warning", async () => {
     const warnings = await diagWarnings(async () => {
-      metrics = await registerOmniMetrics({
-        modelName: 'm',
-        stagePools: [1, 2],
-        logStats: true,
-        genAiMetrics: true,
-        meterProvider: 'external',
-        prometheus: { host: '127.0.0.1', port: 0 },
-        logIntervalSeconds: 0,
-        selfCheck: false,
-        processMetrics: false,
-      });
-      instrumentation = new OmniInstrumentation({ metrics, orchestratorClass: FakeOrchestrator, servingClass: FakeServing, diagnosticsChannels: false });
+      metrics = await registerOmniMetrics({ ...HOOKED_PIPELINE, meterProvider: 'external', prometheus: { host: '127.0.0.1', port: 0 } });
+      instrumentation = hooks(metrics);
       sdk = new NodeSDK({
         metricReaders: [metrics.prometheusReader!],
         views: [...metrics.views],
@@ -105,14 +119,7 @@ describe('inside NodeSDK: OmniInstrumentation in its instrumentations, the reade
 
   it('OTLP inside NodeSDK: its push reader carries the store through handle.createMetricProducer()', async () => {
     const exporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE);
-    metrics = await registerOmniMetrics({
-      modelName: 'm',
-      logStats: true,
-      meterProvider: 'external',
-      prometheus: false,
-      selfCheck: false,
-      processMetrics: false,
-    });
+    metrics = await registerOmniMetrics(EXTERNAL_WITHOUT_SERVER);
     const push = new PeriodicExportingMetricReader({
       exporter,
       exportIntervalMillis: 3_600_000,
@@ -131,17 +138,8 @@ describe('inside NodeSDK: OmniInstrumentation in its instrumentations, the reade
 
   it('the package owning its provider while NodeSDK hands the instrumentation another: the families stay on /metrics, and one warning says where the GenAI histograms went', async () => {
     const warnings = await diagWarnings(async () => {
-      metrics = await registerOmniMetrics({
-        modelName: 'm',
-        stagePools: [1, 2],
-        logStats: true,
-        genAiMetrics: true,
-        prometheus: false,
-        logIntervalSeconds: 0,
-        selfCheck: false,
-        processMetrics: false,
-      });
-      instrumentation = new OmniInstrumentation({ metrics, orchestratorClass: FakeOrchestrator, servingClass: FakeServing, diagnosticsChannels: false });
+      metrics = await registerOmniMetrics({ ...HOOKED_PIPELINE, prometheus: false });
+      instrumentation = hooks(metrics);
       sdk = new NodeSDK({
         metricReaders: [
           new PeriodicExportingMetricReader({
@@ -167,14 +165,7 @@ describe('inside NodeSDK: OmniInstrumentation in its instrumentations, the reade
   it("a reader no provider took: /metrics still serves the package's families, and says once what is missing", async () => {
     let text = '';
     const warnings = await diagWarnings(async () => {
-      metrics = await registerOmniMetrics({
-        modelName: 'm',
-        logStats: true,
-        meterProvider: 'external',
-        prometheus: false,
-        selfCheck: false,
-        processMetrics: false,
-      });
+      metrics = await registerOmniMetrics(EXTERNAL_WITHOUT_SERVER);
       metrics.pipeline.requestSucceeded(0.5, 'stop');
       text = await metrics.metricsText();
       await metrics.metricsText();

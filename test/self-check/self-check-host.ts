@@ -1,6 +1,5 @@
 import type { EngineCoreOutputs, OmniRequestOutput, ReceiveReceipt, StageRequest, TransferReceipt } from '../../instrumentation/pipeline/host-contract';
-import { createSchedulerStats } from '../../instrumentation/stats/types';
-import { FakePool, finishedAudioOutput } from '../hooks/fake-host';
+import { FakePool, finishedAudioOutput, twoStepOutputs } from '../hooks/fake-host';
 
 /**
  * A two-stage host (thinker 1 replica → talker 2 replicas) that calls every hooked method a request
@@ -21,25 +20,7 @@ export class OrchestratorWithoutTransfers {
 
   /** Step 0: queued, scheduled, one token; step 1: one more token and finished. */
   async pollEngine(_stageId: number, _replicaId: number, requestId: string, step: number): Promise<EngineCoreOutputs> {
-    const base = 100 + step;
-    return {
-      timestamp: base + 0.5,
-      outputs:
-        step === 0
-          ? [
-              {
-                requestId,
-                numNewTokens: 1,
-                numCachedTokens: 0,
-                events: [
-                  { type: 'QUEUED', timestamp: base },
-                  { type: 'SCHEDULED', timestamp: base + 0.25 },
-                ],
-              },
-            ]
-          : [{ requestId, numNewTokens: 1, finishReason: 'stop' }],
-      schedulerStats: createSchedulerStats({ numRunningReqs: 1, kvCacheUsage: 0.5 }),
-    };
+    return twoStepOutputs(requestId, step, 0.5);
   }
 }
 
