@@ -4,7 +4,8 @@ import { EnginePullProducer } from './exporters/engine-pull/engine-pull-producer
 import { EnginePuller } from './exporters/engine-pull/engine-puller';
 import type { ExportSettings } from './exporters/otlp/export-settings';
 import { createPushReaders } from './exporters/otlp/push-readers';
-import { createMetricsHandler, serveMetrics, type MetricsHandlerOptions, type MetricsMiddleware, type PrometheusServer } from './exporters/prometheus-http';
+import { createMetricsHandler, type MetricsHandlerOptions, type MetricsMiddleware } from './exporters/metrics-handler';
+import { serveMetrics, type PrometheusServer } from './exporters/prometheus-http';
 import { OmniPrometheusReader } from './exporters/prometheus-reader';
 import type { ExpositionFormat } from './exporters/exposition-text';
 import type { InstrumentedMetrics } from './instrumentation/hooks/instrumented-metrics';

@@ -6,20 +6,16 @@
 export { OmniPrometheusReader, type OmniPrometheusReaderOptions } from './prometheus-reader';
 export { serializePrometheus, type SerializeOptions } from './prometheus-serializer';
 export { TEXT_CONTENT_TYPE, OPENMETRICS_CONTENT_TYPE, type ExpositionFormat } from './exposition-text';
+export { createMetricsHandler, DEFAULT_METRICS_PATH, type MetricsHandlerOptions, type MetricsMiddleware, type MetricsTextSource } from './metrics-handler';
 export {
-  createMetricsHandler,
   startPrometheusServer,
   serveMetrics,
   resolvePrometheusServerSettings,
   DEFAULT_PROMETHEUS_PORT,
   DEFAULT_PROMETHEUS_HOST,
-  DEFAULT_METRICS_PATH,
   DEFAULT_HEADERS_TIMEOUT_MILLIS,
   DEFAULT_IDLE_TIMEOUT_MILLIS,
   DEFAULT_MAX_CONNECTIONS,
-  type MetricsHandlerOptions,
-  type MetricsMiddleware,
-  type MetricsTextSource,
   type PrometheusServer,
   type PrometheusServerOptions,
   type PrometheusServerSettings,

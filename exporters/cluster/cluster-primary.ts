@@ -3,16 +3,8 @@ import cluster, { type Worker } from 'node:cluster';
 import { declaredFamilies } from '../../views/declared-families';
 import { resolveCatalog, type CatalogOptions, type ResolvedCatalog, type ResolvedFamily } from '../../views/catalog';
 import type { NamingScheme } from '../../views/views';
-import {
-  createMetricsHandler,
-  resolvePrometheusServerSettings,
-  serveMetrics,
-  type MetricsMiddleware,
-  type MetricsTextSource,
-  type PrometheusServer,
-  type MetricsHandlerOptions,
-  type PrometheusServerOptions,
-} from '../prometheus-http';
+import { createMetricsHandler, type MetricsHandlerOptions, type MetricsMiddleware, type MetricsTextSource } from '../metrics-handler';
+import { resolvePrometheusServerSettings, serveMetrics, type PrometheusServer, type PrometheusServerOptions } from '../prometheus-http';
 import { createdSeriesDisabledByEnv } from '../exposition-text';
 import type { DeclaredFamily } from '../../views/declared-families';
 import type { ExpositionFormat } from '../exposition-text';

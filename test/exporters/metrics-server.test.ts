@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import { readFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 import { acceptsGzip, negotiateFormat } from '../../exporters/content-negotiation';
-import { startPrometheusServer, type MetricsTextSource, type PrometheusServer, type PrometheusServerOptions } from '../../exporters/prometheus-http';
+import type { MetricsTextSource } from '../../exporters/metrics-handler';
+import { startPrometheusServer, type PrometheusServer, type PrometheusServerOptions } from '../../exporters/prometheus-http';
 import { activeResources, assertResourcesBackTo } from '../support/resources';
 
 /** A test-only self-signed certificate for 127.0.0.1 (EC P-256, valid until 2126). */
