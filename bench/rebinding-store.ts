@@ -2,7 +2,7 @@ import type { Attributes } from '@opentelemetry/api';
 import { MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { FamilyKey, ResolvedCatalog, ResolvedFamily } from '../views/catalog';
-import { FamilySeries, type LabelValue } from '../views/store/family-series';
+import { creationClock, FamilySeries, type LabelValue } from '../views/store/family-series';
 import { NOOP_SERIES, type BoundSeries } from '../views/store/series';
 import { SeriesStore, type SeriesStoreOptions } from '../views/store/series-store';
 import { OMNI_METER_NAME, PACKAGE_VERSION } from '../views/views';
@@ -42,7 +42,7 @@ class RebindingFamily extends FamilySeries {
     private readonly factory: SeriesFactory,
     modelName: string,
   ) {
-    super(family, family.name, { modelName, cardinalityLimit: Infinity, now: Date.now });
+    super(family, family.name, { modelName, cardinalityLimit: Infinity, creationTime: creationClock(Date.now) });
   }
 
   override bind(values: readonly LabelValue[], extraLabels?: Attributes): BoundSeries {

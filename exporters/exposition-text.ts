@@ -7,6 +7,14 @@ import type { FamilyType } from '../views/family-definition';
 
 export type ExpositionFormat = 'text' | 'openmetrics';
 
+/**
+ * Text is handed on in pieces of about this many characters: a string built by `+=` is a tree of
+ * pieces that must be copied flat before it can be sent, and one tree of a whole large scrape
+ * stays alive through many young-generation collections, which then copy it over and over. Pieces
+ * of this size die young, and each is a natural point for a sliced rendering to yield.
+ */
+export const PIECE_CHARACTERS = 16_384;
+
 export const TEXT_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
 export const OPENMETRICS_CONTENT_TYPE = 'application/openmetrics-text; version=1.0.0; charset=utf-8';
 

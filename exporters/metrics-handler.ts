@@ -1,10 +1,8 @@
 import { diag } from '@opentelemetry/api';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { promisify } from 'node:util';
-import { gzip } from 'node:zlib';
-import { coalesced } from './coalesced';
 import { acceptsGzip, negotiateFormat } from './content-negotiation';
 import { OPENMETRICS_CONTENT_TYPE, TEXT_CONTENT_TYPE, type ExpositionFormat } from './exposition-text';
+import { SharedRenderings, type RenderingReader, type SharedRendering } from './shared-rendering';
 import { challenges, isAuthorized, validateScrapeAuth, type ScrapeAuth } from './scrape-auth';
 
 export const DEFAULT_METRICS_PATH = '/metrics';
@@ -14,6 +12,12 @@ export interface MetricsTextSource {
   metricsText(format: ExpositionFormat): Promise<string>;
   /** The same as UTF-8 bytes, when the source renders bytes directly (served without re-encoding). */
   metricsBytes?(format: ExpositionFormat): Promise<Buffer>;
+  /**
+   * Where the source shares its renderings, when it renders in slices: HTTP scrapes and the
+   * source's own `metricsBytes()` then join each other's rendering. Other sources get one from
+   * the handler, rendering through `metricsBytes` / `metricsText`.
+   */
+  readonly sharedRenderings?: SharedRenderings<ExpositionFormat>;
 }
 
 /** Node's request listener shape, plus the optional `next` that express/connect/fastify-middie pass. */
@@ -26,25 +30,40 @@ export interface MetricsHandlerOptions {
   readonly auth?: ScrapeAuth;
 }
 
-const gzipAsync = promisify(gzip);
+/** The renderings of sources that bring none of their own, one set per source (so two handlers on one source share). */
+const adoptedRenderings = new WeakMap<MetricsTextSource, SharedRenderings<ExpositionFormat>>();
+
+function renderingsOf(source: MetricsTextSource): SharedRenderings<ExpositionFormat> {
+  if (source.sharedRenderings !== undefined) return source.sharedRenderings;
+  let renderings = adoptedRenderings.get(source);
+  if (renderings === undefined) {
+    renderings = new SharedRenderings(async (format: ExpositionFormat) => [
+      source.metricsBytes ? await source.metricsBytes(format) : await source.metricsText(format),
+    ]);
+    adoptedRenderings.set(source, renderings);
+  }
+  return renderings;
+}
 
 /**
  * A handler for `GET|HEAD <path>` that serves the source's exposition: OpenMetrics when the
- * scraper's `Accept` prefers it (q-values honoured), gzip when `Accept-Encoding` allows it,
- * `Content-Length` always (HEAD: headers only). Other methods on the path get 405. Other paths go
- * to `next` when the host's framework provides one (mounted middleware), or 404 on a bare
- * `node:http` server: the host's own server stays in charge of everything else.
+ * scraper's `Accept` prefers it (q-values honoured), gzip when `Accept-Encoding` allows it.
+ * A GET streams the exposition as it is rendered (chunked, in slices that leave the event loop to
+ * the host), and scrapes that arrive while a rendering of the same format and encoding is under
+ * way join it (see `SharedRenderings`). A HEAD waits for the rendering and sends its
+ * `Content-Length`, no body. Other methods on the path get 405. Other paths go to `next` when the
+ * host's framework provides one (mounted middleware), or 404 on a bare `node:http` server: the
+ * host's own server stays in charge of everything else. A request target in absolute form
+ * (`GET http://host:9464/metrics`, which HTTP/1.1 servers must accept) is served like its path.
  */
 export function createMetricsHandler(source: MetricsTextSource, pathOrOptions: string | MetricsHandlerOptions = {}): MetricsMiddleware {
   const options = typeof pathOrOptions === 'string' ? { path: pathOrOptions } : pathOrOptions;
   const path = options.path ?? DEFAULT_METRICS_PATH;
   validateScrapeAuth(options.auth, 'auth');
   const auth = options.auth;
-  // Scrapes that overlap share one rendering, and one compression of it.
-  const renderShared = coalesced((format: ExpositionFormat) => render(source, format));
-  const compressed = new WeakMap<Buffer, Promise<Buffer>>();
+  const renderings = renderingsOf(source);
   return (request, response, next) => {
-    const pathname = (request.url ?? '/').split('?', 1)[0];
+    const pathname = requestPath(request.url);
     if (pathname !== path) {
       if (next) return next();
       return reply(response, 404, `Not found: ${pathname}. Metrics are served at ${path}\n`);
@@ -59,35 +78,83 @@ export function createMetricsHandler(source: MetricsTextSource, pathOrOptions: s
     }
     const format = negotiateFormat(request.headers.accept);
     const gzipped = acceptsGzip(request.headers['accept-encoding']);
-    renderShared(format)
-      .then((bytes) => {
-        if (!gzipped) return bytes;
-        let body = compressed.get(bytes);
-        if (body === undefined) {
-          body = gzipAsync(bytes);
-          compressed.set(bytes, body);
-        }
-        return body;
-      })
-      .then(
+    const rendering = renderings.rendering(format, gzipped);
+    const headers = (): void => {
+      response.statusCode = 200;
+      response.setHeader('Content-Type', format === 'openmetrics' ? OPENMETRICS_CONTENT_TYPE : TEXT_CONTENT_TYPE);
+      response.setHeader('Vary', 'Accept, Accept-Encoding');
+      if (gzipped) response.setHeader('Content-Encoding', 'gzip');
+    };
+    if (request.method === 'HEAD') {
+      rendering.bytes().then(
         (body) => {
-          response.statusCode = 200;
-          response.setHeader('Content-Type', format === 'openmetrics' ? OPENMETRICS_CONTENT_TYPE : TEXT_CONTENT_TYPE);
-          response.setHeader('Vary', 'Accept, Accept-Encoding');
-          if (gzipped) response.setHeader('Content-Encoding', 'gzip');
+          headers();
           response.setHeader('Content-Length', body.length);
-          response.end(request.method === 'HEAD' ? undefined : body);
+          response.end();
         },
-        (error: unknown) => {
-          diag.error('omni-otel-metrics: metrics collection failed', error);
-          reply(response, 500, 'metrics collection failed\n');
-        },
+        (error: unknown) => failed(response, error),
       );
+      return;
+    }
+    streamRendering(rendering, response, headers);
   };
 }
 
-async function render(source: MetricsTextSource, format: ExpositionFormat): Promise<Buffer> {
-  return source.metricsBytes ? source.metricsBytes(format) : Buffer.from(await source.metricsText(format), 'utf8');
+/**
+ * Writes the rendering's chunks to the response as they come, waiting for `drain` when the client
+ * reads slowly. Headers go out with the first chunk, so a rendering that fails before producing
+ * anything is answered 500; one that fails later cuts the response off (the scraper sees a broken
+ * transfer, never a truncated exposition that looks whole). A client that goes away leaves the
+ * rendering, which stops once nobody reads it.
+ */
+function streamRendering(rendering: SharedRendering, response: ServerResponse, headers: () => void): void {
+  let sent = 0;
+  let draining = false;
+  let ended = false;
+  const pump = (): void => {
+    if (draining || response.destroyed) return;
+    while (sent < rendering.chunkCount) {
+      if (!response.headersSent) headers();
+      if (!response.write(rendering.chunkAt(sent++))) {
+        draining = true;
+        response.once('drain', () => {
+          draining = false;
+          pump();
+        });
+        return;
+      }
+    }
+    if (ended) {
+      if (!response.headersSent) headers();
+      response.end();
+    }
+  };
+  const reader: RenderingReader = {
+    onChunks: pump,
+    onEnd: (error) => {
+      ended = true;
+      if (error === undefined) pump();
+      else if (!response.headersSent) failed(response, error);
+      else response.destroy(error instanceof Error ? error : new Error(String(error)));
+    },
+  };
+  response.once('close', () => rendering.leave(reader));
+  rendering.join(reader);
+}
+
+function failed(response: ServerResponse, error: unknown): void {
+  diag.error('omni-otel-metrics: metrics collection failed', error);
+  reply(response, 500, 'metrics collection failed\n');
+}
+
+/** The path of a request target: origin form (`/metrics?x`) or absolute form (`http://host/metrics`). */
+function requestPath(target = '/'): string {
+  if (target.startsWith('/')) return target.split('?', 1)[0] as string;
+  try {
+    return new URL(target).pathname;
+  } catch {
+    return target;
+  }
 }
 
 function reply(response: ServerResponse, status: number, body: string): void {

@@ -5,11 +5,11 @@ import { LimitedWarning } from '../views/diag-warnings';
 import { checkObject, optionKeys } from '../views/option-checks';
 import { OmniMetricProducer } from '../views/store/metric-producer';
 import type { SeriesStore } from '../views/store/series-store';
-import { coalesced } from './coalesced';
 import { createdSeriesDisabledByEnv, type ExpositionFormat } from './exposition-text';
 import type { DeclaredFamily } from '../views/declared-families';
-import { serializeFamilies, serializePrometheus, targetInfoText } from './prometheus-serializer';
-import { renderStore } from './store-exposition';
+import { prometheusPieces, serializeFamilies, targetInfoText } from './prometheus-serializer';
+import { SharedRenderings, type ExpositionPieces } from './shared-rendering';
+import { storeExposition } from './store-exposition';
 
 export interface OmniPrometheusReaderOptions {
   /** The package's series store; registration attaches it when the reader was created first. */
@@ -54,7 +54,8 @@ export class OmniPrometheusReader extends MetricReader {
       }
     | undefined;
   private readonly createdSeries: boolean;
-  private readonly renderShared = coalesced((format: ExpositionFormat) => this.render(format));
+  /** Every rendering of this reader, HTTP scrapes and `metricsBytes()` alike: those that overlap share one. */
+  readonly sharedRenderings = new SharedRenderings((format: ExpositionFormat) => this.exposition(format));
   /** Set once a MeterProvider takes this reader: before that only the store can be read. */
   private inProvider = false;
 
@@ -118,10 +119,15 @@ export class OmniPrometheusReader extends MetricReader {
 
   /** The exact bytes a scrape would receive (UTF-8); scrapes that overlap share one rendering. */
   metricsBytes(format: ExpositionFormat = 'text'): Promise<Buffer> {
-    return this.renderShared(format);
+    return this.sharedRenderings.rendering(format, false).bytes();
   }
 
-  private async render(format: ExpositionFormat): Promise<Buffer> {
+  /**
+   * The exposition as pieces produced lazily: the SDK's streams are collected first (the one
+   * asynchronous step), then the store's families are rendered piece by piece as the caller pulls
+   * them, then the SDK's own families follow.
+   */
+  private async exposition(format: ExpositionFormat): Promise<ExpositionPieces> {
     const serializeOptions = {
       format,
       withTargetInfo: this.options.withTargetInfo,
@@ -133,16 +139,20 @@ export class OmniPrometheusReader extends MetricReader {
     if (store === undefined || store.generic || this.options.withScopeLabels) {
       const { resourceMetrics, errors } = await this.collect();
       reportErrors(errors);
-      return Buffer.from(serializePrometheus(resourceMetrics, [...(store?.families ?? []), ...this.declared], serializeOptions), 'utf8');
+      return prometheusPieces(resourceMetrics, [...(store?.families ?? []), ...this.declared], serializeOptions);
     }
     const { resourceMetrics, errors } = await this.collectSdk();
     reportErrors(errors);
     const openMetrics = format === 'openmetrics';
     const targetInfo = this.options.withTargetInfo ? targetInfoText(resourceMetrics, openMetrics) : '';
-    const storeBytes = renderStore(store.series, { format, createdSeries: this.createdSeries });
-    const rest = `${serializeFamilies(resourceMetrics, this.declared, serializeOptions, store.names)}${openMetrics ? '# EOF\n' : ''}`;
-    if (targetInfo === '' && rest === '') return storeBytes;
-    return Buffer.concat([Buffer.from(targetInfo, 'utf8'), storeBytes, Buffer.from(rest, 'utf8')]);
+    const declared = this.declared;
+    const createdSeries = this.createdSeries;
+    return (function* (): Generator<string, void, undefined> {
+      if (targetInfo !== '') yield targetInfo;
+      yield* storeExposition(store.series, { format, createdSeries });
+      const rest = `${serializeFamilies(resourceMetrics, declared, serializeOptions, store.names)}${openMetrics ? '# EOF\n' : ''}`;
+      if (rest !== '') yield rest;
+    })();
   }
 
   /**

@@ -5,7 +5,7 @@ import type { FamilyType } from '../views/family-definition';
 import { formatGoFloat } from '../views/go-float';
 import { LimitedWarning } from '../views/diag-warnings';
 import { bucketLabelParts, renderLabelText } from '../views/store/label-text';
-import { createdHeader, familyHeader, familyStem, hasCreatedSeries, omitsCountAndSum, type ExpositionFormat } from './exposition-text';
+import { createdHeader, familyHeader, familyStem, hasCreatedSeries, omitsCountAndSum, PIECE_CHARACTERS, type ExpositionFormat } from './exposition-text';
 import { expandSamples, prometheusFamilyName, prometheusType } from './samples';
 
 export interface SerializeOptions {
@@ -43,9 +43,19 @@ const collidingStreams = new LimitedWarning();
  * A pure function: the readers, the cluster aggregate and the tests share it.
  */
 export function serializePrometheus(resourceMetrics: ResourceMetrics, declared: readonly DeclaredFamily[], options: SerializeOptions = {}): string {
+  return Array.from(prometheusPieces(resourceMetrics, declared, options)).join('');
+}
+
+/** `serializePrometheus` in pieces of about `PIECE_CHARACTERS`, produced as they are pulled (for a rendering in slices). */
+export function* prometheusPieces(
+  resourceMetrics: ResourceMetrics,
+  declared: readonly DeclaredFamily[],
+  options: SerializeOptions = {},
+): Generator<string, void, undefined> {
   const openMetrics = options.format === 'openmetrics';
-  const targetInfo = options.withTargetInfo ? targetInfoText(resourceMetrics, openMetrics) : '';
-  return `${targetInfo}${serializeFamilies(resourceMetrics, declared, options)}${openMetrics ? '# EOF\n' : ''}`;
+  if (options.withTargetInfo) yield targetInfoText(resourceMetrics, openMetrics);
+  yield* familyPieces(resourceMetrics, declared, options);
+  if (openMetrics) yield '# EOF\n';
 }
 
 /**
@@ -59,6 +69,15 @@ export function serializeFamilies(
   options: SerializeOptions = {},
   reserved: ReadonlySet<string> = new Set(),
 ): string {
+  return Array.from(familyPieces(resourceMetrics, declared, options, reserved)).join('');
+}
+
+function* familyPieces(
+  resourceMetrics: ResourceMetrics,
+  declared: readonly DeclaredFamily[],
+  options: SerializeOptions,
+  reserved: ReadonlySet<string> = new Set(),
+): Generator<string, void, undefined> {
   const openMetrics = options.format === 'openmetrics';
   const families = new Map<string, Family>();
   const aliases = new Map<string, string>();
@@ -72,9 +91,7 @@ export function serializeFamilies(
       : {};
     for (const metric of scopeMetrics.metrics) addMetric(families, aliases, reserved, metric, scopeLabels);
   }
-  let out = '';
-  for (const family of families.values()) out += familyText(family, openMetrics, options.createdSeries === true);
-  return out;
+  for (const family of families.values()) yield* familyText(family, openMetrics, options.createdSeries === true);
 }
 
 function addMetric(
@@ -110,7 +127,7 @@ function addMetric(
   }
 }
 
-function familyText(family: Family, openMetrics: boolean, createdSeries: boolean): string {
+function* familyText(family: Family, openMetrics: boolean, createdSeries: boolean): Generator<string, void, undefined> {
   addEagerSeries(family);
   const created =
     createdSeries && hasCreatedSeries(family.type) && family.declared?.omitCreated !== true ? `${familyStem(family.name, family.type)}_created` : undefined;
@@ -124,13 +141,23 @@ function familyText(family: Family, openMetrics: boolean, createdSeries: boolean
       out += `${sampleName}${le === undefined || bucket === undefined ? text.plain : `${bucket.before}${le}${bucket.after}`} ${formatGoFloat(value)}\n`;
     });
     if (created !== undefined && openMetrics && !placeholder) out += `${created}${text.plain} ${createdText(point.startTime)}\n`;
+    if (out.length >= PIECE_CHARACTERS) {
+      yield out;
+      out = '';
+    }
   }
   const withCreated = created === undefined || openMetrics ? [] : family.series.filter((series) => !series.placeholder);
   if (withCreated.length > 0) {
     out += createdHeader(family.name, family.type, family.help);
-    for (const { labels, point } of withCreated) out += `${created}${renderLabelText(labels).plain} ${createdText(point.startTime)}\n`;
+    for (const { labels, point } of withCreated) {
+      out += `${created}${renderLabelText(labels).plain} ${createdText(point.startTime)}\n`;
+      if (out.length >= PIECE_CHARACTERS) {
+        yield out;
+        out = '';
+      }
+    }
   }
-  return out;
+  if (out !== '') yield out;
 }
 
 /** The declared zero series, unless a collected sample already carries its labels. */

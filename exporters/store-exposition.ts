@@ -1,9 +1,9 @@
 import { formatGoFloat } from '../views/go-float';
 import type { FamilySeries } from '../views/store/family-series';
 import { bucketLabelParts } from '../views/store/label-text';
-import type { CounterSeries, GaugeSeries, HistogramSeries } from '../views/store/series';
+import type { CounterSeries, GaugeSeries, HistogramSeries, StoredSeries } from '../views/store/series';
 import type { SeriesStore } from '../views/store/series-store';
-import { createdHeader, familyHeader, familyStem, hasCreatedSeries, omitsCountAndSum, type ExpositionFormat } from './exposition-text';
+import { createdHeader, familyHeader, familyStem, hasCreatedSeries, omitsCountAndSum, PIECE_CHARACTERS, type ExpositionFormat } from './exposition-text';
 
 export interface StoreExpositionOptions {
   readonly format: ExpositionFormat;
@@ -28,71 +28,54 @@ interface FamilyText {
 const familyTexts = new WeakMap<FamilySeries, FamilyText>();
 
 /**
- * Text is concatenated in small pieces and encoded a chunk at a time: a string built by `+=`
- * is a tree of pieces that must be copied flat before it can be sent, and one tree of a whole
- * large scrape stays alive through many young-generation collections, which then copy it over
- * and over. Chunks of this size die young.
+ * The store's families in the byte shape of vLLM's `/metrics` (prometheus_client): every family in
+ * catalog order, HELP/TYPE even without series, series in creation order. Label blocks come
+ * pre-rendered from the store and the constant parts of each family from a per-family cache, so a
+ * scrape formats numbers and concatenates strings, nothing more. The store's collect hooks run
+ * first, so values read rather than recorded are current.
+ *
+ * Produced lazily, one piece of about `PIECE_CHARACTERS` at a time, so a caller can stop between
+ * pieces and let the event loop run. Each series is read within one piece, so its samples agree
+ * with each other (a histogram's buckets, count and sum); series are taken as the store held them
+ * when the rendering began (a replica removed meanwhile still prints, one added does not).
  */
-const CHUNK_CHARACTERS = 16_384;
-
-class ChunkedBytes {
-  private readonly chunks: Buffer[] = [];
-  text = '';
-
-  /** Encodes what has been written when it is a chunk's worth. */
-  checkpoint(): void {
-    if (this.text.length >= CHUNK_CHARACTERS) this.flush();
-  }
-
-  bytes(): Buffer {
-    this.flush();
-    return this.chunks.length === 1 ? (this.chunks[0] as Buffer) : Buffer.concat(this.chunks);
-  }
-
-  private flush(): void {
-    if (this.text.length === 0) return;
-    this.chunks.push(Buffer.from(this.text, 'utf8'));
-    this.text = '';
-  }
-}
-
-/**
- * The store's families in the byte shape of vLLM's `/metrics` (prometheus_client), as UTF-8:
- * every family in catalog order, HELP/TYPE even without series, series in creation order. Label
- * blocks come pre-rendered from the store and the constant parts of each family from a
- * per-family cache, so a scrape formats numbers and concatenates strings, nothing more. The
- * store's collect hooks run first, so values read rather than recorded are current.
- */
-export function renderStore(store: SeriesStore, options: StoreExpositionOptions): Buffer {
+export function* storeExposition(store: SeriesStore, options: StoreExpositionOptions): Generator<string, void, undefined> {
   store.runCollectHooks();
   const openMetrics = options.format === 'openmetrics';
-  const out = new ChunkedBytes();
-  for (const family of store.families) {
+  const families = store.families.map((family) => [family, family.seriesSnapshot()] as const);
+  let out = '';
+  for (const [family, series] of families) {
     const text = familyText(family);
     const created = options.createdSeries && hasCreatedSeries(family.family.type) && family.family.omitCreated !== true;
-    out.text += openMetrics ? text.openMetricsHeader : text.textHeader;
-    if (family.family.type === 'histogram') {
-      for (const series of family.series as HistogramSeries[]) {
-        out.text += histogramLines(text, series, openMetrics);
-        if (created && openMetrics) out.text += `${text.created}${series.plain} ${series.createdText}\n`;
-        out.checkpoint();
-      }
-    } else {
-      for (const series of family.series as Array<CounterSeries | GaugeSeries>) {
-        out.text += `${text.sample}${series.plain} ${formatGoFloat(series.value)}\n`;
-        if (created && openMetrics) out.text += `${text.created}${series.plain} ${series.createdText}\n`;
-        out.checkpoint();
+    out += openMetrics ? text.openMetricsHeader : text.textHeader;
+    const histogram = family.family.type === 'histogram';
+    for (let i = 0; i < series.length; i++) {
+      const one = series[i] as StoredSeries;
+      out += histogram ? histogramLines(text, one as HistogramSeries, openMetrics) : `${text.sample}${one.plain} ${formatGoFloat((one as CounterSeries | GaugeSeries).value)}\n`;
+      if (created && openMetrics) out += `${text.created}${one.plain} ${one.created.exposition}\n`;
+      if (out.length >= PIECE_CHARACTERS) {
+        yield out;
+        out = '';
       }
     }
-    if (created && !openMetrics && family.series.length > 0) {
-      out.text += text.createdHeader;
-      for (const series of family.series) {
-        out.text += `${text.created}${series.plain} ${series.createdText}\n`;
-        out.checkpoint();
+    if (created && !openMetrics && series.length > 0) {
+      out += text.createdHeader;
+      for (let i = 0; i < series.length; i++) {
+        const one = series[i] as StoredSeries;
+        out += `${text.created}${one.plain} ${one.created.exposition}\n`;
+        if (out.length >= PIECE_CHARACTERS) {
+          yield out;
+          out = '';
+        }
       }
     }
   }
-  return out.bytes();
+  if (out !== '') yield out;
+}
+
+/** The whole rendering at once, as UTF-8 (for callers that need no slicing: tests, small stores). */
+export function renderStore(store: SeriesStore, options: StoreExpositionOptions): Buffer {
+  return Buffer.concat(Array.from(storeExposition(store, options), (piece) => Buffer.from(piece, 'utf8')));
 }
 
 function histogramLines(text: FamilyText, series: HistogramSeries, openMetrics: boolean): string {

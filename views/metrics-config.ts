@@ -1,5 +1,4 @@
 import { readFileSync } from 'node:fs';
-import { parse as parseYaml } from 'yaml';
 import { resolveFullCatalog, type CustomFamily } from './catalog';
 import type { FamilyType } from './family-definition';
 import { LABEL_NAME_PATTERN, METRIC_NAME_PATTERN, type PipelinePrefix } from './names';
@@ -118,4 +117,10 @@ function validateBounds(value: unknown, fail: (problem: string) => never): numbe
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** The YAML parser loads with the first YAML config file: most pipelines have none. */
+function parseYaml(text: string): unknown {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded when first needed, which an import cannot
+  return (require('yaml') as typeof import('yaml')).parse(text);
 }

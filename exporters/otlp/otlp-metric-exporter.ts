@@ -1,13 +1,5 @@
 import type { Agent as HttpAgent } from 'node:http';
 import { createRequire } from 'node:module';
-import {
-  AggregationTemporalityPreference,
-  CumulativeTemporalitySelector,
-  DeltaTemporalitySelector,
-  LowMemoryTemporalitySelector,
-  OTLPMetricExporter as JsonMetricExporter,
-} from '@opentelemetry/exporter-metrics-otlp-http';
-import { OTLPMetricExporter as ProtobufMetricExporter } from '@opentelemetry/exporter-metrics-otlp-proto';
 import type { AggregationTemporalitySelector, PushMetricExporter } from '@opentelemetry/sdk-metrics';
 import type { OtlpExporterSettings } from './export-settings';
 import type { TemporalityPreference } from './types';
@@ -21,20 +13,28 @@ type GrpcConfig = NonNullable<ConstructorParameters<GrpcExporterModule['OTLPMetr
 interface GrpcBaseModule {
   createEmptyMetadata(): NonNullable<GrpcConfig['metadata']>;
 }
-type HttpConfig = NonNullable<ConstructorParameters<typeof JsonMetricExporter>[0]>;
+/**
+ * The OTLP/HTTP exporters load when an exporter is built, not when the package loads: a pipeline
+ * that only serves `/metrics` never pays for them (they and their transformer are a third of the
+ * package's load time).
+ */
+type JsonExporterModule = typeof import('@opentelemetry/exporter-metrics-otlp-http');
+type ProtobufExporterModule = typeof import('@opentelemetry/exporter-metrics-otlp-proto');
+const JSON_EXPORTER_PACKAGE = '@opentelemetry/exporter-metrics-otlp-http';
+const PROTOBUF_EXPORTER_PACKAGE = '@opentelemetry/exporter-metrics-otlp-proto';
+type HttpConfig = NonNullable<ConstructorParameters<JsonExporterModule['OTLPMetricExporter']>[0]>;
 
 /** How modules are loaded; tests swap it to simulate a missing optional dependency. */
 export type ModuleLoader = (id: string) => unknown;
 
-const TEMPORALITY: Record<TemporalityPreference, AggregationTemporalityPreference> = {
-  cumulative: AggregationTemporalityPreference.CUMULATIVE,
-  delta: AggregationTemporalityPreference.DELTA,
-  lowmemory: AggregationTemporalityPreference.LOWMEMORY,
-};
-
 /** The exporters' own temporality selectors, for exporters that take a selector (console). */
 export function temporalitySelector(preference: TemporalityPreference): AggregationTemporalitySelector {
-  return preference === 'delta' ? DeltaTemporalitySelector : preference === 'lowmemory' ? LowMemoryTemporalitySelector : CumulativeTemporalitySelector;
+  const otlp = defaultLoader(JSON_EXPORTER_PACKAGE) as JsonExporterModule;
+  return preference === 'delta'
+    ? otlp.DeltaTemporalitySelector
+    : preference === 'lowmemory'
+      ? otlp.LowMemoryTemporalitySelector
+      : otlp.CumulativeTemporalitySelector;
 }
 
 /**
@@ -42,22 +42,30 @@ export function temporalitySelector(preference: TemporalityPreference): Aggregat
  * (anything left `undefined` falls back to the exporter's own environment reading and defaults).
  */
 export function createOtlpMetricExporter(settings: OtlpExporterSettings, load: ModuleLoader = defaultLoader): PushMetricExporter {
+  const { AggregationTemporalityPreference } = defaultLoader(JSON_EXPORTER_PACKAGE) as JsonExporterModule;
   const shared = {
     url: settings.url,
     timeoutMillis: settings.timeoutMillis,
     compression: settings.compression as HttpConfig['compression'],
-    temporalityPreference: TEMPORALITY[settings.temporality],
+    temporalityPreference:
+      settings.temporality === 'delta'
+        ? AggregationTemporalityPreference.DELTA
+        : settings.temporality === 'lowmemory'
+          ? AggregationTemporalityPreference.LOWMEMORY
+          : AggregationTemporalityPreference.CUMULATIVE,
   };
   switch (settings.protocol) {
     case 'http/protobuf': {
       const agent = new OwnedAgent();
       const headers = settings.headers ? { ...settings.headers } : undefined;
-      return agent.closedWith(new ProtobufMetricExporter({ ...shared, headers, httpAgentOptions: agent.factory }));
+      const { OTLPMetricExporter } = defaultLoader(PROTOBUF_EXPORTER_PACKAGE) as ProtobufExporterModule;
+      return agent.closedWith(new OTLPMetricExporter({ ...shared, headers, httpAgentOptions: agent.factory }));
     }
     case 'http/json': {
       const agent = new OwnedAgent();
       const headers = settings.headers ? { ...settings.headers } : undefined;
-      return agent.closedWith(new JsonMetricExporter({ ...shared, headers, httpAgentOptions: agent.factory }));
+      const { OTLPMetricExporter } = defaultLoader(JSON_EXPORTER_PACKAGE) as JsonExporterModule;
+      return agent.closedWith(new OTLPMetricExporter({ ...shared, headers, httpAgentOptions: agent.factory }));
     }
     case 'grpc': {
       const { OTLPMetricExporter } = loadGrpc<GrpcExporterModule>(load, GRPC_EXPORTER_PACKAGE);
@@ -121,11 +129,11 @@ function grpcMetadata(load: ModuleLoader, headers: Readonly<Record<string, strin
 }
 
 /**
- * `require`, except that the gRPC exporter's base package is resolved from the gRPC exporter
+ * `require` (the exporters load when first used), except that the gRPC exporter's base package is resolved from the gRPC exporter
  * (it is that package's dependency, not ours, so it may not be hoisted next to us).
  */
 function defaultLoader(id: string): unknown {
   if (id === '@opentelemetry/otlp-grpc-exporter-base') return createRequire(require.resolve(GRPC_EXPORTER_PACKAGE))(id);
-  // eslint-disable-next-line @typescript-eslint/no-require-imports -- loads an optional dependency by id at run time, which an import cannot
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- loads a dependency by id when first used, which an import cannot
   return require(id);
 }

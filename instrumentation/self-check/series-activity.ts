@@ -44,8 +44,9 @@ export function familyActivity(family: FamilySeries, previous: ReadonlyMap<Store
     else grew = before === undefined ? createdByRecords || total !== 0 : total !== before;
     if (!grew) continue;
     fed = true;
-    const { stage, replica } = series.attributes;
-    if (typeof stage === 'string' && typeof replica === 'string') fedReplicas.push(replicaKey(stage, replica));
+    const stage = series.labelValue('stage');
+    const replica = series.labelValue('replica');
+    if (stage !== undefined && replica !== undefined) fedReplicas.push(replicaKey(stage, replica));
   }
   return { fed, fedReplicas, totals };
 }

@@ -1,8 +1,9 @@
 import type { Attributes } from '@opentelemetry/api';
 import type { ResolvedFamily } from '../catalog';
 import { LimitedWarning } from '../diag-warnings';
-import { renderLabelText, type LabelText } from './label-text';
-import { CounterSeries, GaugeSeries, HistogramSeries, type BoundSeries, type SeriesOwner, type StoredSeries } from './series';
+import { prometheusLabelName } from '../names';
+import { FixedLabelText, readLabels, renderLabelText, type LabelText } from './label-text';
+import { CounterSeries, CreationTime, GaugeSeries, HistogramSeries, type BoundSeries, type SeriesOwner, type StoredSeries } from './series';
 
 /** A label value as recorders pass it; numbers print as `String(n)`. */
 export type LabelValue = string | number;
@@ -21,28 +22,6 @@ function labelValueText(value: unknown): string {
   return INVALID_LABEL_VALUE;
 }
 
-/**
- * The lookup key of a label set: the values joined with NUL, then SOH and an info family's extra
- * labels. A value that holds NUL or SOH itself (host data) could make two label sets share that
- * key, so such a set is keyed by SOH and its values' JSON instead: JSON escapes both, and a
- * joined key holds no SOH before its extra labels' `{`. (Scanning while joining costs less than
- * `join`.)
- */
-function seriesKey(texts: readonly string[], extraLabels: Attributes | undefined): string {
-  let values = '';
-  scan: for (let i = 0; i < texts.length; i++) {
-    const text = texts[i] as string;
-    for (let j = 0; j < text.length; j++) {
-      if (text.charCodeAt(j) <= 1) {
-        values = `\u0001${JSON.stringify(texts)}`;
-        break scan;
-      }
-    }
-    values = i === 0 ? text : `${values}\u0000${text}`;
-  }
-  return extraLabels === undefined ? values : `${values}\u0001${JSON.stringify(extraLabels)}`;
-}
-
 /** What a label value that cannot be text is recorded as. */
 export const INVALID_LABEL_VALUE = 'invalid';
 
@@ -54,8 +33,18 @@ export interface FamilySeriesContext {
   readonly modelName: string;
   /** Label sets a family holds before it folds new ones into its overflow series. */
   readonly cardinalityLimit: number;
-  /** Wall clock in milliseconds since the epoch: a series' creation time. */
-  readonly now: () => number;
+  /** The creation time of a series bound now (shared with the series bound just before, within a millisecond). */
+  readonly creationTime: () => CreationTime;
+}
+
+/** A clock for `FamilySeriesContext.creationTime`: series created within a millisecond of a group's first share its time. */
+export function creationClock(now: () => number): () => CreationTime {
+  let last: CreationTime | undefined;
+  return () => {
+    const millis = now();
+    if (last === undefined || millis < last.millis || millis - last.millis >= 1) last = new CreationTime(millis);
+    return last;
+  };
 }
 
 /**
@@ -72,7 +61,9 @@ export class FamilySeries implements SeriesOwner {
   private pageUsed = 0;
   readonly invalidValues = new LimitedWarning();
   private readonly overCapacity = new LimitedWarning(Infinity);
+  /** Series by their label text (an info family's: label text and extra labels). */
   private readonly byKey = new Map<string, StoredSeries>();
+  private readonly labelText: FixedLabelText;
   private overflow: StoredSeries | undefined;
   /** Bumped whenever series are removed: whoever caches bound series of this family binds again. */
   generation = 0;
@@ -84,6 +75,7 @@ export class FamilySeries implements SeriesOwner {
     private readonly context: FamilySeriesContext,
   ) {
     this.bounds = Float64Array.from(family.buckets ?? []);
+    this.labelText = new FixedLabelText(family.labels);
   }
 
   get name(): string {
@@ -97,23 +89,36 @@ export class FamilySeries implements SeriesOwner {
    * label set gets the family's overflow series. A wrong number of values is a programming error.
    */
   bind(values: readonly LabelValue[], extraLabels?: Attributes): BoundSeries {
-    const labels = this.family.labels;
-    if (values.length !== labels.length) {
-      throw new RangeError(`${this.name} takes ${labels.length} label values (${labels.join(', ')}), got ${values.length}`);
+    const names = this.family.labels;
+    if (values.length !== names.length) {
+      throw new RangeError(`${this.name} takes ${names.length} label values (${names.join(', ')}), got ${values.length}`);
     }
     if (extraLabels !== undefined && !this.family.info) throw new TypeError(`${this.name} is not an info family: it has no extra labels`);
     const texts = values.map(labelValueText);
-    const key = seriesKey(texts, extraLabels);
+    const labels = this.labelText.render(texts);
+    const key = extraLabels === undefined ? labels.plain : `${labels.plain}\u0001${JSON.stringify(extraLabels)}`;
     const existing = this.byKey.get(key);
     if (existing !== undefined) return existing;
     if (this.byKey.size >= this.context.cardinalityLimit) return this.overflowSeries();
-    const attributes: Attributes = { ...extraLabels };
-    labels.forEach((name, i) => {
-      attributes[name] = texts[i];
-    });
-    const series = this.create(attributes);
+    let series: StoredSeries;
+    if (extraLabels === undefined) series = this.create(labels, undefined);
+    else {
+      const attributes: Attributes = { ...extraLabels };
+      this.family.labels.forEach((name, i) => {
+        attributes[name] = texts[i];
+      });
+      series = this.create(renderLabelText(Object.freeze(attributes)), attributes);
+    }
     this.byKey.set(key, series);
     return series;
+  }
+
+  /** The attributes of a series with this label text, in the family's label order. */
+  attributesOf(plain: string): Attributes {
+    const printed = new Map(readLabels(plain));
+    const attributes: Attributes = {};
+    for (const name of this.family.labels) attributes[name] = printed.get(prometheusLabelName(name));
+    return Object.freeze(attributes);
   }
 
   /**
@@ -121,27 +126,32 @@ export class FamilySeries implements SeriesOwner {
    * and a later bind of the same labels creates a new series, from zero with a new `_created`.
    * Returns how many were removed.
    */
-  removeWhere(match: (attributes: Attributes) => boolean): number {
+  removeWhere(match: (series: StoredSeries) => boolean): number {
     let removed = 0;
     for (const [key, series] of this.byKey) {
-      if (!match(series.attributes)) continue;
+      if (!match(series)) continue;
       this.byKey.delete(key);
       removed++;
     }
     if (removed === 0) return 0;
     for (let i = this.series.length - 1; i >= 0; i--) {
       const series = this.series[i] as StoredSeries;
-      if (series !== this.overflow && match(series.attributes)) this.series.splice(i, 1);
+      if (series !== this.overflow && match(series)) this.series.splice(i, 1);
     }
     this.generation++;
     return removed;
+  }
+
+  /** The series as they are now, in order: a copy that later binds and removals leave alone (a rendering in slices reads it). */
+  seriesSnapshot(): readonly StoredSeries[] {
+    return this.series.slice();
   }
 
   private overflowSeries(): StoredSeries {
     if (this.overflow === undefined) {
       const attributes: Attributes = this.family.labels.includes('model_name') ? { model_name: this.context.modelName } : {};
       attributes[OVERFLOW_ATTRIBUTE] = 'true';
-      this.overflow = this.create(attributes);
+      this.overflow = this.create(renderLabelText(Object.freeze(attributes)), attributes);
     }
     this.overCapacity.warn(
       `${this.name} holds ${this.context.cardinalityLimit} series (its cardinality limit); further label sets are recorded in one series labelled otel_metric_overflow="true"`,
@@ -149,16 +159,14 @@ export class FamilySeries implements SeriesOwner {
     return this.overflow;
   }
 
-  private create(attributes: Attributes): StoredSeries {
-    Object.freeze(attributes);
-    const labels = renderLabelText(attributes);
-    const created = this.context.now();
+  private create(labels: LabelText, attributes: Attributes | undefined): StoredSeries {
+    const created = this.context.creationTime();
     const series =
       this.family.type === 'counter'
-        ? new CounterSeries(this, attributes, labels, created)
+        ? new CounterSeries(this, labels.plain, created, attributes)
         : this.family.type === 'gauge'
-          ? new GaugeSeries(this, attributes, labels, created)
-          : this.newHistogram(attributes, labels, created);
+          ? new GaugeSeries(this, labels.plain, created, attributes)
+          : this.newHistogram(labels, created, attributes);
     this.series.push(series);
     return series;
   }
@@ -168,14 +176,14 @@ export class FamilySeries implements SeriesOwner {
    * one typed array per page instead of one per series. Pages never move (a series keeps its
    * page), and grow with the family, from 4 series to 256, so little is left unused.
    */
-  private newHistogram(attributes: Attributes, labels: LabelText, created: number): HistogramSeries {
+  private newHistogram(labels: LabelText, created: CreationTime, attributes: Attributes | undefined): HistogramSeries {
     const stride = this.bounds.length + 3;
     if (this.pageUsed + stride > this.page.length) {
       const seriesPerPage = Math.min(MAX_SERIES_PER_PAGE, Math.max(MIN_SERIES_PER_PAGE, this.series.length));
       this.page = new Float64Array(seriesPerPage * stride);
       this.pageUsed = 0;
     }
-    const series = new HistogramSeries(this, attributes, labels, created, this.page, this.pageUsed);
+    const series = new HistogramSeries(this, labels.plain, labels.leOffset, created, attributes, this.page, this.pageUsed);
     this.pageUsed += stride;
     return series;
   }

@@ -5,8 +5,8 @@ import { checkObject, optionKeys } from '../option-checks';
 import { EngineRelabelProcessor } from '../engine-relabel-processor';
 import type { StageReplicaMap } from '../stage-replica-map';
 import { streamNameFor, type NamingScheme } from '../views';
-import { FamilySeries, type LabelValue } from './family-series';
-import { NOOP_SERIES, type BoundSeries } from './series';
+import { creationClock, FamilySeries, type LabelValue } from './family-series';
+import { NOOP_SERIES, type BoundSeries, type StoredSeries } from './series';
 
 /** The OpenTelemetry SDK's default, kept: series per family before the overflow series. */
 export const DEFAULT_CARDINALITY_LIMIT = 2000;
@@ -51,7 +51,7 @@ export class SeriesStore {
       throw new RangeError(`cardinalityLimit must be a positive integer, got ${String(cardinalityLimit)}`);
     }
     const naming = options.naming ?? 'vllm';
-    const context = { modelName: options.modelName, cardinalityLimit, now: options.now ?? wallClockMillis };
+    const context = { modelName: options.modelName, cardinalityLimit, creationTime: creationClock(options.now ?? wallClockMillis) };
     this.families = catalog.families.map((family) => new FamilySeries(family, streamNameFor(family, naming), context));
     this.byKey = new Map(this.families.map((family) => [family.family.key, family]));
     if (options.stageReplicaMap) {
@@ -109,10 +109,10 @@ export class SeriesStore {
    * transfer hops that start or end at it. Returns how many were removed.
    */
   removeReplicaSeries(stage: string, replica: string): number {
-    const ofReplica = (attributes: Attributes): boolean =>
-      (attributes.stage === stage && attributes.replica === replica) ||
-      (attributes.from_stage === stage && attributes.from_replica === replica) ||
-      (attributes.to_stage === stage && attributes.to_replica === replica);
+    const ofReplica = (series: StoredSeries): boolean =>
+      (series.labelValue('stage') === stage && series.labelValue('replica') === replica) ||
+      (series.labelValue('from_stage') === stage && series.labelValue('from_replica') === replica) ||
+      (series.labelValue('to_stage') === stage && series.labelValue('to_replica') === replica);
     let removed = 0;
     for (const family of this.families) removed += family.removeWhere(ofReplica);
     return removed;

@@ -2,7 +2,7 @@ import type { Attributes, HrTime } from '@opentelemetry/api';
 import { millisToHrTime } from '@opentelemetry/core';
 import { formatGoFloat } from '../go-float';
 import type { LimitedWarning } from '../diag-warnings';
-import type { LabelText } from './label-text';
+import { readLabelValue } from './label-text';
 
 /** One series of one family, bound once: `record` adds to a counter, sets a gauge, observes a histogram. */
 export interface BoundSeries {
@@ -18,35 +18,69 @@ export interface SeriesOwner {
   readonly invalidValues: LimitedWarning;
   /** Histograms' bucket bounds (empty for other types). */
   readonly bounds: Float64Array;
+  /** The attributes of a series with this label text (frozen). */
+  attributesOf(plain: string): Attributes;
 }
 
-/** The identity every kind of series shares: labels as attributes and as text, and when it was created. */
-export abstract class StoredSeries implements BoundSeries, LabelText {
-  readonly plain: string;
-  readonly leOffset: number;
-  // The creation time as two small integers (no array per series).
-  private readonly createdSeconds: number;
-  private readonly createdNanos: number;
+/**
+ * When series were created. Series bound within a millisecond of each other (the many bound at
+ * registration, a replica's series when it joins) share one of these, so a series carries one
+ * pointer for its creation time and the `_created` text is formatted once per group, when first
+ * printed.
+ */
+export class CreationTime {
+  private text: string | undefined;
+  /** The creation time as OpenTelemetry carries it: a cumulative point's start time. */
+  readonly hrTime: HrTime;
+
+  constructor(
+    /** Milliseconds since the epoch (fractional). */
+    readonly millis: number,
+  ) {
+    this.hrTime = millisToHrTime(millis);
+  }
+
   /** Seconds since the epoch, as the `_created` sample prints it. */
-  readonly createdText: string;
+  get exposition(): string {
+    if (this.text === undefined) this.text = formatGoFloat(this.hrTime[0] + this.hrTime[1] / 1e9);
+    return this.text;
+  }
+}
+
+/**
+ * The identity every kind of series shares: its labels as the exposition prints them, and when it
+ * was created. The label text is the only copy of the labels the series keeps (it is also the
+ * family's lookup key); the attributes OpenTelemetry readers need are read back from it the first
+ * time one asks, so a store that is only scraped never holds them.
+ */
+export abstract class StoredSeries implements BoundSeries {
+  private attributesRead: Attributes | undefined;
 
   constructor(
     readonly owner: SeriesOwner,
-    /** Frozen; the same object on every collection, so consumers may cache by identity. */
-    readonly attributes: Attributes,
-    labels: LabelText,
-    /** Milliseconds since the epoch (fractional). */
-    createdMillis: number,
+    /** `{a="1",b="2"}`, or `''` for a series without labels: the labels of every non-bucket sample. */
+    readonly plain: string,
+    readonly created: CreationTime,
+    /** Set for series whose attributes are not just their label text read back (an info family's, the overflow series). */
+    attributes?: Attributes,
   ) {
-    this.plain = labels.plain;
-    this.leOffset = labels.leOffset;
-    [this.createdSeconds, this.createdNanos] = millisToHrTime(createdMillis);
-    this.createdText = formatGoFloat(this.createdSeconds + this.createdNanos / 1e9);
+    this.attributesRead = attributes;
+  }
+
+  /** The labels as OpenTelemetry attributes (in the family's label order); frozen, the same object on every call, so consumers may cache by identity. */
+  get attributes(): Attributes {
+    if (this.attributesRead === undefined) this.attributesRead = this.owner.attributesOf(this.plain);
+    return this.attributesRead;
   }
 
   /** The creation time as OpenTelemetry carries it: a cumulative point's start time. */
   get createdTime(): HrTime {
-    return [this.createdSeconds, this.createdNanos];
+    return this.created.hrTime;
+  }
+
+  /** One label's value, read from the label text without building the attributes. */
+  labelValue(name: string): string | undefined {
+    return readLabelValue(this.plain, name);
   }
 
   abstract record(value: number): void;
@@ -94,14 +128,16 @@ export class GaugeSeries extends StoredSeries {
 export class HistogramSeries extends StoredSeries {
   constructor(
     owner: SeriesOwner,
-    attributes: Attributes,
-    labels: LabelText,
-    createdMillis: number,
+    plain: string,
+    /** Where a bucket's `le` pair goes in `plain` (see `LabelText`). */
+    readonly leOffset: number,
+    created: CreationTime,
+    attributes: Attributes | undefined,
     private readonly cells: Float64Array,
     /** Index of this series' first cell in `cells`. */
     private readonly offset: number,
   ) {
-    super(owner, attributes, labels, createdMillis);
+    super(owner, plain, created, attributes);
   }
 
   record(value: number): void {

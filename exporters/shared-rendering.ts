@@ -1,0 +1,204 @@
+import { createGzip, type Gzip } from 'node:zlib';
+
+/** The text of one exposition in order, produced lazily (a generator), so it can be rendered in slices. */
+export type ExpositionPieces = Iterable<string | Buffer>;
+
+/**
+ * How long one slice of a rendering may hold the event loop before it yields. A streaming speech
+ * pipeline hears a blocked event loop as a late audio packet; a few milliseconds is below what a
+ * 20 ms audio frame notices, and large enough that yielding costs nothing measurable.
+ */
+export const SLICE_MILLIS = 2;
+
+/** Raw text is encoded and handed to readers in chunks of at least this many bytes. */
+const CHUNK_BYTES = 65_536;
+
+/** Someone reading a rendering: told when chunks arrive and when it ends. */
+export interface RenderingReader {
+  /** New chunks are available (read them with `chunkAt`). */
+  readonly onChunks: () => void;
+  /** The rendering is complete (`error` undefined) or failed. */
+  readonly onEnd: (error?: unknown) => void;
+}
+
+/**
+ * One rendering of one exposition (one format, one encoding), shared by everyone who asks while
+ * it is under way. It runs in slices of `SLICE_MILLIS`, yielding to the event loop between them,
+ * and keeps its chunks, so a reader who joins late still receives the whole exposition from the
+ * start; memory is one rendering however many read it. When its last reader leaves before it is
+ * done, it stops.
+ */
+export class SharedRendering {
+  private readonly chunks: Buffer[] = [];
+  private readonly readers = new Set<RenderingReader>();
+  private pending: Buffer[] = [];
+  private pendingBytes = 0;
+  private state: 'running' | 'done' | 'failed' | 'abandoned' = 'running';
+  private failure: unknown;
+  private whole: Promise<Buffer> | undefined;
+  private wholeHolds = 0;
+  private readonly gzip: Gzip | undefined;
+
+  constructor(
+    pieces: Promise<ExpositionPieces>,
+    compress: boolean,
+    private readonly finished: (rendering: SharedRendering) => void,
+  ) {
+    this.gzip = compress ? createGzip() : undefined;
+    this.gzip?.on('data', (chunk: Buffer) => this.publish(chunk));
+    this.gzip?.on('error', (error: unknown) => this.end('failed', error));
+    void this.run(pieces);
+  }
+
+  /** Whether a new reader may still join (it is neither finished nor stopped). */
+  get joinable(): boolean {
+    return this.state === 'running';
+  }
+
+  /** How many chunks exist so far. */
+  get chunkCount(): number {
+    return this.chunks.length;
+  }
+
+  chunkAt(index: number): Buffer {
+    return this.chunks[index] as Buffer;
+  }
+
+  /** Starts telling `reader` about chunks (those already there at once, on the next tick) and the end. */
+  join(reader: RenderingReader): void {
+    if (this.state === 'done' || this.state === 'failed') {
+      process.nextTick(() => {
+        if (this.chunks.length > 0) reader.onChunks();
+        reader.onEnd(this.state === 'failed' ? this.failure : undefined);
+      });
+      return;
+    }
+    this.readers.add(reader);
+    if (this.chunks.length > 0) process.nextTick(() => this.readers.has(reader) && reader.onChunks());
+  }
+
+  /** Stops telling `reader`; the last reader to leave an unfinished rendering stops it. */
+  leave(reader: RenderingReader): void {
+    this.readers.delete(reader);
+    if (this.readers.size === 0 && this.wholeHolds === 0 && this.state === 'running') {
+      this.state = 'abandoned';
+      this.gzip?.destroy();
+      this.finished(this);
+    }
+  }
+
+  /** The whole exposition as one buffer once the rendering is done; every caller gets the same object. */
+  bytes(): Promise<Buffer> {
+    if (this.whole === undefined) {
+      this.wholeHolds++;
+      this.whole = new Promise<Buffer>((resolve, reject) => {
+        const reader: RenderingReader = {
+          onChunks: () => undefined,
+          onEnd: (error) => {
+            this.wholeHolds--;
+            this.readers.delete(reader);
+            if (error === undefined) resolve(this.chunks.length === 1 ? (this.chunks[0] as Buffer) : Buffer.concat(this.chunks));
+            else reject(error);
+          },
+        };
+        this.join(reader);
+      });
+    }
+    return this.whole;
+  }
+
+  private async run(source: Promise<ExpositionPieces>): Promise<void> {
+    try {
+      const pieces = (await source)[Symbol.iterator]();
+      let sliceStart = performance.now();
+      for (;;) {
+        if (this.state !== 'running') return;
+        const next = pieces.next();
+        if (next.done === true) break;
+        const piece = next.value;
+        const bytes = typeof piece === 'string' ? Buffer.from(piece, 'utf8') : piece;
+        this.pending.push(bytes);
+        this.pendingBytes += bytes.length;
+        if (this.pendingBytes >= CHUNK_BYTES) await this.flush();
+        if (performance.now() - sliceStart >= SLICE_MILLIS) {
+          await new Promise<void>((resolve) => setImmediate(resolve));
+          sliceStart = performance.now();
+        }
+      }
+      await this.flush();
+      if (this.gzip !== undefined) await endGzip(this.gzip);
+      this.end('done');
+    } catch (error) {
+      this.end('failed', error);
+    }
+  }
+
+  /** Settles the rendering once (a gzip error and the loop's own may both report): tells every reader. */
+  private end(state: 'done' | 'failed', error?: unknown): void {
+    if (this.state !== 'running') return;
+    this.state = state;
+    this.failure = error;
+    if (state === 'failed') this.gzip?.destroy();
+    this.finished(this);
+    const readers = [...this.readers];
+    this.readers.clear();
+    for (const reader of readers) reader.onEnd(error);
+  }
+
+  /** Hands the text rendered since the last flush on: to the readers, or through gzip first (respecting its backpressure). */
+  private async flush(): Promise<void> {
+    if (this.pendingBytes === 0) return;
+    const chunk = this.pending.length === 1 ? (this.pending[0] as Buffer) : Buffer.concat(this.pending, this.pendingBytes);
+    this.pending = [];
+    this.pendingBytes = 0;
+    if (this.gzip === undefined) this.publish(chunk);
+    else if (!this.gzip.write(chunk)) await new Promise<void>((resolve) => this.gzip?.once('drain', resolve));
+  }
+
+  private publish(chunk: Buffer): void {
+    if (this.state === 'abandoned') return;
+    this.chunks.push(chunk);
+    for (const reader of this.readers) reader.onChunks();
+  }
+}
+
+function endGzip(gzip: Gzip): Promise<void> {
+  return new Promise((resolve, reject) => {
+    // 'end' fires once the compressed output has been read (the 'data' listener reads it); 'close' once it was destroyed.
+    gzip.once('end', resolve);
+    gzip.once('close', resolve);
+    gzip.once('error', reject);
+    gzip.end();
+  });
+}
+
+/** What a rendering is made from: the exposition in one format, as lazily produced pieces. */
+export type RenderExposition<F extends string> = (format: F) => Promise<ExpositionPieces>;
+
+/**
+ * The one place where scrapes share work: at most one rendering per format and encoding is under
+ * way, and whoever asks for the same while it runs joins it. A request that arrives after a
+ * rendering finished starts a new one: there is no reuse window, so every scrape sees values at
+ * least as new as its own arrival, as Prometheus expects of a target (two servers scraping one
+ * target at different moments get different samples, never one cached copy).
+ */
+export class SharedRenderings<F extends string> {
+  private readonly running = new Map<string, SharedRendering>();
+  /** Renderings started so far (scrapes that joined one are not counted). */
+  started = 0;
+
+  constructor(private readonly render: RenderExposition<F>) {}
+
+  /** The rendering of `format` under way, joined, or a new one. */
+  rendering(format: F, gzip: boolean): SharedRendering {
+    const key = gzip ? `${format}+gzip` : format;
+    const current = this.running.get(key);
+    if (current !== undefined && current.joinable) return current;
+    this.started++;
+    const rendering = new SharedRendering(this.render(format), gzip, (finished) => {
+      if (this.running.get(key) === finished) this.running.delete(key);
+    });
+    this.running.set(key, rendering);
+    return rendering;
+  }
+}
