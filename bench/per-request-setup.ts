@@ -46,7 +46,12 @@ async function setupOurs(workload: BenchWorkload): Promise<PerRequestSetup> {
     selfCheck: false,
   });
   const host = createBenchHost();
-  const instrumentation = new OmniInstrumentation({ metrics: handle, orchestratorClass: host.Orchestrator, servingClass: host.Serving, diagnosticsChannels: false });
+  const instrumentation = new OmniInstrumentation({
+    metrics: handle,
+    orchestratorClass: host.Orchestrator,
+    servingClass: host.Serving,
+    diagnosticsChannels: false,
+  });
   const orchestrator = new host.Orchestrator(workload.pools);
   const serving = new host.Serving();
   return {

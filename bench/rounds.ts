@@ -1,12 +1,15 @@
-import { runContender } from './child';
+import { runContender, type ChildOptions } from './child';
 import { summarize, type Measurement } from './measure';
 
-/** One contender: an entry under bench/contenders/ and the parameters it is run with. */
+/** One contender: a name and how to run it once in a fresh process. */
 export interface ContenderSpec {
   readonly name: string;
-  readonly entry: string;
-  readonly params: unknown;
-  readonly exposeGc?: boolean;
+  readonly run: () => Promise<Figures>;
+}
+
+/** A contender that is `bench/contenders/<entry>.ts` run with `params`. */
+export function contender(name: string, entry: string, params: unknown, options: ChildOptions = {}): ContenderSpec {
+  return { name, run: () => runContender<Figures>(entry, params, options) };
 }
 
 /** What one contender process reports: named figures (nanoseconds, bytes, …). */
@@ -25,7 +28,7 @@ export async function interleave(specs: readonly ContenderSpec[], rounds: number
   for (let round = 0; round < rounds; round++) {
     const order = round % 2 === 0 ? specs : [...specs].reverse();
     for (const spec of order) {
-      const figures = await runContender<Figures>(spec.entry, spec.params, { exposeGc: spec.exposeGc ?? false });
+      const figures = await spec.run();
       collected.get(spec.name)?.push(figures);
       process.stderr.write('.');
     }
@@ -34,7 +37,18 @@ export async function interleave(specs: readonly ContenderSpec[], rounds: number
   const results = new Map<string, Record<string, Measurement>>();
   for (const [name, runs] of collected) {
     const figureNames = Object.keys(runs[0] ?? {});
-    results.set(name, Object.fromEntries(figureNames.map((figure) => [figure, summarize(`${name}: ${figure}`, runs.map((r) => r[figure] ?? NaN))])));
+    results.set(
+      name,
+      Object.fromEntries(
+        figureNames.map((figure) => [
+          figure,
+          summarize(
+            `${name}: ${figure}`,
+            runs.map((r) => r[figure] ?? NaN),
+          ),
+        ]),
+      ),
+    );
   }
   return results;
 }

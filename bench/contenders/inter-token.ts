@@ -26,12 +26,26 @@ contenderMain(async ({ contender, observations, blocks }: Params) => {
   let observe: (value: number) => void;
   let close = (): Promise<void> => Promise.resolve();
   if (contender === 'ours') {
-    const handle = await registerOmniMetrics({ modelName: 'm', stagePools: [1], logStats: true, prometheus: false, exporters: [], logIntervalSeconds: 0, selfCheck: false });
+    const handle = await registerOmniMetrics({
+      modelName: 'm',
+      stagePools: [1],
+      logStats: true,
+      prometheus: false,
+      exporters: [],
+      logIntervalSeconds: 0,
+      selfCheck: false,
+    });
     const series = handle.store.bind('upstream.interTokenLatencySeconds', ['m', '0', '0']);
     observe = (value) => series.record(value);
     close = () => handle.shutdown();
   } else if (contender === 'prom-client') {
-    const histogram = new Histogram({ name: 'itl', help: 'itl', labelNames: Object.keys(labels), buckets: [...INTER_TOKEN_LATENCY_BUCKETS], registers: [new Registry()] });
+    const histogram = new Histogram({
+      name: 'itl',
+      help: 'itl',
+      labelNames: Object.keys(labels),
+      buckets: [...INTER_TOKEN_LATENCY_BUCKETS],
+      registers: [new Registry()],
+    });
     const child = histogram.labels(labels);
     observe = (value) => child.observe(value);
   } else {

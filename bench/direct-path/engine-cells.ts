@@ -101,7 +101,13 @@ export function bindPipelineCells(cells: CellFactory, pools: readonly number[]):
     pools.slice(0, last).map((fromCount, from) =>
       Array.from({ length: fromCount }, (_, fromReplica) =>
         Array.from({ length: pools[from + 1] ?? 0 }, (__, toReplica) =>
-          h(name, { model_name: MODEL, from_stage: String(from), from_replica: String(fromReplica), to_stage: String(from + 1), to_replica: String(toReplica) }),
+          h(name, {
+            model_name: MODEL,
+            from_stage: String(from),
+            from_replica: String(fromReplica),
+            to_stage: String(from + 1),
+            to_replica: String(toReplica),
+          }),
         ),
       ),
     );
