@@ -82,7 +82,8 @@ export type BenchHost = ReturnType<typeof createBenchHost>;
 type Orchestrator = InstanceType<BenchHost['Orchestrator']>;
 type Serving = InstanceType<BenchHost['Serving']>;
 
-let nextRequest = 0;
+/** Requests run so far per orchestrator: each contender picks the same replicas in the same order. */
+const requestCounts = new WeakMap<object, number>();
 let clock = 1000;
 
 /**
@@ -91,7 +92,10 @@ let clock = 1000;
  * on that replica, with scheduler stats), the hop to the next stage, and cleanup.
  */
 export async function runBatch(orchestrator: Orchestrator, serving: Serving, workload: BenchWorkload): Promise<void> {
-  const ids = Array.from({ length: workload.batch }, () => `req-${nextRequest++}`);
+  const first = requestCounts.get(orchestrator) ?? 0;
+  const nextRequest = first + workload.batch;
+  requestCounts.set(orchestrator, nextRequest);
+  const ids = Array.from({ length: workload.batch }, (_, k) => `req-${first + k}`);
   const replicaOf = (stage: number, k: number): number => (nextRequest + k) % (workload.pools[stage] ?? 1);
   const last = workload.pools.length - 1;
   const streams = ids.map((requestId, k) => serving.generate({ requestId, stageId: last, replicaId: replicaOf(last, k) }));

@@ -1,0 +1,68 @@
+import type { OmniMetricsHandle } from '../../index';
+import { probe, type Probed } from '../block-probe';
+import { startEngineServers, type EngineServers } from '../engine-servers';
+import { httpGet } from '../http-get';
+import { median } from '../measure';
+import { populatedPipeline } from '../scrape-setup';
+import { contenderMain } from './contender-main';
+
+export const SCRAPE_BLOCK_MODES = ['one', 'gzip', 'concurrent', 'engine-pull'] as const;
+export type ScrapeBlockMode = (typeof SCRAPE_BLOCK_MODES)[number];
+
+interface Params {
+  readonly mode: ScrapeBlockMode;
+  readonly replicas: number;
+  /** Measured scrapes after the first (whose RSS growth is the one reported). */
+  readonly repeats: number;
+  /** Scrapers at once in `concurrent` mode. */
+  readonly scrapers: number;
+}
+
+/**
+ * Real HTTP scrapes of the package's own `/metrics` server, fetched from this process so the
+ * server and the scraper share the event loop the host would: the worst event-loop block while a
+ * scrape is served, its wall time and RSS growth. Modes: one scrape; one with gzip; `scrapers`
+ * at once; one scrape with `enginePull` pulling four data-parallel engine servers.
+ */
+contenderMain(async ({ mode, replicas, repeats, scrapers }: Params) => {
+  let engines: EngineServers | undefined;
+  if (mode === 'engine-pull') engines = await startEngineServers(4, [replicas, replicas, replicas], 'm');
+  const { handle, series } = await populatedPipeline(replicas, {
+    prometheus: { port: 0 },
+    exporters: ['prometheus'],
+    ...(engines === undefined ? {} : { enginePull: { engines: engines.targets, cacheMillis: 1, timeoutMillis: 30_000 } }),
+  });
+  const url = handle.prometheusServer?.url;
+  if (url === undefined) throw new Error('the /metrics server is listening');
+  const gzip = mode === 'gzip';
+  const scrape = (): Promise<number[]> => Promise.all(Array.from({ length: mode === 'concurrent' ? scrapers : 1 }, () => httpGet(url, gzip)));
+  const renderingsBefore = renderings(handle);
+  const first = await probe(scrape);
+  const rest: Array<Probed<number[]>> = [];
+  for (let i = 0; i < repeats; i++) rest.push(await probe(scrape));
+  const renderingsAfter = renderings(handle);
+  await handle.shutdown();
+  await engines?.close();
+  const sorted = (pick: (p: Probed<number[]>) => number): number => median(rest.map(pick).sort((a, b) => a - b));
+  return {
+    series: series.length,
+    bytes: first.result[0] ?? 0,
+    firstRssGrowthBytes: first.rssGrowthBytes,
+    firstWorstBlockNs: first.worstBlockNs,
+    worstBlockNs: sorted((p) => p.worstBlockNs),
+    wallNs: sorted((p) => p.wallNs),
+    // Renderings per scrape (per batch of scrapers), when the reader counts them; NaN otherwise.
+    renderingsPerScrape: (renderingsAfter - renderingsBefore) / (repeats + 1),
+  };
+});
+
+/** The reader's count of renderings, if it exposes one (as a number or a method); NaN if not. */
+function renderings(handle: OmniMetricsHandle): number {
+  const reader = handle.prometheusReader as unknown as Record<string, unknown> | undefined;
+  for (const name of ['renderings', 'renderCount', 'renderingCount']) {
+    const value = reader?.[name];
+    if (typeof value === 'function') return Number((value as () => unknown).call(reader));
+    if (typeof value === 'number') return value;
+  }
+  return NaN;
+}

@@ -1,0 +1,65 @@
+import { OmniInstrumentation, registerOmniMetrics } from '../index';
+import { createBenchHost, PIPELINE_3x4, runBatch, type BenchWorkload } from './bench-host';
+import { parseSamples } from './direct-path/cells';
+import { createDirectHost } from './direct-path/direct-host';
+import { floatCells } from './direct-path/float-cells';
+import { promClientCells } from './direct-path/prom-client-cells';
+
+/**
+ * The per-request contenders: the host alone; the package's hooks on it; the same samples written
+ * by hand into prom-client; and the same samples written by hand into plain cells (the floor).
+ */
+export const PER_REQUEST_CONTENDERS = ['host', 'ours', 'prom-client', 'floor'] as const;
+export type PerRequestContender = (typeof PER_REQUEST_CONTENDERS)[number];
+
+export const PER_REQUEST_WORKLOAD: BenchWorkload = { pools: PIPELINE_3x4, tokens: 100, batch: 1 };
+
+export interface PerRequestSetup {
+  /** One request through every hooked call site. */
+  run(): Promise<void>;
+  /** Every sample the contender holds, keyed by `sampleKey` (none for the bare host). */
+  samples(): Promise<Map<string, number>>;
+  close(): Promise<void>;
+}
+
+export async function setupPerRequest(contender: PerRequestContender, workload = PER_REQUEST_WORKLOAD): Promise<PerRequestSetup> {
+  if (contender === 'ours') return setupOurs(workload);
+  const direct = contender === 'host' ? undefined : createDirectHost(contender === 'floor' ? floatCells() : promClientCells(), workload.pools);
+  const host = direct ?? createBenchHost();
+  const orchestrator = new host.Orchestrator(workload.pools);
+  const serving = new host.Serving();
+  return {
+    run: () => runBatch(orchestrator, serving, workload),
+    samples: () => direct?.samples() ?? Promise.resolve(new Map()),
+    close: () => Promise.resolve(),
+  };
+}
+
+async function setupOurs(workload: BenchWorkload): Promise<PerRequestSetup> {
+  const handle = await registerOmniMetrics({
+    modelName: 'm',
+    stagePools: workload.pools,
+    logStats: true,
+    prometheus: false,
+    exporters: [],
+    logIntervalSeconds: 0,
+    selfCheck: false,
+  });
+  const host = createBenchHost();
+  const instrumentation = new OmniInstrumentation({
+    metrics: handle,
+    orchestratorClass: host.Orchestrator,
+    servingClass: host.Serving,
+    diagnosticsChannels: false,
+  });
+  const orchestrator = new host.Orchestrator(workload.pools);
+  const serving = new host.Serving();
+  return {
+    run: () => runBatch(orchestrator, serving, workload),
+    samples: async () => parseSamples(await handle.metricsText()),
+    close: async () => {
+      instrumentation.disable();
+      await handle.shutdown();
+    },
+  };
+}

@@ -1,0 +1,59 @@
+import type { Attributes } from '@opentelemetry/api';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { registerOmniMetrics, type OmniMetricsHandle, type OmniMetricsOptions } from '../index';
+import type { ResolvedFamily } from '../views/catalog';
+import { COUNTER_INCREMENT, GAUGE_VALUE, HISTOGRAM_VALUES, populateAllSeries } from './populate-all';
+
+export interface PopulatedPipeline {
+  readonly handle: OmniMetricsHandle;
+  /** Every series of the store, populated, with its family: what another library is given to hold. */
+  readonly series: ReadonlyArray<{ family: ResolvedFamily; attributes: Attributes }>;
+}
+
+/**
+ * The full catalog (every feature group, hidden names included) at 3 stages × `replicas`, every
+ * series populated: the scrape benchmark's pipeline. `options` adds the server, the engine pull, ….
+ */
+export async function populatedPipeline(replicas: number, options: Partial<OmniMetricsOptions> = {}): Promise<PopulatedPipeline> {
+  const handle = await registerOmniMetrics({
+    modelName: 'm',
+    stagePools: [replicas, replicas, replicas],
+    logStats: true,
+    showHiddenMetrics: true,
+    features: { specDecode: { numSpeculativeTokens: 3 }, kvConnector: 'nixl', lora: { maxLoras: 2 }, kvCacheMetrics: true, corruptedRequests: true },
+    cacheConfig: { block_size: 16, cache_dtype: 'auto', enable_prefix_caching: true, num_gpu_blocks: 4096 },
+    prometheus: false,
+    exporters: [],
+    logIntervalSeconds: 0,
+    selfCheck: false,
+    processMetrics: false,
+    ...options,
+  });
+  const engines = handle.stageReplicaMap.entries().map(([, engine]) => engine);
+  return { handle, series: populateAllSeries(handle.store, engines) };
+}
+
+/** prom-client holding the very same series with the very same values. */
+export function promClientMirror(series: PopulatedPipeline['series']): Registry {
+  const registry = new Registry();
+  const metrics = new Map<string, Counter | Gauge | Histogram>();
+  for (const { family, attributes } of series) {
+    const labelNames = Object.keys(attributes).sort();
+    let metric = metrics.get(family.name);
+    if (metric === undefined) {
+      const common = { name: family.name, help: family.help, labelNames, registers: [registry] };
+      metric =
+        family.type === 'counter'
+          ? new Counter(common)
+          : family.type === 'gauge'
+            ? new Gauge(common)
+            : new Histogram({ ...common, buckets: Array.isArray(family.buckets) ? [...(family.buckets as number[])] : undefined });
+      metrics.set(family.name, metric);
+    }
+    const labels = Object.fromEntries(labelNames.map((name) => [name, String(attributes[name])]));
+    if (metric instanceof Counter) metric.labels(labels).inc(COUNTER_INCREMENT);
+    else if (metric instanceof Gauge) metric.labels(labels).set(GAUGE_VALUE);
+    else for (const value of HISTOGRAM_VALUES) metric.labels(labels).observe(value);
+  }
+  return registry;
+}

@@ -1,0 +1,70 @@
+import { ratioOf, type Measurement } from './measure';
+import { printRow, printTitle } from './report';
+import { contender, figure, interleave, type RoundResults } from './rounds';
+
+/** CPU and bytes of one scrape at 3 × `replicas`: ours, prom-client with the same series, pre-rendered lines concatenated. */
+export async function scrapeCpuSection(rounds: number, replicas: number) {
+  const names = ['ours', 'prom-client', 'concat'] as const;
+  const scrapes = Math.max(2, Math.round(64 / replicas));
+  const results = await interleave(
+    names.map((name) => contender(name, 'scrape-cpu', { contender: name, replicas, scrapes })),
+    rounds,
+  );
+  const cpu = (name: string) => figure(results, name, 'cpuNsPerScrape');
+  const ours = cpu('ours');
+  const series = figure(results, 'ours', 'series').median;
+  printTitle(`3. Scrape CPU, 3 stages × ${replicas} replicas (${series} series, ${(figure(results, 'ours', 'bytes').median / 2 ** 20).toFixed(2)} MB)`);
+  const vsProm = ratioOf(ours, cpu('prom-client'));
+  const vsConcat = ratioOf(ours, cpu('concat'));
+  printRow('omni-otel-metrics metricsBytes()', ours, 'ns', { to: 'prom-client', ratio: vsProm });
+  printRow('', ours, 'ns', { to: 'concatenated lines', ratio: vsConcat });
+  printRow('prom-client registry.metrics(), as bytes', cpu('prom-client'), 'ns');
+  printRow('pre-rendered lines concatenated, as bytes', cpu('concat'), 'ns');
+  return { replicas, series, bytes: figure(results, 'ours', 'bytes').median, results: plain(results), vsProm, vsConcat };
+}
+
+/** The worst event-loop block of real HTTP scrapes at 3 × `replicas`: one, gzip, `scrapers` at once, through the engine pull. */
+export async function scrapeBlockSection(rounds: number, replicas: number, modes: readonly string[], scrapers: number) {
+  const results = await interleave(
+    modes.map((mode) => contender(mode, 'scrape-block', { mode, replicas, repeats: 2, scrapers })),
+    rounds,
+  );
+  printTitle(
+    `4. Worst event-loop block while /metrics is served over HTTP, 3 stages × ${replicas} replicas (${figure(results, modes[0] ?? 'one', 'series').median} series)`,
+  );
+  const labels: Record<string, string> = {
+    one: 'one scrape',
+    gzip: 'one scrape, gzip',
+    concurrent: `${scrapers} scrapers at once`,
+    'engine-pull': 'one scrape, enginePull from 4 data-parallel engine servers',
+  };
+  for (const mode of modes) {
+    printRow(`${labels[mode] ?? mode}: worst block`, figure(results, mode, 'worstBlockNs'), 'ns');
+    printRow(
+      `${labels[mode] ?? mode}: wall time`,
+      figure(results, mode, 'wallNs'),
+      'ns',
+      mode === 'concurrent' ? { to: 'one scrape', ratio: ratioOf(figure(results, mode, 'wallNs'), figure(results, 'one', 'wallNs')) } : undefined,
+    );
+    printRow(`${labels[mode] ?? mode}: bytes on the wire`, figure(results, mode, 'bytes'), 'bytes');
+    printRow(
+      `${labels[mode] ?? mode}: RSS growth (first scrape)`,
+      figure(results, mode, 'firstRssGrowthBytes'),
+      'bytes',
+      mode === 'concurrent'
+        ? { to: 'one scrape', ratio: ratioOf(figure(results, mode, 'firstRssGrowthBytes'), figure(results, 'one', 'firstRssGrowthBytes')) }
+        : undefined,
+    );
+  }
+  const renderings = results.get('concurrent')?.renderingsPerScrape?.median;
+  if (modes.includes('concurrent'))
+    console.log(
+      `  renderings per ${scrapers} concurrent scrapes: ${renderings === undefined || renderings === null || Number.isNaN(renderings) ? 'not exposed by the reader' : renderings}`,
+    );
+  return { replicas, results: plain(results), renderings: renderings === undefined || Number.isNaN(renderings) ? null : renderings };
+}
+
+/** Round results as plain JSON (medians, ranges, rounds). */
+export function plain(results: RoundResults): Record<string, Record<string, Measurement>> {
+  return Object.fromEntries(results);
+}
