@@ -51,7 +51,9 @@ export function* storeExposition(store: SeriesStore, options: StoreExpositionOpt
     const histogram = family.family.type === 'histogram';
     for (let i = 0; i < series.length; i++) {
       const one = series[i] as StoredSeries;
-      out += histogram ? histogramLines(text, one as HistogramSeries, openMetrics) : `${text.sample}${one.plain} ${formatGoFloat((one as CounterSeries | GaugeSeries).value)}\n`;
+      out += histogram
+        ? histogramLines(text, one as HistogramSeries, openMetrics)
+        : `${text.sample}${one.plain} ${formatGoFloat((one as CounterSeries | GaugeSeries).value)}\n`;
       if (created && openMetrics) out += `${text.created}${one.plain} ${one.created.exposition}\n`;
       if (out.length >= PIECE_CHARACTERS) {
         yield out;

@@ -51,18 +51,12 @@ contenderMain(async ({ mode, replicas, repeats, scrapers }: Params) => {
     firstWorstBlockNs: first.worstBlockNs,
     worstBlockNs: sorted((p) => p.worstBlockNs),
     wallNs: sorted((p) => p.wallNs),
-    // Renderings per scrape (per batch of scrapers), when the reader counts them; NaN otherwise.
+    // Renderings per scrape (per batch of scrapers).
     renderingsPerScrape: (renderingsAfter - renderingsBefore) / (repeats + 1),
   };
 });
 
-/** The reader's count of renderings, if it exposes one (as a number or a method); NaN if not. */
+/** Renderings the reader has started (scrapes that joined one under way are not counted). */
 function renderings(handle: OmniMetricsHandle): number {
-  const reader = handle.prometheusReader as unknown as Record<string, unknown> | undefined;
-  for (const name of ['renderings', 'renderCount', 'renderingCount']) {
-    const value = reader?.[name];
-    if (typeof value === 'function') return Number((value as () => unknown).call(reader));
-    if (typeof value === 'number') return value;
-  }
-  return NaN;
+  return handle.prometheusReader?.sharedRenderings.started ?? NaN;
 }
