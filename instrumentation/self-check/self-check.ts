@@ -4,7 +4,7 @@ import type { SeriesStore } from '../../views/store/series-store';
 import { CounterSeries, type StoredSeries } from '../../views/store/series';
 import { familySource, type FamilySource } from './family-sources';
 import type { HostCallCounts } from './host-calls';
-import { familyActivity } from './series-activity';
+import { familyActivity, registrationBaseline } from './series-activity';
 import type { HostMethod, SelfCheckReport, SilentFamily, SilenceReason, StageReplicaRef } from './types';
 
 export interface SelfCheckSettings {
@@ -56,7 +56,7 @@ export class SilentFamilyCheck {
     this.now = settings.now ?? Date.now;
     this.pulled = new Set((settings.pulledReplicas ?? []).map(({ stage, replica }) => replicaKey(String(stage), String(replica))));
     // The baseline is the store as registration left it: eager zeros, engines reported awake.
-    this.totals = settings.store.families.map((family) => familyActivity(family, new Map()).totals);
+    this.totals = settings.store.families.map(registrationBaseline);
     this.families = settings.store.families.map(() => ({ silentChecks: 0, replicas: new Map() }));
   }
 

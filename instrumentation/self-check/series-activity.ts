@@ -36,7 +36,7 @@ export function familyActivity(family: FamilySeries, previous: ReadonlyMap<Store
   const createdByRecords = !boundBeforeRecords(family.family);
   let fed = false;
   for (const series of family.series) {
-    const total = series instanceof HistogramSeries ? series.count : series instanceof CounterSeries || series instanceof GaugeSeries ? series.value : 0;
+    const total = seriesTotal(series);
     totals.set(series, total);
     const before = previous.get(series);
     let grew: boolean;
@@ -49,4 +49,25 @@ export function familyActivity(family: FamilySeries, previous: ReadonlyMap<Store
     if (stage !== undefined && replica !== undefined) fedReplicas.push(replicaKey(stage, replica));
   }
   return { fed, fedReplicas, totals };
+}
+
+/**
+ * The first baseline, of the store as registration left it (eager zeros, engines reported awake):
+ * only what `familyActivity` cannot tell from a missing entry, which it reads as a total of zero
+ * for a series bound before records. So registration keeps no entry for each of the thousands of
+ * zero series a large pipeline binds.
+ */
+export function registrationBaseline(family: FamilySeries): Map<StoredSeries, number> {
+  const baseline = new Map<StoredSeries, number>();
+  const createdByRecords = !boundBeforeRecords(family.family);
+  for (const series of family.series) {
+    const total = seriesTotal(series);
+    if (total !== 0 || createdByRecords) baseline.set(series, total);
+  }
+  return baseline;
+}
+
+/** A counter's value, a histogram's count, a gauge's value. */
+function seriesTotal(series: StoredSeries): number {
+  return series instanceof HistogramSeries ? series.count : series instanceof CounterSeries || series instanceof GaugeSeries ? series.value : 0;
 }
