@@ -2,6 +2,7 @@ import { build125Buckets } from './buckets';
 import type { FamilyDefinition, FamilyGroup, FamilyType } from './family-definition';
 import { DEFAULT_PIPELINE_PREFIX, exposedName, instrumentNameFor, otelNameFor, PIPELINE_PREFIXES, type PipelinePrefix } from './names';
 import { PIPELINE_FAMILIES, type PipelineFamilyKey } from './pipeline-families';
+import { findPrintedNameClash } from './printed-names';
 import { PROCESS_FAMILIES, type ProcessFamilyKey } from './process-families';
 import { UPSTREAM_FAMILIES, type UpstreamFamilyKey } from './upstream-families';
 
@@ -123,9 +124,8 @@ export function resolveCatalog(options: CatalogOptions = {}): ResolvedCatalog {
   for (const [key, def] of Object.entries(PIPELINE_FAMILIES)) add(`pipeline.${key as PipelineFamilyKey}`, prefix, def);
   for (const [key, def] of Object.entries(UPSTREAM_FAMILIES)) add(`upstream.${key as UpstreamFamilyKey}`, 'vllm:', def);
   for (const custom of options.customFamilies ?? []) {
-    const baseName = custom.type === 'counter' ? custom.name.replace(/_total$/, '') : custom.name;
     add(`custom.${custom.name}`, '', {
-      baseName,
+      baseName: customBaseName(custom),
       type: custom.type,
       help: custom.help,
       labels: custom.labels,
@@ -161,11 +161,23 @@ function enabledGroups(options: CatalogOptions): Set<FamilyGroup> {
   return groups;
 }
 
+/** A custom family's name without the `_total` the exposition adds to every counter. */
+function customBaseName(custom: CustomFamily): string {
+  return custom.type === 'counter' ? custom.name.replace(/_total$/, '') : custom.name;
+}
+
+/** The name a custom family is exposed under (a counter's ends in `_total`). */
+export function customExposedName(custom: CustomFamily): string {
+  return exposedName('', customBaseName(custom), custom.type);
+}
+
+/** Refuses two families that would print a common sample or metadata name (an exact duplicate included). */
 function assertUniqueNames(families: readonly ResolvedFamily[]): void {
-  const seen = new Set<string>();
-  for (const family of families) {
-    if (seen.has(family.name)) throw new Error(`metric family ${family.name} is defined twice`);
-    seen.add(family.name);
+  const clash = findPrintedNameClash(families.map((family) => ({ name: family.name, kind: family.type })));
+  if (clash !== undefined) {
+    throw new Error(
+      `metric families ${clash.first.name} (${clash.first.kind}) and ${clash.second.name} (${clash.second.kind}) both print ${clash.printedName}`,
+    );
   }
 }
 

@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
-import { resolveFullCatalog, type CustomFamily } from './catalog';
+import { customExposedName, resolveFullCatalog, type CustomFamily, type ResolvedCatalog } from './catalog';
 import type { FamilyType } from './family-definition';
 import { LABEL_NAME_PATTERN, METRIC_NAME_PATTERN, type PipelinePrefix } from './names';
+import { findPrintedNameClash, TARGET_INFO_FAMILY, type PrintedFamily } from './printed-names';
 
 /**
  * The one documented path for changing families, in the spirit of TorchServe's `metrics.yaml`:
@@ -57,6 +58,7 @@ export function validateMetricsConfig(document: unknown, source: string, prefix?
 
   const known = resolveFullCatalog({ prefix });
   const customFamilies = parseFamilies(root.families, fail);
+  refuseNameClashes(customFamilies, known, fail);
   const buckets: Record<string, readonly number[]> = {};
   if (root.buckets !== undefined) {
     if (!isRecord(root.buckets)) fail('"buckets" must map family names to lists of bounds');
@@ -85,6 +87,10 @@ function parseFamilies(value: unknown, fail: (problem: string) => never): Custom
     const type = raw.type as FamilyType;
     if (!FAMILY_TYPES.includes(type)) at(`invalid type ${JSON.stringify(raw.type)} (expected ${FAMILY_TYPES.join(', ')})`);
     if (typeof raw.help !== 'string' || raw.help.trim() === '') at('help must be a non-empty string');
+    const lineBreak = LINE_BREAKING.exec(raw.help as string);
+    if (lineBreak !== null) {
+      at(`help contains ${JSON.stringify(lineBreak[0])}, which readers of the exposition take for a line break (a newline is fine: it is printed escaped)`);
+    }
     const labels = raw.labels ?? [];
     if (!Array.isArray(labels)) at('labels must be a list of label names');
     for (const label of labels as unknown[]) {
@@ -103,6 +109,37 @@ function parseFamilies(value: unknown, fail: (problem: string) => never): Custom
     };
     return family;
   });
+}
+
+/**
+ * Characters a HELP line cannot carry: the text formats escape only `\\n`, and Python's readers
+ * split lines at `\r` (universal newlines) and at the other breaks of `str.splitlines`. Control
+ * characters other than tab and newline are refused with them.
+ */
+// eslint-disable-next-line no-control-regex
+const LINE_BREAKING = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u2028\u2029]/;
+
+/**
+ * Refuses a custom family that would print a name another family prints (the catalog's, the
+ * process and runtime families', `target_info`, or another custom family's): the exposition
+ * would then hold two HELP lines for one name, or samples a parser files under the wrong family.
+ */
+function refuseNameClashes(customFamilies: readonly CustomFamily[], known: ResolvedCatalog, fail: (problem: string) => never): void {
+  interface Owner extends PrintedFamily {
+    readonly label: string;
+  }
+  const owners: Owner[] = [
+    { ...TARGET_INFO_FAMILY, label: `the ${TARGET_INFO_FAMILY.name} family` },
+    ...known.families.map((family) => ({ name: family.name, kind: family.type, label: `the package's family "${family.name}" (${family.type})` })),
+    ...customFamilies.map((family) => ({ name: customExposedName(family), kind: family.type, label: `family "${family.name}" (${family.type})` })),
+  ];
+  const clash = findPrintedNameClash(owners);
+  if (clash === undefined) return;
+  const what =
+    clash.first.name === clash.second.name
+      ? `both are exposed as ${clash.first.name}`
+      : `both print ${clash.printedName} (exposed as ${clash.first.name} and ${clash.second.name})`;
+  fail(`${clash.second.label} clashes with ${clash.first.label}: ${what}`);
 }
 
 function validateBounds(value: unknown, fail: (problem: string) => never): number[] {

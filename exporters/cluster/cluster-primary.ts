@@ -12,7 +12,9 @@ import { serializePrometheus } from '../prometheus-serializer';
 import { EMPTY_SNAPSHOT, mergeSnapshots, retireSnapshot, type GaugeMerge, type GaugeMergePolicy } from './merge';
 import { isProtocolMessage, type ProtocolMessage, type SnapshotMessage } from './protocol';
 import { snapshotToResourceMetrics, type ClusterSnapshot } from './snapshot';
+import { SnapshotChecker } from './snapshot-check';
 import { checkObject, optionKeys } from '../../views/option-checks';
+import { WarnOnce } from '../../views/diag-warnings';
 
 const CLUSTER_PRIMARY_OPTION_KEYS = optionKeys<ClusterPrimaryOptions>({
   modelName: true,
@@ -59,6 +61,7 @@ export interface ClusterPrimary extends MetricsTextSource {
 }
 
 const DEFAULT_COLLECT_TIMEOUT_MILLIS = 1000;
+const listenerFailures = new WarnOnce();
 const GAUGE_MERGES: readonly GaugeMerge[] = ['sum', 'max', 'min'];
 
 interface LiveWorker {
@@ -104,6 +107,7 @@ export async function startClusterPrimary(options: ClusterPrimaryOptions): Promi
   const naming = options.naming ?? 'vllm';
   const serverSettings = options.prometheus === false ? undefined : resolvePrometheusServerSettings(options.prometheus ?? {});
   const aggregate = new ClusterAggregate(
+    new SnapshotChecker(catalog),
     declaredFamilies(catalog, options.modelName, naming),
     gaugeMergePolicy(catalog, options.gaugeMerge),
     collectTimeoutMillis,
@@ -141,24 +145,34 @@ class ClusterAggregate implements MetricsTextSource {
   private readonly pending = new Map<number, () => void>();
   private nextRequestId = 1;
 
+  // Listeners on `cluster` run in the host's primary: whatever a worker sends or does, they never throw.
   private readonly onMessage = (worker: Worker, message: unknown): void => {
-    if (!isProtocolMessage(message) || message.type !== 'snapshot') return;
-    this.store(worker, message);
-    if (message.requestId !== undefined) this.pending.get(message.requestId)?.();
-    if (message.ackId !== undefined) this.send(worker, { omniOtelMetrics: 1, type: 'ack', ackId: message.ackId });
+    try {
+      if (!isProtocolMessage(message) || message.type !== 'snapshot') return;
+      this.store(worker, message);
+      if (message.requestId !== undefined) this.pending.get(message.requestId)?.();
+      if (message.ackId !== undefined) this.send(worker, { omniOtelMetrics: 1, type: 'ack', ackId: message.ackId });
+    } catch (error) {
+      listenerFailures.warn('message', "a cluster worker's message could not be handled; it is ignored", error);
+    }
   };
 
   private readonly onGone = (worker: Worker): void => {
-    if (this.retiredIds.has(worker.id)) return;
-    this.retiredIds.add(worker.id);
-    this.silentIds.delete(worker.id);
-    const entry = this.live.get(worker.id);
-    if (entry === undefined) return;
-    this.live.delete(worker.id);
-    this.retired = retireSnapshot(this.retired, entry.snapshot);
+    try {
+      if (this.retiredIds.has(worker.id)) return;
+      this.retiredIds.add(worker.id);
+      this.silentIds.delete(worker.id);
+      const entry = this.live.get(worker.id);
+      if (entry === undefined) return;
+      this.live.delete(worker.id);
+      this.retired = retireSnapshot(this.retired, entry.snapshot);
+    } catch (error) {
+      listenerFailures.warn('exit', "an exited cluster worker's counts could not be kept", error);
+    }
   };
 
   constructor(
+    private readonly checker: SnapshotChecker,
     private readonly declared: readonly DeclaredFamily[],
     private readonly policy: GaugeMergePolicy,
     private readonly collectTimeoutMillis: number,
@@ -190,11 +204,14 @@ class ClusterAggregate implements MetricsTextSource {
     if (this.retiredIds.has(worker.id)) return;
     this.silentIds.delete(worker.id);
     const entry = this.live.get(worker.id);
+    if (entry !== undefined && message.seq <= entry.seq) return;
+    // Only the well-formed points are kept, so the merge, a scrape and the worker's exit cannot fail on them.
+    const { snapshot } = this.checker.check(message.snapshot, String(worker.id));
     if (entry === undefined) {
-      this.live.set(worker.id, { snapshot: message.snapshot, seq: message.seq });
-    } else if (message.seq > entry.seq) {
+      this.live.set(worker.id, { snapshot, seq: message.seq });
+    } else {
       // Cumulative: the newer snapshot replaces the previous one, never adds to it.
-      entry.snapshot = message.snapshot;
+      entry.snapshot = snapshot;
       entry.seq = message.seq;
     }
   }

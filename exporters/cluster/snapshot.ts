@@ -120,16 +120,3 @@ function secondsToHrTime(seconds: number): [number, number] {
 export function numberOrNaN(value: number | null | undefined): number {
   return typeof value === 'number' ? value : NaN;
 }
-
-/** A light shape check of a snapshot that crossed a process boundary. */
-export function isClusterSnapshot(value: unknown): value is ClusterSnapshot {
-  if (typeof value !== 'object' || value === null || !Array.isArray((value as ClusterSnapshot).metrics)) return false;
-  return (value as ClusterSnapshot).metrics.every(
-    (metric) =>
-      typeof metric === 'object' &&
-      metric !== null &&
-      typeof metric.name === 'string' &&
-      (metric.kind === 'counter' || metric.kind === 'updowncounter' || metric.kind === 'gauge' || metric.kind === 'histogram') &&
-      Array.isArray(metric.points),
-  );
-}

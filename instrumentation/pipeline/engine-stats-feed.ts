@@ -11,11 +11,30 @@ import type { EngineCoreOutputs, StageRequest } from './host-contract';
  * frontend `OutputProcessor` + `record()` pair of vLLM, one builder per replica.
  */
 export class EngineStatsFeed {
-  private readonly builders: RequestStatsBuilder[] = [];
+  /** Per engine index of a live replica; a replica that leaves takes its builder (and the requests it tracked) with it. */
+  private readonly builders = new Map<number, RequestStatsBuilder>();
   /** Replicas each live request was submitted to, so release touches only those (and nothing leaks). */
   private readonly enginesByRequest = new Map<string, Set<number>>();
+  private readonly unsubscribe: () => void;
 
-  constructor(private readonly stageReplicaMap: StageReplicaMap) {}
+  constructor(private readonly stageReplicaMap: StageReplicaMap) {
+    // An engine index is never handed out again once its replica is removed: its builder can only leak.
+    this.unsubscribe = stageReplicaMap.onChange((change) => {
+      if (change.kind === 'removed') this.builders.delete(change.engineIndex);
+    });
+  }
+
+  /** Replicas with statistics being built (for tests and diagnostics). */
+  get trackedEngines(): number {
+    return this.builders.size;
+  }
+
+  /** Stops following replica changes and forgets every replica's statistics. */
+  stop(): void {
+    this.unsubscribe();
+    this.builders.clear();
+    this.enginesByRequest.clear();
+  }
 
   submitted(request: StageRequest): void {
     const engineIdx = this.stageReplicaMap.engineIndex(request.stageId, request.replicaId);
@@ -59,7 +78,7 @@ export class EngineStatsFeed {
 
   /** The request left the pipeline (finished, aborted or failed): forget it on every replica. */
   released(requestId: string): void {
-    for (const engineIdx of this.enginesByRequest.get(requestId) ?? []) this.builders[engineIdx]?.aborted(requestId);
+    for (const engineIdx of this.enginesByRequest.get(requestId) ?? []) this.builders.get(engineIdx)?.aborted(requestId);
     this.enginesByRequest.delete(requestId);
   }
 
@@ -70,10 +89,10 @@ export class EngineStatsFeed {
   }
 
   private builder(engineIdx: number): RequestStatsBuilder {
-    let builder = this.builders[engineIdx];
+    let builder = this.builders.get(engineIdx);
     if (builder === undefined) {
       builder = new RequestStatsBuilder();
-      this.builders[engineIdx] = builder;
+      this.builders.set(engineIdx, builder);
     }
     return builder;
   }

@@ -300,7 +300,13 @@ export class PipelineObserver {
     for (const requestId of this.admitted.keys()) this.requestCleanedUp(requestId);
     this.generating.clear();
     this.streamsById.clear();
+    this.feed.stop();
     this.publishGauges();
+  }
+
+  /** Replicas whose engine statistics are being built (for tests and debugging): live replicas only. */
+  get trackedEngines(): number {
+    return this.feed.trackedEngines;
   }
 
   /** Requests currently observed (for tests and debugging). */

@@ -210,3 +210,98 @@ describe('cluster scale-out: the primary serves the sum of its workers', functio
     assertMerged(valuesOf(fifth), valuesOf(fourth), 'a hung worker');
   });
 });
+
+describe('cluster scale-out: a worker gone wrong cannot take the primary down', function () {
+  this.timeout(30_000);
+  const workers: Worker[] = [];
+  let primary: ClusterPrimary | undefined;
+
+  before(() => {
+    cluster.setupPrimary({ exec: FIXTURE, execArgv: ['--require', require.resolve('tsx/cjs')], args: [] });
+  });
+
+  after(async () => {
+    for (const worker of workers) {
+      if (!worker.isDead()) worker.process.kill('SIGKILL');
+    }
+    await Promise.all(workers.map(exited));
+    await primary?.stop();
+  });
+
+  async function fork(k: number): Promise<{ worker: Worker; text: string }> {
+    const worker = cluster.fork();
+    workers.push(worker);
+    await nextReply(worker, 'ready');
+    const done = nextReply(worker, 'done');
+    command(worker, { test: 'work', k });
+    return { worker, text: (await done).text };
+  }
+
+  async function scrape(): Promise<string> {
+    const response = await httpGet((primary?.server?.url as string).replace('localhost', '127.0.0.1'));
+    assert.equal(response.status, 200, response.body);
+    return response.body;
+  }
+
+  it('a malformed snapshot and other bucket bounds: the rest is served, its exit is survived, no count goes backwards', async () => {
+    primary = await startClusterPrimary({
+      modelName: 'm',
+      catalog: { logStats: true },
+      prometheus: { host: '127.0.0.1', port: 0 },
+      collectTimeoutMillis: COLLECT_TIMEOUT_MILLIS,
+    });
+    const [w0, w1, hostile] = await Promise.all([fork(0), fork(1), fork(2)]);
+    const latency = 'vllm:omni_e2e_request_latency_s';
+    // A far-ahead `seq`: the hostile worker's own later snapshots are older, so this one stays its live snapshot.
+    const sent = nextReply(hostile.worker, 'sent');
+    command(hostile.worker, {
+      test: 'send-raw',
+      message: {
+        omniOtelMetrics: 1,
+        type: 'snapshot',
+        seq: 1e9,
+        snapshot: {
+          metrics: [
+            {
+              name: 'vllm:omni_requests_success_total',
+              kind: 'counter',
+              description: 'x',
+              unit: '',
+              points: [{ attributes: null, value: 1 }, null, { attributes: { finished_reason: 'stop', model_name: 'm' }, value: 7, startTime: 1 }],
+            },
+            {
+              name: 'vllm:e2e_request_latency_seconds',
+              kind: 'histogram',
+              description: 'x',
+              unit: '',
+              points: [{ attributes: { model_name: 'm' }, value: 42 }],
+            },
+            {
+              name: latency,
+              kind: 'histogram',
+              description: 'x',
+              unit: '',
+              points: [{ attributes: { model_name: 'm' }, value: { boundaries: [1, 5], counts: [500, 0, 0], sum: 50, count: 500 } }],
+            },
+          ],
+        },
+      },
+    });
+    await sent;
+
+    const first = await scrape();
+    const healthy = expectedMerge([w0.text, w1.text], [w0.text, w1.text]);
+    const stop = sampleKey('vllm:omni_requests_success_total', { finished_reason: 'stop', model_name: 'm' });
+    const latencyCount = sampleKey(`${latency}_count`, { model_name: 'm' });
+    assert.equal(valuesOf(first).get(stop), (healthy.get(stop) ?? 0) + 7, 'the healthy workers\u2019 successes and the hostile worker\u2019s one good point');
+    assert.equal(valuesOf(first).get(latencyCount), 3 + 4, 'the healthy workers\u2019 latency count; the other bounds are left out');
+    assert.equal(valuesOf(first).get(latencyCount), healthy.get(latencyCount));
+
+    hostile.worker.process.kill('SIGKILL');
+    await exited(hostile.worker);
+    const second = await scrape();
+    assert.equal(valuesOf(second).get(stop), valuesOf(first).get(stop), 'its good point is kept after it exits');
+    assert.equal(valuesOf(second).get(latencyCount), 3 + 4, 'the live workers\u2019 histogram stays');
+    assertNeverBackwards(first, second);
+  });
+});

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,7 +7,9 @@ import fc from 'fast-check';
 import type { DataPoint, Histogram, MetricData } from '@opentelemetry/sdk-metrics';
 import { registerOmniMetrics, type OmniMetricsHandle } from '../../register';
 import { declaredFamilyNames, histogramOf, parseGoFloat, sampleValue, seriesOf } from '../support/exposition';
+import { checkMetrics } from '../support/promtool';
 import { withWarnings } from '../views/store/store-fixture';
+import { MetricsConfigError, validateMetricsConfig } from '../../views/metrics-config';
 
 const CONFIG = [
   'families:',
@@ -402,5 +405,119 @@ describe('recorders: OmniCustomMetrics (families from the config file)', () => {
       }),
       { numRuns: 60 },
     );
+  });
+});
+
+/** Per exposition, what Python prometheus_client's parsers read from a string and from a file opened in text mode. */
+type PythonRead = { samples: number; help: Record<string, string> } | { error: string };
+
+function pythonRead(expositions: ReadonlyArray<[format: 'text' | 'openmetrics', text: string]>): PythonRead[] {
+  const script = join(__dirname, '..', 'views', 'fixtures', 'parse_expositions.py');
+  return JSON.parse(execFileSync('/usr/bin/python3', [script], { input: JSON.stringify(expositions), encoding: 'utf8' })) as PythonRead[];
+}
+
+describe('recorders: custom families print an exposition every parser accepts', () => {
+  let dir: string;
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), 'omni-custom-parse-'));
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  /** Registers with `config`, records one value into every family, and returns both formats with target_info and `_created`. */
+  async function render(config: string, record: (handle: OmniMetricsHandle) => void): Promise<[text: string, openMetrics: string]> {
+    const configFile = join(dir, 'metrics.yaml');
+    writeFileSync(configFile, config);
+    const handle = await registerOmniMetrics({
+      modelName: 'm',
+      stagePools: [1],
+      configFile,
+      prometheus: { host: '127.0.0.1', port: 0, withTargetInfo: true, createdSeries: true },
+    });
+    try {
+      record(handle);
+      return [await handle.metricsText('text'), await handle.metricsText('openmetrics')];
+    } finally {
+      await handle.shutdown();
+    }
+  }
+
+  it('a HELP text with \\r is refused, naming the file and the family', async () => {
+    const configFile = join(dir, 'cr.yaml');
+    writeFileSync(configFile, 'families:\n  - {name: app_x, type: gauge, help: "first\\rsecond"}\n');
+    await assert.rejects(
+      registerOmniMetrics({ modelName: 'm', stagePools: [1], prometheus: false, configFile }),
+      (error: unknown) =>
+        error instanceof MetricsConfigError &&
+        error.message ===
+          `${configFile}: family "app_x": help contains "\\r", which readers of the exposition take for a line break (a newline is fine: it is printed escaped)`,
+    );
+  });
+
+  it('HELP texts with newlines, backslashes, quotes, tabs and non-ASCII are read back exactly by promtool and both Python parsers, from a string and from a file', async () => {
+    const help = 'Line one\nline "two" with \\ a backslash,\ta tab and ünïcödé ✓.';
+    const [text, openMetrics] = await render(
+      `families:\n  - {name: app_c_total, type: counter, help: ${JSON.stringify(help)}}\n  - {name: app_h, type: histogram, help: ${JSON.stringify(help)}, buckets: [1]}\n`,
+      (handle) => {
+        handle.custom.counter('app_c_total').add(1);
+        handle.custom.histogram('app_h').observe(0.5);
+      },
+    );
+    assert.equal((await checkMetrics(text)).parseError, undefined);
+    const [fromText, fromOpenMetrics] = pythonRead([
+      ['text', text],
+      ['openmetrics', openMetrics],
+    ]);
+    assert.ok(fromText !== undefined && 'help' in fromText, JSON.stringify(fromText));
+    assert.ok(fromOpenMetrics !== undefined && 'help' in fromOpenMetrics, JSON.stringify(fromOpenMetrics));
+    assert.deepEqual([fromText.help.app_c, fromText.help.app_c_created, fromText.help.app_h, fromText.help.app_h_created], [help, help, help, help]);
+    assert.deepEqual([fromOpenMetrics.help.app_c, fromOpenMetrics.help.app_h], [help, help]);
+  });
+
+  it('property: whatever set of families the config loader accepts prints an exposition promtool and both Python parsers accept', async () => {
+    const stems = [
+      'app',
+      'app_total',
+      'app_created',
+      'app_count',
+      'app_bucket',
+      'app_sum',
+      'app_info',
+      'target',
+      'target_info',
+      'process_cpu_seconds',
+      'nodejs_gc_duration_seconds_count',
+    ];
+    const family = fc.record({ name: fc.constantFrom(...stems), type: fc.constantFrom('counter', 'gauge', 'histogram') });
+    const accepted: Array<[string, string]> = [];
+    let refused = 0;
+    await fc.assert(
+      fc.asyncProperty(fc.array(family, { minLength: 1, maxLength: 3 }), async (families) => {
+        const document = {
+          families: families.map(({ name, type }) => ({ name, type, help: `${type} ${name}`, ...(type === 'histogram' ? { buckets: [1] } : {}) })),
+        };
+        try {
+          validateMetricsConfig(document, 'property');
+        } catch (error) {
+          assert.ok(error instanceof MetricsConfigError, String(error));
+          refused += 1;
+          return;
+        }
+        const config = `families:\n${document.families.map((f) => `  - ${JSON.stringify(f)}\n`).join('')}`;
+        accepted.push(
+          await render(config, (handle) => {
+            for (const { name, type } of families) {
+              if (type === 'counter') handle.custom.counter(name).add(1);
+              else if (type === 'gauge') handle.custom.gauge(name).set(1);
+              else handle.custom.histogram(name).observe(0.5);
+            }
+          }),
+        );
+      }),
+      { numRuns: 40, seed: 19 },
+    );
+    assert.ok(accepted.length >= 5 && refused >= 5, `${accepted.length} accepted, ${refused} refused`);
+    const reads = pythonRead(accepted.flatMap(([text, openMetrics]) => [['text', text] as const, ['openmetrics', openMetrics] as const]));
+    reads.forEach((read, i) => assert.ok('samples' in read, `${JSON.stringify(read)}\n${accepted[Math.floor(i / 2)]?.[i % 2]}`));
+    for (const [text] of accepted) assert.equal((await checkMetrics(text)).parseError, undefined, text);
   });
 });

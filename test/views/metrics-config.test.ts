@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { registerOmniMetrics } from '../../register';
-import { loadMetricsConfig } from '../../views/metrics-config';
+import { loadMetricsConfig, MetricsConfigError } from '../../views/metrics-config';
 
 describe('metrics config file', () => {
   let dir: string;
@@ -72,5 +72,86 @@ describe('metrics config file', () => {
 
   it('names a missing file', () => {
     assert.throws(() => loadMetricsConfig(join(dir, 'missing.yaml')), /missing\.yaml: cannot read metrics config/);
+  });
+});
+
+describe('metrics config file: families whose printed names clash are refused before start', () => {
+  let dir: string;
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), 'omni-config-clash-'));
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  /** Writes `families` as a YAML config and asserts loading it throws a MetricsConfigError with exactly `message` after the file name. */
+  const refuses = (families: string[], message: string): void => {
+    const file = join(dir, 'clash.yaml');
+    writeFileSync(file, `families:\n${families.map((family) => `  - ${family}\n`).join('')}`);
+    assert.throws(
+      () => loadMetricsConfig(file),
+      (error: unknown) => error instanceof MetricsConfigError && error.message === `${file}: ${message}`,
+    );
+  };
+
+  it('a histogram h and a gauge h_count', () => {
+    refuses(
+      ['{name: app_h, type: histogram, help: h, buckets: [1]}', '{name: app_h_count, type: gauge, help: g}'],
+      'family "app_h_count" (gauge) clashes with family "app_h" (histogram): both print app_h_count (exposed as app_h and app_h_count)',
+    );
+  });
+
+  it('a histogram h and a gauge h_bucket, declared the other way round', () => {
+    refuses(
+      ['{name: app_h_bucket, type: gauge, help: g}', '{name: app_h, type: histogram, help: h, buckets: [1]}'],
+      'family "app_h" (histogram) clashes with family "app_h_bucket" (gauge): both print app_h_bucket (exposed as app_h_bucket and app_h)',
+    );
+  });
+
+  it('a counter c_total and a gauge c_created', () => {
+    refuses(
+      ['{name: app_c_total, type: counter, help: c}', '{name: app_c_created, type: gauge, help: g}'],
+      'family "app_c_created" (gauge) clashes with family "app_c_total" (counter): both print app_c_created (exposed as app_c_total and app_c_created)',
+    );
+  });
+
+  it('a counter c_total and a gauge c (the counter\u2019s OpenMetrics name)', () => {
+    refuses(
+      ['{name: app_c_total, type: counter, help: c}', '{name: app_c, type: gauge, help: g}'],
+      'family "app_c" (gauge) clashes with family "app_c_total" (counter): both print app_c (exposed as app_c_total and app_c)',
+    );
+  });
+
+  it('a custom target_info', () => {
+    refuses(['{name: target_info, type: gauge, help: t}'], 'family "target_info" (gauge) clashes with the target_info family: both are exposed as target_info');
+  });
+
+  it('a family named like a process family\u2019s OpenMetrics name (process_cpu_seconds_total prints process_cpu_seconds)', () => {
+    refuses(
+      ['{name: process_cpu_seconds, type: gauge, help: g}'],
+      'family "process_cpu_seconds" (gauge) clashes with the package\'s family "process_cpu_seconds_total" (counter): both print process_cpu_seconds (exposed as process_cpu_seconds_total and process_cpu_seconds)',
+    );
+  });
+
+  it('a family named like a sample of a catalog histogram (the runtime\u2019s nodejs_gc_duration_seconds)', () => {
+    refuses(
+      ['{name: nodejs_gc_duration_seconds_sum, type: counter, help: c}'],
+      'family "nodejs_gc_duration_seconds_sum" (counter) clashes with the package\'s family "nodejs_gc_duration_seconds" (histogram): both print nodejs_gc_duration_seconds_sum (exposed as nodejs_gc_duration_seconds and nodejs_gc_duration_seconds_sum_total)',
+    );
+  });
+
+  it('an exact duplicate, and a counter declared with and without _total, as a MetricsConfigError naming the file', () => {
+    refuses(
+      ['{name: app_x, type: gauge, help: a}', '{name: app_x, type: gauge, help: b}'],
+      'family "app_x" (gauge) clashes with family "app_x" (gauge): both are exposed as app_x',
+    );
+    refuses(
+      ['{name: app_n, type: counter, help: a}', '{name: app_n_total, type: counter, help: b}'],
+      'family "app_n_total" (counter) clashes with family "app_n" (counter): both are exposed as app_n_total',
+    );
+  });
+
+  it('registerOmniMetrics refuses such a file before it starts anything', async () => {
+    const file = join(dir, 'clash-start.yaml');
+    writeFileSync(file, 'families:\n  - {name: app_h, type: histogram, help: h, buckets: [1]}\n  - {name: app_h_sum, type: gauge, help: g}\n');
+    await assert.rejects(registerOmniMetrics({ modelName: 'm', stagePools: [1], prometheus: false, configFile: file }), MetricsConfigError);
   });
 });
