@@ -8,7 +8,8 @@ import { resolvePrometheusServerSettings, serveMetrics, type PrometheusServer, t
 import { createdSeriesDisabledByEnv } from '../exposition-text';
 import type { DeclaredFamily } from '../../views/declared-families';
 import type { ExpositionFormat } from '../exposition-text';
-import { serializePrometheus } from '../prometheus-serializer';
+import { prometheusPieces } from '../prometheus-serializer';
+import { SharedRenderings, type ExpositionPieces } from '../shared-rendering';
 import { EMPTY_SNAPSHOT, mergeSnapshots, retireSnapshot, type GaugeMerge, type GaugeMergePolicy } from './merge';
 import { isProtocolMessage, type ProtocolMessage, type SnapshotMessage } from './protocol';
 import { snapshotToResourceMetrics, type ClusterSnapshot } from './snapshot';
@@ -183,14 +184,22 @@ class ClusterAggregate implements MetricsTextSource {
     cluster.on('exit', this.onGone);
   }
 
+  /** Every rendering of the aggregate, scrapes and `metricsText()` alike: those that overlap share one. */
+  readonly sharedRenderings = new SharedRenderings((format: ExpositionFormat) => this.exposition(format));
+
   async metricsText(format: ExpositionFormat = 'text'): Promise<string> {
+    return (await this.sharedRenderings.rendering(format, false).bytes()).toString('utf8');
+  }
+
+  /** Asks the live workers for fresh snapshots, merges them with the retired counts, and renders the merge piece by piece. */
+  private async exposition(format: ExpositionFormat): Promise<ExpositionPieces> {
     await this.collectLive();
     const merged = mergeSnapshots(
       this.retired,
       [...this.live.values()].map((entry) => entry.snapshot),
       this.policy,
     );
-    return serializePrometheus(snapshotToResourceMetrics(merged), this.declared, { format, createdSeries: this.createdSeries });
+    return prometheusPieces(snapshotToResourceMetrics(merged), this.declared, { format, createdSeries: this.createdSeries });
   }
 
   stop(): void {

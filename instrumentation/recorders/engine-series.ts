@@ -53,12 +53,15 @@ export function bindEngineSeries(store: SeriesStore, modelName: string, engines:
   const sleepState = perValue('engineSleepState', SLEEP_STATES);
   const promptTokensBySource = perValue('promptTokensBySource', PromptTokenStats.ALL_SOURCES);
   const requestSuccess = perValue('requestSuccess', FINISH_REASONS);
-  return engines.map((_, engine) => ({
-    ...(Object.fromEntries(plain.map(([key, series]) => [key, series[engine]])) as Record<PerEngineKey, BoundSeries>),
-    numRequestsWaitingByReason: waitingByReason[engine] as Record<(typeof WAITING_REASONS)[number], BoundSeries>,
-    engineSleepState: sleepState[engine] as Record<SleepStateLabel, BoundSeries>,
-    promptTokensBySource: promptTokensBySource[engine] as Record<PromptTokenSource, BoundSeries>,
-    requestSuccess: requestSuccess[engine] as Record<FinishReason, BoundSeries>,
-    specDecodeNumAcceptedTokensPerPos: acceptedPerPosition.map((byEngine) => byEngine[engine] as BoundSeries),
-  }));
+  // A loop, not entries and spreads: this runs once per engine, hundreds of times in a large pipeline's registration.
+  return engines.map((_, engine) => {
+    const series: Record<string, unknown> = {};
+    for (const [key, byEngine] of plain) series[key] = byEngine[engine];
+    series.numRequestsWaitingByReason = waitingByReason[engine];
+    series.engineSleepState = sleepState[engine];
+    series.promptTokensBySource = promptTokensBySource[engine];
+    series.requestSuccess = requestSuccess[engine];
+    series.specDecodeNumAcceptedTokensPerPos = acceptedPerPosition.map((byEngine) => byEngine[engine] as BoundSeries);
+    return series as EngineSeries;
+  });
 }

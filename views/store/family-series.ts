@@ -22,6 +22,10 @@ function labelValueText(value: unknown): string {
   return INVALID_LABEL_VALUE;
 }
 
+function isString(value: unknown): value is string {
+  return typeof value === 'string';
+}
+
 /** What a label value that cannot be text is recorded as. */
 export const INVALID_LABEL_VALUE = 'invalid';
 
@@ -94,7 +98,7 @@ export class FamilySeries implements SeriesOwner {
       throw new RangeError(`${this.name} takes ${names.length} label values (${names.join(', ')}), got ${values.length}`);
     }
     if (extraLabels !== undefined && !this.family.info) throw new TypeError(`${this.name} is not an info family: it has no extra labels`);
-    const texts = values.map(labelValueText);
+    const texts = values.every(isString) ? (values as readonly string[]) : values.map(labelValueText);
     const labels = this.labelText.render(texts);
     const key = extraLabels === undefined ? labels.plain : `${labels.plain}\u0001${JSON.stringify(extraLabels)}`;
     const existing = this.byKey.get(key);
