@@ -6,7 +6,7 @@ import { EMPTY_SNAPSHOT } from '../cluster/merge';
 import type { ClusterSnapshot, SnapshotMetric, SnapshotPoint } from '../cluster/snapshot';
 import { EngineConnections } from './engine-fetch';
 import type { EnginePullSettings } from './engine-pull-settings';
-import { engineSnapshot, SeriesBudget } from './engine-snapshot';
+import { engineSnapshot, PullWarnings, SeriesBudget } from './engine-snapshot';
 import { parseExpositionInSlices, type ParsedFamily } from './exposition-parser';
 import { FamilyNames, type OwnFamily } from './family-names';
 import type { ScrapeUpFamily } from '../../views/scrape-up-family';
@@ -58,6 +58,7 @@ export class EnginePuller {
   private readonly connections = new EngineConnections();
   private readonly relabel: EngineRelabelProcessor;
   private readonly failures = new LimitedWarning();
+  private readonly warnings = new PullWarnings();
   private cached: CachedPull | undefined;
   private inFlight: Promise<PulledEngines> | undefined;
   private timer: NodeJS.Timeout | undefined;
@@ -147,6 +148,7 @@ export class EnginePuller {
         source: `engine ${target.engine} of ${target.url.href}`,
         names,
         budget,
+        warnings: this.warnings,
         engineIndex,
         relabel: this.relabel,
         keep: (name) => this.keepsFamily(name),

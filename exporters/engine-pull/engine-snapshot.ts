@@ -23,17 +23,22 @@ export interface EngineSelection {
   readonly names: FamilyNames;
   /** Series each family may still take in this pull (the store's cardinality limit, shared by every engine). */
   readonly budget: SeriesBudget;
+  /** The puller's rate-limited warnings. */
+  readonly warnings: PullWarnings;
+}
+
+/** One rate-limited warning per kind of problem, per puller: a flood costs a comparison, not a log line. */
+export class PullWarnings {
+  readonly unsupported = new LimitedWarning();
+  readonly leftOut = new LimitedWarning();
+  readonly overLimit = new LimitedWarning();
+  readonly badCreated = new LimitedWarning();
 }
 
 type Labels = Readonly<Record<string, string>>;
 
 /** Latest start time a point may carry: 2262-04-11, where OTLP's nanoseconds since the epoch leave int64. */
 const MAX_START_SECONDS = 9_223_372_036;
-
-const unsupported = new LimitedWarning();
-const leftOut = new LimitedWarning();
-const overLimit = new LimitedWarning();
-const badCreated = new LimitedWarning();
 
 /**
  * Pulled series per family, over every engine of one pull, bounded like the store's own series
@@ -80,23 +85,23 @@ export function engineSnapshot(families: readonly ParsedFamily[], selection: Eng
 
 function familyMetric(family: ParsedFamily, selection: EngineSelection, created: Map<string, number>): SnapshotMetric | undefined {
   if (family.type === 'summary') {
-    unsupported.warn(`${family.name} of ${selection.source} is a summary; engine pull passes counters, gauges and histograms only`);
+    selection.warnings.unsupported.warn(`${family.name} of ${selection.source} is a summary; engine pull passes counters, gauges and histograms only`);
     return undefined;
   }
   const built = family.type === 'histogram' ? histogramMetric(family, selection, created) : numberMetric(family, selection, created);
   if (typeof built === 'string') {
-    leftOut.warn(`${family.name} of ${selection.source} is left out: ${built}`);
+    selection.warnings.leftOut.warn(`${family.name} of ${selection.source} is left out: ${built}`);
     return undefined;
   }
   if (built.points.length === 0 && family.samples.length > 0) return undefined;
   const refused = selection.names.claim(built.name, built.kind as PrintedKind);
   if (refused !== undefined) {
-    leftOut.warn(`${built.name} of ${selection.source} is left out: ${refused}`);
+    selection.warnings.leftOut.warn(`${built.name} of ${selection.source} is left out: ${refused}`);
     return undefined;
   }
   const granted = selection.budget.take(built.name, built.points.length);
   if (granted < built.points.length || (family.droppedSamples ?? 0) > 0) {
-    overLimit.warn(
+    selection.warnings.overLimit.warn(
       `${built.name} of ${selection.source} has more series than cardinalityLimit (${selection.budget.limit} per family); the series past it are dropped`,
     );
   }
@@ -223,7 +228,8 @@ function histogramValue(parts: HistogramParts): SnapshotHistogram | string {
 function startTime(name: string, key: string, created: Map<string, number>, selection: EngineSelection): number {
   const printed = created.get(key);
   if (printed !== undefined && Number.isFinite(printed) && printed >= 0 && printed <= MAX_START_SECONDS) return printed;
-  if (printed !== undefined) badCreated.warn(`${name} of ${selection.source} has a _created of ${String(printed)}; its start time is when it was first seen`);
+  if (printed !== undefined)
+    selection.warnings.badCreated.warn(`${name} of ${selection.source} has a _created of ${String(printed)}; its start time is when it was first seen`);
   return selection.firstSeen(`${name}${key}`);
 }
 
