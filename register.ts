@@ -86,7 +86,12 @@ export async function registerOmniMetrics(options: OmniMetricsOptions): Promise<
     stageReplicaMap,
   });
   const puller =
-    settings.enginePull === undefined ? undefined : new EnginePuller(settings.enginePull, stageReplicaMap, scrapeUpFamily(settings.catalog.prefix));
+    settings.enginePull === undefined
+      ? undefined
+      : new EnginePuller(settings.enginePull, stageReplicaMap, scrapeUpFamily(settings.catalog.prefix), {
+          ownFamilies: store.families.map(({ family }) => ({ name: family.name, type: family.type })),
+          cardinalityLimit: store.cardinalityLimit,
+        });
   const newProducer = (producerOptions: OmniMetricProducerOptions): OmniMetricProducer =>
     puller === undefined ? new OmniMetricProducer(producerOptions) : new EnginePullProducer(puller, producerOptions);
   const reader =

@@ -83,7 +83,8 @@ export function snapshotToResourceMetrics(snapshot: ClusterSnapshot, now: number
       aggregationTemporality: AggregationTemporality.CUMULATIVE,
     };
     const point = <T>(p: SnapshotPoint, value: T): DataPoint<T> => ({
-      startTime: p.startTime === undefined ? time : secondsToHrTime(p.startTime),
+      // A start time OTLP cannot carry (NaN, negative, past int64 nanoseconds) would fail the whole export: the point's own time instead.
+      startTime: p.startTime === undefined || !(p.startTime >= 0 && p.startTime < MAX_START_SECONDS) ? time : secondsToHrTime(p.startTime),
       endTime: time,
       attributes: p.attributes,
       value,
@@ -109,6 +110,9 @@ export function snapshotToResourceMetrics(snapshot: ClusterSnapshot, now: number
   });
   return { resource: emptyResource(), scopeMetrics: [{ scope: { name: OMNI_METER_NAME }, metrics }] };
 }
+
+/** 2262-04-11: nanoseconds since the epoch past this leave int64. */
+const MAX_START_SECONDS = 9_223_372_036;
 
 /** Seconds since the epoch as `[seconds, nanoseconds]`, splitting the way the seconds were joined. */
 function secondsToHrTime(seconds: number): [number, number] {

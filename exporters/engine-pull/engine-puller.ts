@@ -2,12 +2,13 @@ import { diag } from '@opentelemetry/api';
 import { EngineRelabelProcessor } from '../../views/engine-relabel-processor';
 import { LimitedWarning } from '../../views/diag-warnings';
 import { replicaKey, type StageReplicaMap } from '../../views/stage-replica-map';
-import { EMPTY_SNAPSHOT, mergeSnapshots } from '../cluster/merge';
-import type { ClusterSnapshot, SnapshotMetric } from '../cluster/snapshot';
+import { EMPTY_SNAPSHOT } from '../cluster/merge';
+import type { ClusterSnapshot, SnapshotMetric, SnapshotPoint } from '../cluster/snapshot';
 import { EngineConnections } from './engine-fetch';
 import type { EnginePullSettings } from './engine-pull-settings';
-import { engineSnapshot } from './engine-snapshot';
-import { parseExposition, type ParsedFamily } from './exposition-parser';
+import { engineSnapshot, PullWarnings, SeriesBudget } from './engine-snapshot';
+import { parseExpositionInSlices, type ParsedFamily } from './exposition-parser';
+import { FamilyNames, type OwnFamily } from './family-names';
 import type { ScrapeUpFamily } from '../../views/scrape-up-family';
 
 /** The outcome of one pull of every engine. */
@@ -21,6 +22,19 @@ export interface PulledEngines {
   readonly replicas: ReadonlySet<string>;
 }
 
+/** What the pulled families must fit beside: the package's own families and its series bound. */
+export interface PulledFamilyBounds {
+  /** The families the package prints itself (the store's): a pulled family joins one of them or stays clear of its names. */
+  readonly ownFamilies: readonly OwnFamily[];
+  /** Series per family, as the store's `cardinalityLimit`. */
+  readonly cardinalityLimit: number;
+}
+
+/** Stored series per engine, over all its families, as a multiple of the per-family limit (vLLM prints about 50 families). */
+const FAMILIES_PER_ENGINE = 16;
+/** How long one slice of parsing may hold the event loop. */
+const SLICE_MILLIS = 3;
+
 interface CachedPull {
   readonly atMillis: number;
   readonly mapVersion: number;
@@ -33,11 +47,18 @@ interface CachedPull {
  * than `cacheMillis` is served again; pulls that overlap share one. With `intervalMillis`, a
  * background timer pulls and readers take the latest. Never rejects: an engine that fails is
  * reported as down (`engine_scrape_up` 0) and its series are absent from that pull on.
+ *
+ * `timeoutMillis` bounds the whole pull of a URL, fetch and parse: the body (at most
+ * `maxResponseBytes`) is parsed in slices of a few milliseconds with the event loop free in
+ * between, and a parse still running at the deadline counts as a failed pull. Memory: the body
+ * while it is parsed, and at most `cardinalityLimit` series per family and 16 × `cardinalityLimit`
+ * series per engine of the families kept (everything else is checked and not stored).
  */
 export class EnginePuller {
   private readonly connections = new EngineConnections();
   private readonly relabel: EngineRelabelProcessor;
   private readonly failures = new LimitedWarning();
+  private readonly warnings = new PullWarnings();
   private cached: CachedPull | undefined;
   private inFlight: Promise<PulledEngines> | undefined;
   private timer: NodeJS.Timeout | undefined;
@@ -49,6 +70,7 @@ export class EnginePuller {
     private readonly settings: EnginePullSettings,
     private readonly map: StageReplicaMap,
     private readonly upFamily: ScrapeUpFamily,
+    private readonly bounds: PulledFamilyBounds,
     private readonly now: () => number = Date.now,
   ) {
     this.relabel = new EngineRelabelProcessor(map);
@@ -103,12 +125,17 @@ export class EnginePuller {
       // A replica removed while serving is not pulled (nor served) until it is added back.
       return engineIndex === undefined ? [] : [{ target, engineIndex }];
     });
-    const byUrl = new Set(active.map(({ target }) => target.url.href));
+    const enginesByUrl = new Map<string, number>();
+    for (const { target } of active) enginesByUrl.set(target.url.href, (enginesByUrl.get(target.url.href) ?? 0) + 1);
     const parsed = new Map<string, ParsedFamily[] | undefined>();
-    await Promise.all([...byUrl].map(async (href) => parsed.set(href, await this.fetchFamilies(new URL(href)))));
+    await Promise.all([...enginesByUrl].map(async ([href, engines]) => parsed.set(href, await this.fetchFamilies(new URL(href), engines))));
     const firstSeen = new Map<string, number>();
     const nowSeconds = this.now() / 1000;
-    const perEngine: ClusterSnapshot[] = [];
+    const names = new FamilyNames(this.bounds.ownFamilies);
+    // Never taken from an engine, whatever it prints: the package's own gauge.
+    names.claim(this.upFamily.name, 'gauge');
+    const budget = new SeriesBudget(this.bounds.cardinalityLimit);
+    const joined = new Map<string, { metric: SnapshotMetric; points: SnapshotPoint[] }>();
     const up = new Map<string, number>();
     // In configuration order, whichever URL answered first: series keep their place from scrape to scrape.
     for (const { target, engineIndex } of active) {
@@ -118,9 +145,13 @@ export class EnginePuller {
       if (families === undefined) continue;
       const metrics = engineSnapshot(families, {
         engine: target.engine,
+        source: `engine ${target.engine} of ${target.url.href}`,
+        names,
+        budget,
+        warnings: this.warnings,
         engineIndex,
         relabel: this.relabel,
-        keep: (name) => name.startsWith('vllm:') || this.settings.passThrough.has(name),
+        keep: (name) => this.keepsFamily(name),
         firstSeen: (seriesKey) => {
           const seenKey = `${key} ${seriesKey}`;
           const seen = this.firstSeen.get(seenKey) ?? firstSeen.get(seenKey) ?? nowSeconds;
@@ -128,7 +159,12 @@ export class EnginePuller {
           return seen;
         },
       });
-      perEngine.push({ metrics });
+      // The engines' families join by name: the names check made them one kind, their label sets never collide (stage/replica differ).
+      for (const metric of metrics) {
+        const entry = joined.get(metric.name);
+        if (entry === undefined) joined.set(metric.name, { metric, points: [...metric.points] });
+        else entry.points.push(...metric.points);
+      }
     }
     this.firstSeen = firstSeen;
     const upMetric: SnapshotMetric = {
@@ -141,21 +177,39 @@ export class EnginePuller {
         value: up.get(replicaKey(target.stage, target.replica)) ?? 0,
       })),
     };
-    // The cluster merge joins the engines' families by name; their label sets never collide (stage/replica differ).
-    const snapshot = mergeSnapshots(EMPTY_SNAPSHOT, [...perEngine, { metrics: [upMetric] }], () => 'max');
+    const snapshot: ClusterSnapshot = { metrics: [...[...joined.values()].map(({ metric, points }) => ({ ...metric, points })), upMetric] };
     const result: PulledEngines = { snapshot, replicas: new Set(active.map(({ target }) => replicaKey(target.stage, target.replica))) };
     if (!this.stopped) this.cached = { atMillis: this.now(), mapVersion, result };
     return result;
   }
 
-  /** The parsed exposition of `url`, or undefined when it could not be fetched or parsed. */
-  private async fetchFamilies(url: URL): Promise<ParsedFamily[] | undefined> {
+  /** The parsed exposition of `url` (serving `engines` engines), or undefined when it could not be fetched or parsed in time. */
+  private async fetchFamilies(url: URL, engines: number): Promise<ParsedFamily[] | undefined> {
+    const deadlineMillis = this.now() + this.settings.timeoutMillis;
     try {
       const text = await this.connections.get(url, this.settings.timeoutMillis, this.settings.maxResponseBytes);
-      return parseExposition(text);
+      const limit = this.bounds.cardinalityLimit;
+      return await parseExpositionInSlices(
+        text,
+        { keep: (name) => this.keeps(name), maxSeriesPerFamily: limit * engines, maxSeries: limit * FAMILIES_PER_ENGINE * engines },
+        { sliceMillis: SLICE_MILLIS, deadlineMillis, now: this.now },
+      );
     } catch (error) {
       this.failures.warn(`engine metrics at ${url.href} not served this time: ${error instanceof Error ? error.message : String(error)}`);
       return undefined;
     }
+  }
+
+  /** Families served: every `vllm:*` one, and those listed. */
+  private keepsFamily(name: string): boolean {
+    return name.startsWith('vllm:') || this.settings.passThrough.has(name);
+  }
+
+  /** Families stored while parsing: those served, and the `_created` gauge families that carry their start times. */
+  private keeps(name: string): boolean {
+    if (this.keepsFamily(name)) return true;
+    if (!name.endsWith('_created')) return false;
+    const stem = name.slice(0, -'_created'.length);
+    return this.keepsFamily(stem) || this.keepsFamily(`${stem}_total`);
   }
 }

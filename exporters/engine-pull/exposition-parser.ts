@@ -1,11 +1,17 @@
-import { LABEL_NAME_PATTERN, METRIC_NAME_PATTERN } from '../../views/names';
+import { isTimestamp, readGoFloat } from './go-float-text';
 
 /**
  * A strict parser of the Prometheus text format 0.0.4, as a vLLM server's `/metrics` prints it
  * (Python prometheus_client). It takes outside input, so it accepts only well-formed text and
  * rejects the rest with the line number: a duplicate HELP / TYPE, a family split in two groups, a
- * duplicate sample, a bad escape, a value that is not a Go float. Nothing in it grows beyond the
- * size of its input.
+ * duplicate sample, a bad escape, a value that is not a Go float, a token past its length bound.
+ *
+ * It runs in time linear in its input: every token is read by a hand-written scanner (no
+ * backtracking pattern) and bounded in length before anything else looks at it. It can stop after
+ * any number of lines and go on later (`ExpositionParser.parseLines`), so a large body is read in
+ * slices that leave the event loop to the host in between (`parseExpositionInSlices`). What it
+ * keeps is bounded by `ParseLimits`: families a caller does not keep are checked but not stored,
+ * and a family keeps at most `maxSeriesPerFamily` series.
  *
  * Why not a library: `parse-prometheus-text-format` (the only maintained-looking npm option, last
  * release 1.1.1) drops the labels, `_count` and `_sum` of histograms whose names contain colons
@@ -29,7 +35,30 @@ export interface ParsedFamily {
   /** HELP unescaped; `''` when the family has none. */
   readonly help: string;
   readonly samples: readonly ParsedSample[];
+  /** Samples read but not kept: their series came after the family's `maxSeriesPerFamily` series. */
+  readonly droppedSamples?: number;
 }
+
+export interface ParseLimits {
+  /** Families whose samples are stored; the others are checked and forgotten. Default: every family. */
+  readonly keep?: (familyName: string) => boolean;
+  /**
+   * Series (label sets, `le` / `quantile` aside) stored per family; samples of later series are
+   * counted in `droppedSamples` and not stored. Default: no limit.
+   */
+  readonly maxSeriesPerFamily?: number;
+  /** Series stored over all families, the same way. Default: no limit. */
+  readonly maxSeries?: number;
+}
+
+/** Longest metric or label name accepted. */
+export const MAX_NAME_CHARS = 512;
+/** Longest label value accepted (after unescaping; a model path is a few hundred). */
+export const MAX_LABEL_VALUE_CHARS = 4096;
+/** Most labels on one sample. */
+export const MAX_LABELS = 64;
+/** Longest HELP text accepted. */
+export const MAX_HELP_CHARS = 16_384;
 
 export class ExpositionParseError extends Error {
   constructor(
@@ -42,71 +71,296 @@ export class ExpositionParseError extends Error {
 }
 
 const TYPES: ReadonlySet<string> = new Set(['counter', 'gauge', 'histogram', 'summary', 'untyped']);
-const FLOAT = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
-const TIMESTAMP = /^-?\d+$/;
 
 interface MutableFamily {
   readonly name: string;
   type: ParsedType | undefined;
   help: string | undefined;
+  /** Whether anything of the family was read yet (stored or not): metadata after that is an error. */
+  started: boolean;
+  readonly stored: boolean;
   readonly samples: ParsedSample[];
   readonly keys: Set<string>;
+  readonly series: Set<string>;
+  droppedSamples: number;
 }
 
-/** Parses a whole exposition; throws `ExpositionParseError` on anything malformed. */
-export function parseExposition(text: string): ParsedFamily[] {
-  const families = new Map<string, MutableFamily>();
-  let current: MutableFamily | undefined;
-  const lines = text.split('\n');
-  // A final newline leaves one empty string behind; other empty lines are allowed too.
-  for (let index = 0; index < lines.length; index++) {
-    const line = lines[index] as string;
-    const lineNumber = index + 1;
-    if (line === '') continue;
-    if (line.startsWith('#')) {
-      const metadata = /^#[ \t]+(HELP|TYPE)[ \t]+(\S+)(?:[ \t](.*))?$/.exec(line);
-      if (metadata === null) continue; // a comment
-      const [, keyword, name, rest = ''] = metadata as unknown as [string, 'HELP' | 'TYPE', string, string | undefined];
-      if (!METRIC_NAME_PATTERN.test(name)) throw new ExpositionParseError(`invalid metric name ${JSON.stringify(name)} in ${keyword}`, lineNumber);
-      const family = families.get(name) ?? newFamily(families, name);
-      if (family !== current && family.samples.length > 0) throw new ExpositionParseError(`${keyword} for ${name} after its samples`, lineNumber);
-      if (keyword === 'HELP') {
-        if (family.help !== undefined) throw new ExpositionParseError(`second HELP for ${name}`, lineNumber);
-        family.help = unescapeHelp(rest, lineNumber);
-      } else {
-        if (family.type !== undefined) throw new ExpositionParseError(`second TYPE for ${name}`, lineNumber);
-        const type = rest.trim();
-        if (!TYPES.has(type)) throw new ExpositionParseError(`unknown type ${JSON.stringify(type)} for ${name}`, lineNumber);
-        if (family.samples.length > 0) throw new ExpositionParseError(`TYPE for ${name} after its samples`, lineNumber);
-        family.type = type as ParsedType;
-      }
-      current = family;
-      continue;
+/** Parses a whole exposition at once; throws `ExpositionParseError` on anything malformed. */
+export function parseExposition(text: string, limits: ParseLimits = {}): ParsedFamily[] {
+  const parser = new ExpositionParser(text, limits);
+  while (!parser.parseLines(Number.MAX_SAFE_INTEGER));
+  return parser.families();
+}
+
+export interface SliceOptions {
+  /** How long one slice may hold the event loop before the parse yields to it. Default 3. */
+  readonly sliceMillis?: number;
+  /** Give up (rejecting with an Error) once the clock passes this, in `now()` milliseconds. Default: never. */
+  readonly deadlineMillis?: number;
+  readonly now?: () => number;
+}
+
+/** Lines parsed between two looks at the clock. */
+const LINES_PER_CHECK = 256;
+
+/**
+ * Parses in slices of about `sliceMillis`, yielding to the event loop between them (`setImmediate`),
+ * so a 16 MiB body never blocks the host for long. Rejects with `ExpositionParseError` on
+ * malformed text, or an Error once `deadlineMillis` has passed.
+ */
+export async function parseExpositionInSlices(text: string, limits: ParseLimits = {}, options: SliceOptions = {}): Promise<ParsedFamily[]> {
+  const now = options.now ?? Date.now;
+  const sliceMillis = options.sliceMillis ?? 3;
+  const parser = new ExpositionParser(text, limits);
+  for (;;) {
+    const sliceEnd = now() + sliceMillis;
+    let done = false;
+    while (!done && now() < sliceEnd) done = parser.parseLines(LINES_PER_CHECK);
+    if (done) return parser.families();
+    if (options.deadlineMillis !== undefined && now() > options.deadlineMillis) {
+      throw new Error(`parsing took longer than the time left (${text.length} characters, stopped at line ${parser.lineNumber})`);
     }
-    const sample = parseSampleLine(line, lineNumber);
-    const family = familyOfSample(families, current, sample.name);
-    if (family !== current && family.samples.length > 0) {
-      throw new ExpositionParseError(`samples of ${family.name} are not in one group`, lineNumber);
-    }
-    checkSample(family, sample, lineNumber);
-    family.samples.push(sample);
-    current = family;
+    await new Promise((resolve) => setImmediate(resolve));
   }
-  return [...families.values()].map(({ name, type, help, samples }) => ({ name, type: type ?? 'untyped', help: help ?? '', samples }));
 }
 
-function newFamily(families: Map<string, MutableFamily>, name: string): MutableFamily {
-  const family: MutableFamily = { name, type: undefined, help: undefined, samples: [], keys: new Set() };
-  families.set(name, family);
-  return family;
-}
+/** The parse of one text, line by line, resumable between lines. */
+export class ExpositionParser {
+  private readonly familiesByName = new Map<string, MutableFamily>();
+  private current: MutableFamily | undefined;
+  private pos = 0;
+  /** The number of the last line read. */
+  lineNumber = 0;
+  private readonly keep: (familyName: string) => boolean;
+  private readonly maxSeries: number;
+  private readonly maxSeriesTotal: number;
+  private seriesTotal = 0;
 
-/** The family a sample belongs to: the current one when the name is one of its sample names, else its own (untyped) one. */
-function familyOfSample(families: Map<string, MutableFamily>, current: MutableFamily | undefined, sampleName: string): MutableFamily {
-  if (current !== undefined && belongs(current, sampleName)) return current;
-  const existing = families.get(sampleName);
-  if (existing !== undefined) return existing;
-  return newFamily(families, sampleName);
+  constructor(
+    private readonly text: string,
+    limits: ParseLimits = {},
+  ) {
+    this.keep = limits.keep ?? (() => true);
+    this.maxSeries = limits.maxSeriesPerFamily ?? Infinity;
+    this.maxSeriesTotal = limits.maxSeries ?? Infinity;
+  }
+
+  /** Reads up to `maxLines` more lines; true once the whole text is read. */
+  parseLines(maxLines: number): boolean {
+    const text = this.text;
+    for (let n = 0; n < maxLines; n++) {
+      if (this.pos >= text.length) return true;
+      let end = text.indexOf('\n', this.pos);
+      if (end < 0) end = text.length;
+      const line = text.slice(this.pos, end);
+      this.pos = end + 1;
+      this.lineNumber++;
+      // A final newline leaves nothing behind; other empty lines are allowed too.
+      if (line !== '') this.parseLine(line);
+    }
+    return this.pos >= text.length;
+  }
+
+  families(): ParsedFamily[] {
+    const result: ParsedFamily[] = [];
+    for (const family of this.familiesByName.values()) {
+      if (!family.stored) continue;
+      const { name, type, help, samples, droppedSamples } = family;
+      result.push({ name, type: type ?? 'untyped', help: help ?? '', samples, droppedSamples });
+    }
+    return result;
+  }
+
+  private fail(message: string): never {
+    throw new ExpositionParseError(message, this.lineNumber);
+  }
+
+  private parseLine(line: string): void {
+    if (line.charCodeAt(0) === 35 /* # */) {
+      this.parseComment(line);
+      return;
+    }
+    const sample = this.parseSampleLine(line);
+    const family = this.familyOfSample(sample.name);
+    if (family !== this.current && family.started) this.fail(`samples of ${family.name} are not in one group`);
+    family.started = true;
+    this.current = family;
+    if (family.stored) this.addSample(family, sample);
+  }
+
+  /** `# HELP name text`, `# TYPE name type`, or any other comment (skipped). */
+  private parseComment(line: string): void {
+    let pos = skipBlanks(line, 1);
+    if (pos === 1) return; // `#HELP` is a comment, as in Prometheus
+    const keyword = line.startsWith('HELP', pos) ? 'HELP' : line.startsWith('TYPE', pos) ? 'TYPE' : undefined;
+    if (keyword === undefined) return;
+    pos += 4;
+    const nameStart = skipBlanks(line, pos);
+    if (nameStart === pos) return; // `# HELPER …`: a comment
+    let nameEnd = nameStart;
+    while (nameEnd < line.length && !isBlank(line.charCodeAt(nameEnd))) nameEnd++;
+    if (nameEnd === nameStart) return;
+    const name = line.slice(nameStart, nameEnd);
+    if (!isMetricName(name)) this.fail(`invalid metric name ${quoteShort(name)} in ${keyword}`);
+    const rest = nameEnd < line.length ? line.slice(nameEnd + 1) : '';
+    const family = this.familiesByName.get(name) ?? this.newFamily(name);
+    if (family !== this.current && family.started) this.fail(`${keyword} for ${name} after its samples`);
+    if (keyword === 'HELP') {
+      if (family.help !== undefined) this.fail(`second HELP for ${name}`);
+      if (rest.length > MAX_HELP_CHARS) this.fail(`HELP for ${name} longer than ${MAX_HELP_CHARS} characters`);
+      family.help = this.unescapeHelp(rest);
+    } else {
+      if (family.type !== undefined) this.fail(`second TYPE for ${name}`);
+      const type = rest.trim();
+      if (!TYPES.has(type)) this.fail(`unknown type ${quoteShort(type)} for ${name}`);
+      if (family.started) this.fail(`TYPE for ${name} after its samples`);
+      family.type = type as ParsedType;
+    }
+    this.current = family;
+  }
+
+  private newFamily(name: string): MutableFamily {
+    const family: MutableFamily = {
+      name,
+      type: undefined,
+      help: undefined,
+      started: false,
+      stored: this.keep(name),
+      samples: [],
+      keys: new Set(),
+      series: new Set(),
+      droppedSamples: 0,
+    };
+    this.familiesByName.set(name, family);
+    return family;
+  }
+
+  /** The family a sample belongs to: the current one when the name is one of its sample names, else its own (untyped) one. */
+  private familyOfSample(sampleName: string): MutableFamily {
+    const current = this.current;
+    if (current !== undefined && belongs(current, sampleName)) return current;
+    return this.familiesByName.get(sampleName) ?? this.newFamily(sampleName);
+  }
+
+  private addSample(family: MutableFamily, sample: ParsedSample): void {
+    const isBucket = family.type === 'histogram' && sample.name.endsWith('_bucket');
+    const le = sample.labels.le;
+    if (isBucket && le === undefined) this.fail(`${sample.name} without an le label`);
+    if (isBucket && readGoFloat(le as string) === undefined) this.fail(`invalid le ${quoteShort(le as string)}`);
+    const quantile = sample.labels.quantile;
+    if (family.type === 'summary' && sample.name === family.name && quantile === undefined) this.fail(`${sample.name} without a quantile label`);
+    const entries = Object.entries(sample.labels).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    const key = `${sample.name}${JSON.stringify(entries)}`;
+    if (family.keys.has(key)) this.fail(`duplicate sample ${sample.name} with the same labels`);
+    const grouped = family.type === 'histogram' || family.type === 'summary';
+    const seriesKey = JSON.stringify(grouped ? entries.filter(([label]) => label !== 'le' && label !== 'quantile') : entries);
+    if (!family.series.has(seriesKey)) {
+      if (family.series.size >= this.maxSeries || this.seriesTotal >= this.maxSeriesTotal) {
+        family.droppedSamples++;
+        return;
+      }
+      family.series.add(seriesKey);
+      this.seriesTotal++;
+    }
+    family.keys.add(key);
+    family.samples.push(sample);
+  }
+
+  /** `name{a="x",b="y"} value [timestamp]`, blanks allowed between tokens as Prometheus allows them. */
+  private parseSampleLine(line: string): ParsedSample {
+    let pos = 0;
+    const fail = (what: string): never => this.fail(`${what} at column ${pos + 1}`);
+    const nameEnd = scanName(line, pos, true);
+    if (nameEnd === pos) fail('expected a metric name');
+    if (nameEnd - pos > MAX_NAME_CHARS) fail(`metric name longer than ${MAX_NAME_CHARS} characters`);
+    const name = line.slice(pos, nameEnd);
+    pos = skipBlanks(line, nameEnd);
+    const entries: Array<[string, string]> = [];
+    if (line[pos] === '{') {
+      pos++;
+      const seen = new Set<string>();
+      for (;;) {
+        pos = skipBlanks(line, pos);
+        if (line[pos] === '}') break;
+        const labelEnd = scanName(line, pos, false);
+        if (labelEnd === pos) fail('expected a label name');
+        if (labelEnd - pos > MAX_NAME_CHARS) fail(`label name longer than ${MAX_NAME_CHARS} characters`);
+        const label = line.slice(pos, labelEnd);
+        if (seen.has(label)) fail(`label ${label} twice`);
+        if (seen.size >= MAX_LABELS) fail(`more than ${MAX_LABELS} labels`);
+        seen.add(label);
+        pos = skipBlanks(line, labelEnd);
+        if (line[pos] !== '=') fail('expected =');
+        pos = skipBlanks(line, pos + 1);
+        if (line[pos] !== '"') fail('expected "');
+        pos++;
+        const valueStart = pos;
+        let value = '';
+        for (;;) {
+          const code = line.charCodeAt(pos);
+          if (Number.isNaN(code)) fail('unterminated label value');
+          if (code === 34 /* " */) break;
+          if (code === 92 /* \ */) {
+            const next = line[pos + 1];
+            if (next === '\\') value += '\\';
+            else if (next === '"') value += '"';
+            else if (next === 'n') value += '\n';
+            else fail(`invalid escape \\${next ?? ''}`);
+            pos += 2;
+          } else {
+            const plainEnd = scanPlain(line, pos, MAX_LABEL_VALUE_CHARS + 1);
+            value += line.slice(pos, plainEnd);
+            pos = plainEnd;
+          }
+          if (pos - valueStart > 2 * MAX_LABEL_VALUE_CHARS || value.length > MAX_LABEL_VALUE_CHARS) {
+            fail(`label value longer than ${MAX_LABEL_VALUE_CHARS} characters`);
+          }
+        }
+        pos++;
+        entries.push([label, value]);
+        pos = skipBlanks(line, pos);
+        if (line[pos] === ',') {
+          pos++;
+          continue;
+        }
+        if (line[pos] !== '}') fail('expected , or }');
+      }
+      pos = skipBlanks(line, pos + 1);
+    } else if (pos === nameEnd) {
+      fail('expected a blank after the metric name');
+    }
+    const valueEnd = scanToken(line, pos);
+    if (valueEnd === pos) fail('expected a value');
+    const valueText = line.slice(pos, valueEnd);
+    const value = readGoFloat(valueText);
+    if (value === undefined) fail(`invalid value ${quoteShort(valueText)}`);
+    pos = skipBlanks(line, valueEnd);
+    if (pos < line.length) {
+      const timestampEnd = scanToken(line, pos);
+      const timestamp = line.slice(pos, timestampEnd);
+      if (!isTimestamp(timestamp)) fail(`invalid timestamp ${quoteShort(timestamp)}`);
+      pos = skipBlanks(line, timestampEnd);
+      if (pos < line.length) fail('expected a value and an optional timestamp');
+    }
+    return { name, labels: Object.fromEntries(entries), value: value as number };
+  }
+
+  private unescapeHelp(text: string): string {
+    if (!text.includes('\\')) return text;
+    let out = '';
+    for (let pos = 0; pos < text.length; pos++) {
+      const char = text[pos] as string;
+      if (char !== '\\') {
+        out += char;
+        continue;
+      }
+      const next = text[++pos];
+      if (next === '\\') out += '\\';
+      else if (next === 'n') out += '\n';
+      else this.fail(`invalid escape \\${next ?? ''} in HELP`);
+    }
+    return out;
+  }
 }
 
 function belongs(family: MutableFamily, sampleName: string): boolean {
@@ -125,91 +379,33 @@ function belongs(family: MutableFamily, sampleName: string): boolean {
   }
 }
 
-function checkSample(family: MutableFamily, sample: ParsedSample, lineNumber: number): void {
-  const isBucket = family.type === 'histogram' && sample.name.endsWith('_bucket');
-  if (isBucket && sample.labels.le === undefined) throw new ExpositionParseError(`${sample.name} without an le label`, lineNumber);
-  if (isBucket) parseFloatText(sample.labels.le as string, lineNumber, 'le');
-  if (family.type === 'summary' && sample.name === family.name && sample.labels.quantile === undefined) {
-    throw new ExpositionParseError(`${sample.name} without a quantile label`, lineNumber);
-  }
-  const key = `${sample.name}${JSON.stringify(Object.entries(sample.labels).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))}`;
-  if (family.keys.has(key)) throw new ExpositionParseError(`duplicate sample ${sample.name} with the same labels`, lineNumber);
-  family.keys.add(key);
+function isBlank(code: number): boolean {
+  return code === 32 || code === 9;
 }
 
-/** `name{a="x",b="y"} value [timestamp]`, blanks allowed between tokens as Prometheus allows them. */
-function parseSampleLine(line: string, lineNumber: number): ParsedSample {
-  let pos = 0;
-  const fail = (what: string): never => {
-    throw new ExpositionParseError(`${what} at column ${pos + 1}`, lineNumber);
-  };
-  const skipBlanks = (): void => {
-    while (line[pos] === ' ' || line[pos] === '\t') pos++;
-  };
-  const nameEnd = scanName(line, pos, true);
-  if (nameEnd === pos) fail('expected a metric name');
-  const name = line.slice(pos, nameEnd);
-  pos = nameEnd;
-  skipBlanks();
-  const entries: Array<[string, string]> = [];
-  if (line[pos] === '{') {
+function skipBlanks(line: string, start: number): number {
+  let pos = start;
+  while (pos < line.length && isBlank(line.charCodeAt(pos))) pos++;
+  return pos;
+}
+
+/** The end of a run of characters up to the next blank. */
+function scanToken(line: string, start: number): number {
+  let pos = start;
+  while (pos < line.length && !isBlank(line.charCodeAt(pos))) pos++;
+  return pos;
+}
+
+/** The end of a run of label-value characters that need no unescaping, at most `limit` long. */
+function scanPlain(line: string, start: number, limit: number): number {
+  let pos = start;
+  const end = Math.min(line.length, start + limit);
+  while (pos < end) {
+    const code = line.charCodeAt(pos);
+    if (code === 34 || code === 92) break;
     pos++;
-    const seen = new Set<string>();
-    for (;;) {
-      skipBlanks();
-      if (line[pos] === '}') break;
-      const labelEnd = scanName(line, pos, false);
-      if (labelEnd === pos) fail('expected a label name');
-      const label = line.slice(pos, labelEnd);
-      if (!LABEL_NAME_PATTERN.test(label)) fail(`invalid label name ${JSON.stringify(label)}`);
-      if (seen.has(label)) fail(`label ${label} twice`);
-      seen.add(label);
-      pos = labelEnd;
-      skipBlanks();
-      if (line[pos] !== '=') fail('expected =');
-      pos++;
-      skipBlanks();
-      if (line[pos] !== '"') fail('expected "');
-      pos++;
-      let value = '';
-      for (;;) {
-        const char = line[pos];
-        if (char === undefined) fail('unterminated label value');
-        if (char === '"') break;
-        if (char === '\\') {
-          const next = line[pos + 1];
-          if (next === '\\') value += '\\';
-          else if (next === '"') value += '"';
-          else if (next === 'n') value += '\n';
-          else fail(`invalid escape \\${next ?? ''}`);
-          pos += 2;
-          continue;
-        }
-        value += char;
-        pos++;
-      }
-      pos++;
-      entries.push([label, value]);
-      skipBlanks();
-      if (line[pos] === ',') {
-        pos++;
-        continue;
-      }
-      if (line[pos] !== '}') fail('expected , or }');
-    }
-    pos++;
-    skipBlanks();
-  } else if (pos === nameEnd) {
-    fail('expected a blank after the metric name');
   }
-  const rest = line
-    .slice(pos)
-    .split(/[ \t]+/)
-    .filter((token) => token !== '');
-  if (rest.length === 0 || rest.length > 2) fail('expected a value and an optional timestamp');
-  const value = parseFloatText(rest[0] as string, lineNumber, 'value');
-  if (rest[1] !== undefined && !TIMESTAMP.test(rest[1])) fail(`invalid timestamp ${JSON.stringify(rest[1])}`);
-  return { name, labels: Object.fromEntries(entries), value };
+  return pos;
 }
 
 function scanName(line: string, start: number, metric: boolean): number {
@@ -224,20 +420,11 @@ function scanName(line: string, start: number, metric: boolean): number {
   return pos;
 }
 
-/** A Go float as Prometheus reads it: decimals, exponents, `±Inf`, `NaN` (case-insensitive, as Go's ParseFloat). */
-export function parseFloatText(text: string, lineNumber: number, what: string): number {
-  const lower = text.toLowerCase();
-  if (lower === '+inf' || lower === 'inf' || lower === '+infinity' || lower === 'infinity') return Infinity;
-  if (lower === '-inf' || lower === '-infinity') return -Infinity;
-  if (lower === 'nan') return NaN;
-  if (!FLOAT.test(text)) throw new ExpositionParseError(`invalid ${what} ${JSON.stringify(text)}`, lineNumber);
-  return Number(text);
+function isMetricName(name: string): boolean {
+  return name.length <= MAX_NAME_CHARS && scanName(name, 0, true) === name.length;
 }
 
-function unescapeHelp(text: string, lineNumber: number): string {
-  return text.replace(/\\(.?)/g, (_match, next: string) => {
-    if (next === '\\') return '\\';
-    if (next === 'n') return '\n';
-    throw new ExpositionParseError(`invalid escape \\${next} in HELP`, lineNumber);
-  });
+/** A token for an error message: quoted, and cut short (an error must not carry 16 MiB). */
+function quoteShort(text: string): string {
+  return JSON.stringify(text.length > 40 ? `${text.slice(0, 40)}…` : text);
 }
