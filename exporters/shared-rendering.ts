@@ -1,4 +1,5 @@
 import { createGzip, type Gzip } from 'node:zlib';
+import { PIECE_CHARACTERS } from './exposition-text';
 
 /** The text of one exposition in order, produced lazily (a generator), so it can be rendered in slices. */
 export type ExpositionPieces = Iterable<string | Buffer>;
@@ -9,9 +10,6 @@ export type ExpositionPieces = Iterable<string | Buffer>;
  * 20 ms audio frame notices, and large enough that yielding costs nothing measurable.
  */
 export const SLICE_MILLIS = 2;
-
-/** Raw text is encoded and handed to readers in chunks of at least this many bytes. */
-const CHUNK_BYTES = 65_536;
 
 /** Someone reading a rendering: told when chunks arrive and when it ends. */
 export interface RenderingReader {
@@ -31,8 +29,8 @@ export interface RenderingReader {
 export class SharedRendering {
   private readonly chunks: Buffer[] = [];
   private readonly readers = new Set<RenderingReader>();
-  private pending: Buffer[] = [];
-  private pendingBytes = 0;
+  /** Text not yet encoded: small pieces are gathered into one chunk, a large piece becomes a chunk of its own. */
+  private pending = '';
   private state: 'running' | 'done' | 'failed' | 'abandoned' = 'running';
   private failure: unknown;
   private whole: Promise<Buffer> | undefined;
@@ -116,10 +114,13 @@ export class SharedRendering {
         const next = pieces.next();
         if (next.done === true) break;
         const piece = next.value;
-        const bytes = typeof piece === 'string' ? Buffer.from(piece, 'utf8') : piece;
-        this.pending.push(bytes);
-        this.pendingBytes += bytes.length;
-        if (this.pendingBytes >= CHUNK_BYTES) await this.flush();
+        if (typeof piece === 'string') {
+          this.pending += piece;
+          if (this.pending.length >= PIECE_CHARACTERS) await this.flush();
+        } else {
+          await this.flush();
+          await this.emit(piece);
+        }
         if (performance.now() - sliceStart >= SLICE_MILLIS) {
           await new Promise<void>((resolve) => setImmediate(resolve));
           sliceStart = performance.now();
@@ -145,12 +146,17 @@ export class SharedRendering {
     for (const reader of readers) reader.onEnd(error);
   }
 
-  /** Hands the text rendered since the last flush on: to the readers, or through gzip first (respecting its backpressure). */
+  /** Encodes the text gathered since the last flush and hands it on. */
   private async flush(): Promise<void> {
-    if (this.pendingBytes === 0) return;
-    const chunk = this.pending.length === 1 ? (this.pending[0] as Buffer) : Buffer.concat(this.pending, this.pendingBytes);
-    this.pending = [];
-    this.pendingBytes = 0;
+    if (this.pending === '') return;
+    const chunk = Buffer.from(this.pending, 'utf8');
+    this.pending = '';
+    await this.emit(chunk);
+  }
+
+  /** Hands a chunk on: to the readers, or through gzip first (respecting its backpressure). */
+  private async emit(chunk: Buffer): Promise<void> {
+    if (chunk.length === 0) return;
     if (this.gzip === undefined) this.publish(chunk);
     else if (!this.gzip.write(chunk)) await new Promise<void>((resolve) => this.gzip?.once('drain', resolve));
   }

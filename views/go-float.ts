@@ -8,7 +8,10 @@ export function formatGoFloat(value: number): string {
   if (value === Infinity) return '+Inf';
   if (value === -Infinity) return '-Inf';
   if (Number.isNaN(value)) return 'NaN';
-  const repr = pythonFloatRepr(value);
+  // Between 1e-4 and 1e16 both languages print the shortest round-trip digits in fixed notation:
+  // JavaScript's own conversion is Python's repr there (whole numbers were handled above), and much cheaper.
+  const magnitude = Math.abs(value);
+  const repr = magnitude >= 1e-4 && magnitude < 1e16 && !Number.isInteger(value) ? String(value) : pythonFloatRepr(value);
   const dot = repr.indexOf('.');
   // Go switches to exponent form sooner than Python for large positive values. The `e+0` and
   // the unpadded exponent reproduce the client's own string building (e.g. `e+010`).
