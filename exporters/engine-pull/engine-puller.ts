@@ -7,7 +7,7 @@ import type { ClusterSnapshot, SnapshotMetric, SnapshotPoint } from '../cluster/
 import { EngineConnections } from './engine-fetch';
 import type { EnginePullSettings } from './engine-pull-settings';
 import { engineSnapshot, PullWarnings, SeriesBudget } from './engine-snapshot';
-import { parseExpositionInSlices, type ParsedFamily } from './exposition-parser';
+import { parseExpositionInSlices, type ParsedFamily, type ParsedSample } from './exposition-parser';
 import { FamilyNames, type OwnFamily } from './family-names';
 import type { ScrapeUpFamily } from '../../views/scrape-up-family';
 
@@ -127,8 +127,13 @@ export class EnginePuller {
     });
     const enginesByUrl = new Map<string, number>();
     for (const { target } of active) enginesByUrl.set(target.url.href, (enginesByUrl.get(target.url.href) ?? 0) + 1);
-    const parsed = new Map<string, ParsedFamily[] | undefined>();
-    await Promise.all([...enginesByUrl].map(async ([href, engines]) => parsed.set(href, await this.fetchFamilies(new URL(href), engines))));
+    const parsed = new Map<string, EngineFamilies | undefined>();
+    await Promise.all(
+      [...enginesByUrl].map(async ([href, engines]) => {
+        const families = await this.fetchFamilies(new URL(href), engines);
+        parsed.set(href, families === undefined ? undefined : byEngine(families));
+      }),
+    );
     const firstSeen = new Map<string, number>();
     const nowSeconds = this.now() / 1000;
     const names = new FamilyNames(this.bounds.ownFamilies);
@@ -138,11 +143,18 @@ export class EnginePuller {
     const joined = new Map<string, { metric: SnapshotMetric; points: SnapshotPoint[] }>();
     const up = new Map<string, number>();
     // In configuration order, whichever URL answered first: series keep their place from scrape to scrape.
+    let sliceStart = performance.now();
     for (const { target, engineIndex } of active) {
-      const families = parsed.get(target.url.href);
+      // Each engine's families are a few milliseconds of work; hundreds of engines yield to the host in between.
+      if (performance.now() - sliceStart >= SLICE_MILLIS) {
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        sliceStart = performance.now();
+      }
+      const pulled = parsed.get(target.url.href);
       const key = replicaKey(target.stage, target.replica);
-      up.set(key, families === undefined ? 0 : 1);
-      if (families === undefined) continue;
+      up.set(key, pulled === undefined ? 0 : 1);
+      if (pulled === undefined) continue;
+      const families = pulled.get(target.engine) ?? pulled.get(undefined) ?? [];
       const metrics = engineSnapshot(families, {
         engine: target.engine,
         source: `engine ${target.engine} of ${target.url.href}`,
@@ -212,4 +224,27 @@ export class EnginePuller {
     const stem = name.slice(0, -'_created'.length);
     return this.keepsFamily(stem) || this.keepsFamily(`${stem}_total`);
   }
+}
+
+/** One URL's families split by their `engine` label value: samples without one belong to every engine (key `undefined` holds only those). */
+type EngineFamilies = Map<string | undefined, ParsedFamily[]>;
+
+/**
+ * Splits a data-parallel server's families by engine once per pull, so each of its engines reads
+ * only its own samples (and those without an `engine` label) instead of every engine's.
+ */
+function byEngine(families: readonly ParsedFamily[]): EngineFamilies {
+  const engines = new Set<string>();
+  for (const family of families) for (const sample of family.samples) if (sample.labels.engine !== undefined) engines.add(sample.labels.engine);
+  const split: EngineFamilies = new Map([[undefined, [] as ParsedFamily[]], ...[...engines].map((engine) => [engine, [] as ParsedFamily[]] as const)]);
+  for (const family of families) {
+    const samples = new Map<string | undefined, ParsedSample[]>([...split.keys()].map((engine) => [engine, []]));
+    for (const sample of family.samples) {
+      const engine = sample.labels.engine;
+      if (engine !== undefined) samples.get(engine)?.push(sample);
+      else for (const list of samples.values()) list.push(sample);
+    }
+    for (const [engine, list] of samples) if (list.length > 0 || family.samples.length === 0) split.get(engine)?.push({ ...family, samples: list });
+  }
+  return split;
 }
