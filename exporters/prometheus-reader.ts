@@ -10,6 +10,8 @@ import type { DeclaredFamily } from '../views/declared-families';
 import { prometheusPieces, serializeFamilies, targetInfoText } from './prometheus-serializer';
 import { SharedRenderings, type ExpositionPieces } from './shared-rendering';
 import { storeExposition } from './store-exposition';
+import { EnginePullProducer } from './engine-pull/engine-pull-producer';
+import { joinedWithStore, pulledOnlyFamilies } from './engine-pull/pulled-exposition';
 
 export interface OmniPrometheusReaderOptions {
   /** The package's series store; registration attaches it when the reader was created first. */
@@ -135,22 +137,28 @@ export class OmniPrometheusReader extends MetricReader {
       createdSeries: this.createdSeries,
     };
     const store = this.store;
-    // Scope labels are not part of the store's pre-rendered label blocks, nor are series a custom producer adds: those take the generic path.
-    if (store === undefined || store.generic || this.options.withScopeLabels) {
+    // The pulled engines' series are rendered once per pull and printed in the store's blocks; with families declared
+    // to the reader as well, the generic path keeps the declared order among them.
+    const pulling = store?.producer instanceof EnginePullProducer && this.declared.length === 0 ? store.producer : undefined;
+    // Scope labels are not part of the store's pre-rendered label blocks, nor are series another producer adds: those take the generic path.
+    if (store === undefined || (store.generic && pulling === undefined) || this.options.withScopeLabels) {
       const { resourceMetrics, errors } = await this.collect();
       reportErrors(errors);
       return prometheusPieces(resourceMetrics, [...(store?.families ?? []), ...this.declared], serializeOptions);
     }
-    const { resourceMetrics, errors } = await this.collectSdk();
+    const [{ resourceMetrics, errors }, pulled] = await Promise.all([this.collectSdk(), pulling?.pulled()]);
     reportErrors(errors);
     const openMetrics = format === 'openmetrics';
     const targetInfo = this.options.withTargetInfo ? targetInfoText(resourceMetrics, openMetrics) : '';
     const declared = this.declared;
     const createdSeries = this.createdSeries;
+    // A stream of the application's named like a pulled family would print that family twice: it is left out, as one named like the store's.
+    const reserved = pulled === undefined ? store.names : new Set([...store.names, ...pulled.exposition.families.keys()]);
     return (function* (): Generator<string, void, undefined> {
       if (targetInfo !== '') yield targetInfo;
-      yield* storeExposition(store.series, { format, createdSeries });
-      const rest = `${serializeFamilies(resourceMetrics, declared, serializeOptions, store.names)}${openMetrics ? '# EOF\n' : ''}`;
+      yield* storeExposition(store.series, { format, createdSeries }, pulled && joinedWithStore(pulled.exposition, pulled.replicas));
+      if (pulled !== undefined) yield* pulledOnlyFamilies(pulled.exposition, store.names, openMetrics, createdSeries);
+      const rest = `${serializeFamilies(resourceMetrics, declared, serializeOptions, reserved)}${openMetrics ? '# EOF\n' : ''}`;
       if (rest !== '') yield rest;
     })();
   }

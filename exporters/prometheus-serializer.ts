@@ -4,7 +4,7 @@ import type { DeclaredFamily } from '../views/declared-families';
 import type { FamilyType } from '../views/family-definition';
 import { formatGoFloat } from '../views/go-float';
 import { LimitedWarning } from '../views/diag-warnings';
-import { bucketLabelParts, renderLabelText } from '../views/store/label-text';
+import { bucketLabelParts, renderLabelText, type LabelText } from '../views/store/label-text';
 import { createdHeader, familyHeader, familyStem, hasCreatedSeries, omitsCountAndSum, PIECE_CHARACTERS, type ExpositionFormat } from './exposition-text';
 import { expandSamples, prometheusFamilyName, prometheusType } from './samples';
 
@@ -134,12 +134,7 @@ function* familyText(family: Family, openMetrics: boolean, createdSeries: boolea
   let out = familyHeader(family.name, family.type, family.help, openMetrics);
   for (const { labels, point, placeholder } of family.series) {
     const text = renderLabelText(labels);
-    const bucket = family.type === 'histogram' ? bucketLabelParts(text) : undefined;
-    const noCountAndSum = typeof point.value !== 'number' && omitsCountAndSum(point.value.sum ?? 0, openMetrics);
-    expandSamples(family.name, point.value, (sampleName, value, le, suffix) => {
-      if (noCountAndSum && (suffix === '_count' || suffix === '_sum')) return;
-      out += `${sampleName}${le === undefined || bucket === undefined ? text.plain : `${bucket.before}${le}${bucket.after}`} ${formatGoFloat(value)}\n`;
-    });
+    out += samplesText(family.name, family.type, text, point, openMetrics);
     if (created !== undefined && openMetrics && !placeholder) out += `${created}${text.plain} ${createdText(point.startTime)}\n`;
     if (out.length >= PIECE_CHARACTERS) {
       yield out;
@@ -158,6 +153,54 @@ function* familyText(family: Family, openMetrics: boolean, createdSeries: boolea
     }
   }
   if (out !== '') yield out;
+}
+
+/** One point's samples (a histogram's buckets, count and sum) under the family's name. */
+function samplesText(name: string, type: FamilyType, labels: LabelText, point: DataPoint<number> | DataPoint<Histogram>, openMetrics: boolean): string {
+  const bucket = type === 'histogram' ? bucketLabelParts(labels) : undefined;
+  const noCountAndSum = typeof point.value !== 'number' && omitsCountAndSum(point.value.sum ?? 0, openMetrics);
+  let out = '';
+  expandSamples(name, point.value, (sampleName, value, le, suffix) => {
+    if (noCountAndSum && (suffix === '_count' || suffix === '_sum')) return;
+    out += `${sampleName}${le === undefined || bucket === undefined ? labels.plain : `${bucket.before}${le}${bucket.after}`} ${formatGoFloat(value)}\n`;
+  });
+  return out;
+}
+
+/**
+ * A stream's series as lines of a family block printed by someone else (the store's renderer
+ * prints pulled engines' series in its own families' blocks): no header, in each form a block
+ * takes. Rendered once, printed by every scrape until the stream changes.
+ */
+export interface SeriesLines {
+  /** 0.0.4 text: the samples. */
+  readonly text: string;
+  /** 0.0.4 text: the `_created` samples, for the family's separate `_created` block. */
+  readonly textCreated: string;
+  /** OpenMetrics: the samples, each series followed by its `_created`. */
+  readonly openMetrics: string;
+  /** OpenMetrics without `_created`. */
+  readonly openMetricsWithoutCreated: string;
+}
+
+/** The lines of `metric`'s points in a family named `name` of type `type` (see `SeriesLines`). */
+export function seriesLines(metric: MetricData, name: string, type: FamilyType): SeriesLines {
+  const created = hasCreatedSeries(type) ? `${familyStem(name, type)}_created` : undefined;
+  let text = '';
+  let textCreated = '';
+  let openMetrics = '';
+  let openMetricsWithoutCreated = '';
+  for (const point of metric.dataPoints as Array<DataPoint<number> | DataPoint<Histogram>>) {
+    const labels = renderLabelText(point.attributes);
+    const samples = samplesText(name, type, labels, point, false);
+    const openMetricsSamples = samplesText(name, type, labels, point, true);
+    const createdLine = created === undefined ? '' : `${created}${labels.plain} ${createdText(point.startTime)}\n`;
+    text += samples;
+    textCreated += createdLine;
+    openMetrics += openMetricsSamples + createdLine;
+    openMetricsWithoutCreated += openMetricsSamples;
+  }
+  return { text, textCreated, openMetrics, openMetricsWithoutCreated };
 }
 
 /** The declared zero series, unless a collected sample already carries its labels. */

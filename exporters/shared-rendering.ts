@@ -1,15 +1,9 @@
 import { createGzip, type Gzip } from 'node:zlib';
+import { nextSlice, sliceDue } from './event-loop-slices';
 import { PIECE_CHARACTERS } from './exposition-text';
 
 /** The text of one exposition in order, produced lazily (a generator), so it can be rendered in slices. */
 export type ExpositionPieces = Iterable<string | Buffer>;
-
-/**
- * How long one slice of a rendering may hold the event loop before it yields. A streaming speech
- * pipeline hears a blocked event loop as a late audio packet; a few milliseconds is below what a
- * 20 ms audio frame notices, and large enough that yielding costs nothing measurable.
- */
-export const SLICE_MILLIS = 2;
 
 /** Someone reading a rendering: told when chunks arrive and when it ends. */
 export interface RenderingReader {
@@ -21,7 +15,7 @@ export interface RenderingReader {
 
 /**
  * One rendering of one exposition (one format, one encoding), shared by everyone who asks while
- * it is under way. It runs in slices of `SLICE_MILLIS`, yielding to the event loop between them,
+ * it is under way. It runs in slices (see `event-loop-slices.ts`), yielding to the event loop between them,
  * and keeps its chunks, so a reader who joins late still receives the whole exposition from the
  * start; memory is one rendering however many read it. When its last reader leaves before it is
  * done, it stops.
@@ -108,7 +102,6 @@ export class SharedRendering {
   private async run(source: Promise<ExpositionPieces>): Promise<void> {
     try {
       const pieces = (await source)[Symbol.iterator]();
-      let sliceStart = performance.now();
       for (;;) {
         if (this.state !== 'running') return;
         const next = pieces.next();
@@ -121,10 +114,7 @@ export class SharedRendering {
           await this.flush();
           await this.emit(piece);
         }
-        if (performance.now() - sliceStart >= SLICE_MILLIS) {
-          await new Promise<void>((resolve) => setImmediate(resolve));
-          sliceStart = performance.now();
-        }
+        if (sliceDue()) await nextSlice();
       }
       await this.flush();
       if (this.gzip !== undefined) await endGzip(this.gzip);

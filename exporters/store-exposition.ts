@@ -3,12 +3,25 @@ import type { FamilySeries } from '../views/store/family-series';
 import { bucketLabelParts } from '../views/store/label-text';
 import type { CounterSeries, GaugeSeries, HistogramSeries, StoredSeries } from '../views/store/series';
 import type { SeriesStore } from '../views/store/series-store';
+import type { FamilyType } from '../views/family-definition';
+import type { SeriesLines } from './prometheus-serializer';
 import { createdHeader, familyHeader, familyStem, hasCreatedSeries, omitsCountAndSum, PIECE_CHARACTERS, type ExpositionFormat } from './exposition-text';
 
 export interface StoreExpositionOptions {
   readonly format: ExpositionFormat;
   /** Print `_created` companions of counters and histograms. */
   readonly createdSeries: boolean;
+}
+
+/**
+ * Series of another source printed in the store's family blocks (pulled engines'), and the store's
+ * own series they stand for.
+ */
+export interface JoinedSeries {
+  /** Whether a store series of a family that carries vLLM's `engine` label is left out (its replica's engine is pulled). */
+  readonly replaced: (series: StoredSeries) => boolean;
+  /** The other source's lines of a family (of the store family's type), printed after the store's own series. */
+  lines(familyName: string, type: FamilyType): SeriesLines | undefined;
 }
 
 /** What a family prints the same on every scrape, rendered once per family. */
@@ -39,7 +52,7 @@ const familyTexts = new WeakMap<FamilySeries, FamilyText>();
  * with each other (a histogram's buckets, count and sum); series are taken as the store held them
  * when the rendering began (a replica removed meanwhile still prints, one added does not).
  */
-export function* storeExposition(store: SeriesStore, options: StoreExpositionOptions): Generator<string, void, undefined> {
+export function* storeExposition(store: SeriesStore, options: StoreExpositionOptions, joined?: JoinedSeries): Generator<string, void, undefined> {
   store.runCollectHooks();
   const openMetrics = options.format === 'openmetrics';
   const families = store.families.map((family) => [family, family.seriesSnapshot()] as const);
@@ -49,8 +62,12 @@ export function* storeExposition(store: SeriesStore, options: StoreExpositionOpt
     const created = options.createdSeries && hasCreatedSeries(family.family.type) && family.family.omitCreated !== true;
     out += openMetrics ? text.openMetricsHeader : text.textHeader;
     const histogram = family.family.type === 'histogram';
+    const replaced = joined !== undefined && family.family.engineLabel ? joined.replaced : undefined;
+    let printed = 0;
     for (let i = 0; i < series.length; i++) {
       const one = series[i] as StoredSeries;
+      if (replaced?.(one) === true) continue;
+      printed++;
       out += histogram
         ? histogramLines(text, one as HistogramSeries, openMetrics)
         : `${text.sample}${one.plain} ${formatGoFloat((one as CounterSeries | GaugeSeries).value)}\n`;
@@ -60,16 +77,20 @@ export function* storeExposition(store: SeriesStore, options: StoreExpositionOpt
         out = '';
       }
     }
-    if (created && !openMetrics && series.length > 0) {
+    const lines = joined?.lines(family.family.name, family.family.type);
+    if (lines !== undefined) out += openMetrics ? (created ? lines.openMetrics : lines.openMetricsWithoutCreated) : lines.text;
+    if (created && !openMetrics && (printed > 0 || (lines !== undefined && lines.textCreated !== ''))) {
       out += text.createdHeader;
       for (let i = 0; i < series.length; i++) {
         const one = series[i] as StoredSeries;
+        if (replaced?.(one) === true) continue;
         out += `${text.created}${one.plain} ${one.created.exposition}\n`;
         if (out.length >= PIECE_CHARACTERS) {
           yield out;
           out = '';
         }
       }
+      if (lines !== undefined) out += lines.textCreated;
     }
   }
   if (out !== '') yield out;

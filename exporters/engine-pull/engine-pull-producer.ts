@@ -2,7 +2,7 @@ import { hrTime } from '@opentelemetry/core';
 import type { CollectionResult } from '@opentelemetry/sdk-metrics';
 import { OmniMetricProducer, type OmniMetricProducerOptions } from '../../views/store/metric-producer';
 import type { SeriesStore } from '../../views/store/series-store';
-import type { EnginePuller } from './engine-puller';
+import type { EnginePuller, PulledEngines } from './engine-puller';
 import { DeltaConverter, mergePulled } from './merge-pulled';
 
 /**
@@ -27,6 +27,11 @@ export class EnginePullProducer extends OmniMetricProducer {
   override attach(store: SeriesStore): void {
     super.attach(store);
     this.pulledStore = store;
+  }
+
+  /** The latest pull, for a renderer that prints its lines itself (the Prometheus reader). */
+  pulled(): Promise<PulledEngines> {
+    return this.puller.latest();
   }
 
   override async collect(): Promise<CollectionResult> {

@@ -6,7 +6,9 @@ import { EMPTY_SNAPSHOT } from '../cluster/merge';
 import type { ClusterSnapshot, SnapshotMetric, SnapshotPoint } from '../cluster/snapshot';
 import { EngineConnections } from './engine-fetch';
 import type { EnginePullSettings } from './engine-pull-settings';
+import { nextSlice, sliceDue } from '../event-loop-slices';
 import { engineSnapshot, PullWarnings, SeriesBudget } from './engine-snapshot';
+import { PulledExposition } from './pulled-exposition';
 import { parseExpositionInSlices, type ParsedFamily, type ParsedSample } from './exposition-parser';
 import { FamilyNames, type OwnFamily } from './family-names';
 import type { ScrapeUpFamily } from '../../views/scrape-up-family';
@@ -20,6 +22,8 @@ export interface PulledEngines {
    * series of these replicas in `vllm:*` families are left out (the pulled ones win).
    */
   readonly replicas: ReadonlySet<string>;
+  /** The same families rendered as `/metrics` lines, once per pull. */
+  readonly exposition: PulledExposition;
 }
 
 /** What the pulled families must fit beside: the package's own families and its series bound. */
@@ -32,8 +36,6 @@ export interface PulledFamilyBounds {
 
 /** Stored series per engine, over all its families, as a multiple of the per-family limit (vLLM prints about 50 families). */
 const FAMILIES_PER_ENGINE = 16;
-/** How long one slice of parsing may hold the event loop. */
-const SLICE_MILLIS = 3;
 
 interface CachedPull {
   readonly atMillis: number;
@@ -95,7 +97,7 @@ export class EnginePuller {
   /** What a scrape or export should serve now: the cached pull while fresh, else a new one. */
   latest(): Promise<PulledEngines> {
     const cached = this.cached;
-    if (this.stopped) return Promise.resolve(cached?.result ?? { snapshot: EMPTY_SNAPSHOT, replicas: new Set() });
+    if (this.stopped) return Promise.resolve(cached?.result ?? nothingPulled());
     const fresh =
       cached !== undefined &&
       cached.mapVersion === this.map.version &&
@@ -110,7 +112,7 @@ export class EnginePuller {
       .catch((error: unknown) => {
         // Not expected (each URL's failure is handled); the host's scrape must not fail anyway.
         diag.error('omni-otel-metrics: engine pull failed', error);
-        return { snapshot: EMPTY_SNAPSHOT, replicas: new Set<string>() };
+        return nothingPulled();
       })
       .finally(() => {
         this.inFlight = undefined;
@@ -141,15 +143,12 @@ export class EnginePuller {
     names.claim(this.upFamily.name, 'gauge');
     const budget = new SeriesBudget(this.bounds.cardinalityLimit);
     const joined = new Map<string, { metric: SnapshotMetric; points: SnapshotPoint[] }>();
+    const exposition = new PulledExposition();
     const up = new Map<string, number>();
     // In configuration order, whichever URL answered first: series keep their place from scrape to scrape.
-    let sliceStart = performance.now();
     for (const { target, engineIndex } of active) {
       // Each engine's families are a few milliseconds of work; hundreds of engines yield to the host in between.
-      if (performance.now() - sliceStart >= SLICE_MILLIS) {
-        await new Promise<void>((resolve) => setImmediate(resolve));
-        sliceStart = performance.now();
-      }
+      if (sliceDue()) await nextSlice();
       const pulled = parsed.get(target.url.href);
       const key = replicaKey(target.stage, target.replica);
       up.set(key, pulled === undefined ? 0 : 1);
@@ -171,6 +170,7 @@ export class EnginePuller {
           return seen;
         },
       });
+      exposition.add(metrics, this.now());
       // The engines' families join by name: the names check made them one kind, their label sets never collide (stage/replica differ).
       for (const metric of metrics) {
         const entry = joined.get(metric.name);
@@ -190,7 +190,8 @@ export class EnginePuller {
       })),
     };
     const snapshot: ClusterSnapshot = { metrics: [...[...joined.values()].map(({ metric, points }) => ({ ...metric, points })), upMetric] };
-    const result: PulledEngines = { snapshot, replicas: new Set(active.map(({ target }) => replicaKey(target.stage, target.replica))) };
+    exposition.add([upMetric], this.now());
+    const result: PulledEngines = { snapshot, replicas: new Set(active.map(({ target }) => replicaKey(target.stage, target.replica))), exposition };
     if (!this.stopped) this.cached = { atMillis: this.now(), mapVersion, result };
     return result;
   }
@@ -204,7 +205,7 @@ export class EnginePuller {
       return await parseExpositionInSlices(
         text,
         { keep: (name) => this.keeps(name), maxSeriesPerFamily: limit * engines, maxSeries: limit * FAMILIES_PER_ENGINE * engines },
-        { sliceMillis: SLICE_MILLIS, deadlineMillis, now: this.now },
+        { deadlineMillis, now: this.now },
       );
     } catch (error) {
       this.failures.warn(`engine metrics at ${url.href} not served this time: ${error instanceof Error ? error.message : String(error)}`);
@@ -224,6 +225,10 @@ export class EnginePuller {
     const stem = name.slice(0, -'_created'.length);
     return this.keepsFamily(stem) || this.keepsFamily(`${stem}_total`);
   }
+}
+
+function nothingPulled(): PulledEngines {
+  return { snapshot: EMPTY_SNAPSHOT, replicas: new Set(), exposition: new PulledExposition() };
 }
 
 /** One URL's families split by their `engine` label value: samples without one belong to every engine (key `undefined` holds only those). */

@@ -1,3 +1,4 @@
+import { nextSlice, sliceDue } from '../event-loop-slices';
 import { isTimestamp, readGoFloat } from './go-float-text';
 
 /**
@@ -93,8 +94,6 @@ export function parseExposition(text: string, limits: ParseLimits = {}): ParsedF
 }
 
 export interface SliceOptions {
-  /** How long one slice may hold the event loop before the parse yields to it. Default 3. */
-  readonly sliceMillis?: number;
   /** Give up (rejecting with an Error) once the clock passes this, in `now()` milliseconds. Default: never. */
   readonly deadlineMillis?: number;
   readonly now?: () => number;
@@ -104,23 +103,21 @@ export interface SliceOptions {
 const LINES_PER_CHECK = 256;
 
 /**
- * Parses in slices of about `sliceMillis`, yielding to the event loop between them (`setImmediate`),
- * so a 16 MiB body never blocks the host for long. Rejects with `ExpositionParseError` on
+ * Parses in slices, yielding to the event loop between them (see `event-loop-slices.ts`), so a
+ * 16 MiB body never blocks the host for long. Rejects with `ExpositionParseError` on
  * malformed text, or an Error once `deadlineMillis` has passed.
  */
 export async function parseExpositionInSlices(text: string, limits: ParseLimits = {}, options: SliceOptions = {}): Promise<ParsedFamily[]> {
   const now = options.now ?? Date.now;
-  const sliceMillis = options.sliceMillis ?? 3;
   const parser = new ExpositionParser(text, limits);
   for (;;) {
-    const sliceEnd = now() + sliceMillis;
     let done = false;
-    while (!done && now() < sliceEnd) done = parser.parseLines(LINES_PER_CHECK);
+    while (!done && !sliceDue()) done = parser.parseLines(LINES_PER_CHECK);
     if (done) return parser.families();
     if (options.deadlineMillis !== undefined && now() > options.deadlineMillis) {
       throw new Error(`parsing took longer than the time left (${text.length} characters, stopped at line ${parser.lineNumber})`);
     }
-    await new Promise((resolve) => setImmediate(resolve));
+    await nextSlice();
   }
 }
 
