@@ -58,5 +58,5 @@ contenderMain(async ({ mode, replicas, repeats, scrapers }: Params) => {
 
 /** Renderings the reader has started (scrapes that joined one under way are not counted). */
 function renderings(handle: OmniMetricsHandle): number {
-  return handle.prometheusReader?.sharedRenderings.started ?? NaN;
+  return handle.prometheusReader?.sharedRenderings?.started ?? NaN;
 }
