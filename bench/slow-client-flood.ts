@@ -4,7 +4,10 @@
  * fresh connections. Prints how many scrapes succeeded while the flood held on, and how long the
  * server kept the flood's sockets.
  *
- *   npx tsx bench/slow-client-flood.ts [http|tls] [headersTimeoutMillis] [scrapes]
+ * `reconnect`: plain HTTP, and each flood socket the server closes is replaced at once (reported:
+ * replacements made).
+ *
+ *   npx tsx bench/slow-client-flood.ts [http|tls|reconnect] [headersTimeoutMillis] [scrapes]
  */
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
@@ -13,7 +16,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startPrometheusServer } from '../exporters/prometheus-http';
 
-const mode = process.argv[2] === 'tls' ? 'tls' : 'http';
+const mode = process.argv[2] === 'tls' || process.argv[2] === 'reconnect' ? process.argv[2] : 'http';
 const headersTimeoutMillis = Number(process.argv[3] ?? 2000);
 const scrapes = Number(process.argv[4] ?? 30);
 const FLOOD = 64;
@@ -44,19 +47,28 @@ async function main(): Promise<void> {
   const ca = mode === 'tls' ? readFileSync(TLS_FILES.certFile) : undefined;
   const started = Date.now();
   let closedCount = 0;
-  const held = Array.from({ length: FLOOD }, () => {
+  let replacements = 0;
+  let flooding = true;
+  const open = (): Promise<number> => {
     const socket = connect(server.port, '127.0.0.1');
     socket.on('error', () => undefined);
+    // Read what the server sends (a 408), or the end of the stream would never be seen.
+    socket.resume();
     // Plain HTTP: a request line and one header, never the blank line. TLS: nothing at all, so the
     // handshake never completes.
-    if (mode === 'http') socket.write('GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n');
+    if (mode !== 'tls') socket.write('GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n');
     return new Promise<number>((resolve) =>
       socket.on('close', () => {
         closedCount++;
+        if (mode === 'reconnect' && flooding) {
+          replacements++;
+          void open();
+        }
         resolve(Date.now() - started);
       }),
     );
-  });
+  };
+  const held = Array.from({ length: FLOOD }, open);
   await new Promise((resolve) => setTimeout(resolve, 200));
   // One scrape every 100 ms, each on a fresh connection with a 1 s budget.
   const outcomes = await Promise.all(
@@ -64,6 +76,7 @@ async function main(): Promise<void> {
   );
   const succeeded = outcomes.filter(Boolean).length;
   const scrapeMillis = Date.now() - started;
+  flooding = false;
   const closedAt = await Promise.race([Promise.all(held), new Promise<undefined>((resolve) => setTimeout(resolve, 150_000, undefined))]);
   console.log(
     JSON.stringify({
@@ -73,6 +86,7 @@ async function main(): Promise<void> {
       scrapes,
       succeeded,
       scrapesDoneAfterMillis: scrapeMillis,
+      ...(mode === 'reconnect' ? { replacements } : {}),
       floodHeldMillis: closedAt ? { min: Math.min(...closedAt), max: Math.max(...closedAt) } : `over 150 s (${closedCount} of ${FLOOD} closed)`,
     }),
   );
