@@ -1,10 +1,13 @@
-import { readFileSync } from 'node:fs';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerOptions, type ServerResponse } from 'node:http';
 import { createServer as createTlsServer } from 'node:https';
-import type { AddressInfo, Socket } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { checkObject, checkString, optionKeys } from '../views/option-checks';
+import { ConnectionSlots } from './connection-slots';
 import { createMetricsHandler, DEFAULT_METRICS_PATH, type MetricsTextSource } from './metrics-handler';
 import { validateScrapeAuth, type ScrapeAuth } from './scrape-auth';
+import { readTlsCredentials, type PrometheusTlsOptions, type TlsCredentials } from './tls-credentials';
+
+export type { PrometheusTlsOptions } from './tls-credentials';
 
 export const DEFAULT_PROMETHEUS_PORT = 9464;
 /** Loopback, as OpenTelemetry's `OTEL_EXPORTER_PROMETHEUS_HOST` default (`localhost`): metrics are not published to the network unless asked. */
@@ -12,13 +15,6 @@ export const DEFAULT_PROMETHEUS_HOST = '127.0.0.1';
 export const DEFAULT_HEADERS_TIMEOUT_MILLIS = 10_000;
 export const DEFAULT_IDLE_TIMEOUT_MILLIS = 60_000;
 export const DEFAULT_MAX_CONNECTIONS = 64;
-
-export interface PrometheusTlsOptions {
-  /** PEM private key file. */
-  readonly keyFile: string;
-  /** PEM certificate (chain) file. */
-  readonly certFile: string;
-}
 
 export interface PrometheusServerOptions {
   /** Default `OTEL_EXPORTER_PROMETHEUS_HOST`, else 127.0.0.1 (loopback); `0.0.0.0` publishes to every interface. */
@@ -28,13 +24,30 @@ export interface PrometheusServerOptions {
   readonly path?: string;
   /** Credentials every scrape must present (bearer token and/or basic auth). */
   readonly auth?: ScrapeAuth;
-  /** Serve HTTPS with this key and certificate (Prometheus: `scheme: https`). */
+  /**
+   * Serve HTTPS with this key and certificate (Prometheus: `scheme: https`). Both files are read
+   * and checked as a pair before the server starts: a key that is not the certificate's is refused.
+   */
   readonly tls?: PrometheusTlsOptions;
-  /** A client must have sent its request headers within this time; default 10 000. */
+  /**
+   * A client must have sent its request headers within this time; default 10 000. For a new
+   * connection it counts from the connect, TLS handshake included (the handshake alone is bounded
+   * by it too), and is enforced by a timer per connection; for later requests on a keep-alive
+   * connection Node checks it every tenth of it (at most every second).
+   */
   readonly headersTimeoutMillis?: number;
   /** A connection with no traffic for this long is closed; default 60 000. */
   readonly idleTimeoutMillis?: number;
-  /** Connections open at once; more are refused. Default 64. */
+  /**
+   * Connections open at once; default 64. At the cap a new connection is not refused while a slot
+   * is held by a client that is not being answered: it takes the slot of the oldest connection that
+   * has not yet sent a whole request (a silent socket, headers still trickling in, a TLS handshake
+   * not finished), else of the oldest keep-alive connection idle between requests. Only when every
+   * connection is being answered is the new one refused. A flood of slow clients therefore cannot
+   * lock Prometheus out; each eviction or refusal is reported by a rate-limited diag warning.
+   * No per-address limit applies: scrapers behind one NAT, or on loopback, share an address with
+   * whoever floods.
+   */
   readonly maxConnections?: number;
 }
 
@@ -55,7 +68,7 @@ export interface PrometheusServerSettings {
   readonly port: number;
   readonly path: string;
   readonly auth?: ScrapeAuth;
-  readonly tls?: { readonly key: Buffer; readonly cert: Buffer };
+  readonly tls?: TlsCredentials;
   readonly headersTimeoutMillis: number;
   readonly idleTimeoutMillis: number;
   readonly maxConnections: number;
@@ -78,10 +91,7 @@ export function resolvePrometheusServerSettings(options: PrometheusServerOptions
     port,
     path,
     auth: options.auth,
-    tls:
-      options.tls === undefined
-        ? undefined
-        : { key: readPem(options.tls.keyFile, 'prometheus.tls.keyFile'), cert: readPem(options.tls.certFile, 'prometheus.tls.certFile') },
+    tls: options.tls === undefined ? undefined : readTlsCredentials(options.tls),
     headersTimeoutMillis: positiveInteger(options.headersTimeoutMillis, DEFAULT_HEADERS_TIMEOUT_MILLIS, 'prometheus.headersTimeoutMillis'),
     idleTimeoutMillis: positiveInteger(options.idleTimeoutMillis, DEFAULT_IDLE_TIMEOUT_MILLIS, 'prometheus.idleTimeoutMillis'),
     maxConnections: positiveInteger(options.maxConnections, DEFAULT_MAX_CONNECTIONS, 'prometheus.maxConnections'),
@@ -108,27 +118,33 @@ export async function startPrometheusServer(
 /** Serves the source with settings already resolved (`resolvePrometheusServerSettings`). */
 export async function serveMetrics(source: MetricsTextSource, settings: PrometheusServerSettings): Promise<PrometheusServer> {
   const handler = createMetricsHandler(source, { path: settings.path, auth: settings.auth });
-  const server: Server = settings.tls ? createTlsServer({ key: settings.tls.key, cert: settings.tls.cert }, handler) : createServer(handler);
-  server.headersTimeout = settings.headersTimeoutMillis;
-  server.requestTimeout = settings.headersTimeoutMillis * 2;
+  const httpOptions: ServerOptions = {
+    headersTimeout: settings.headersTimeoutMillis,
+    requestTimeout: settings.headersTimeoutMillis * 2,
+    // Node enforces headersTimeout and requestTimeout only when it checks, every 30 s by default:
+    // a client given 10 s would keep its slot for up to 40 s.
+    connectionsCheckingInterval: connectionsCheckingInterval(settings.headersTimeoutMillis),
+  };
+  const server: Server = settings.tls
+    ? createTlsServer({ ...httpOptions, key: settings.tls.key, cert: settings.tls.cert, handshakeTimeout: settings.headersTimeoutMillis }, handler)
+    : createServer(httpOptions, handler);
   // A socket silent for this long is destroyed (the server has no 'timeout' listener): one that
   // never sends a byte cannot hold a file descriptor forever.
   server.setTimeout(settings.idleTimeoutMillis);
-  server.maxConnections = settings.maxConnections;
+  // The cap is kept by the slots (Node's maxConnections refuses newcomers, so slow clients holding
+  // every slot would lock scrapers out), as is the first request's deadline.
+  const slots = new ConnectionSlots(server, {
+    maxConnections: settings.maxConnections,
+    firstRequestTimeoutMillis: settings.headersTimeoutMillis,
+    secure: settings.tls !== undefined,
+  });
   // close() waits for every open connection, and closeIdleConnections() spares one that has not sent
   // a whole request (a client that connected and sent nothing, headers still arriving, a TLS
   // handshake never finished): such a client would hold close(), and the handle's shutdown(), until
   // the idle timeout. So close() lets the responses being written finish, then destroys the rest.
-  const connections = new Set<Socket>();
   let responding = 0;
   let closing = false;
-  const destroyConnections = (): void => {
-    for (const socket of connections) socket.destroy();
-  };
-  server.on('connection', (socket: Socket) => {
-    connections.add(socket);
-    socket.once('close', () => connections.delete(socket));
-  });
+  const destroyConnections = (): void => slots.destroyAll();
   server.on('request', (_request: IncomingMessage, response: ServerResponse) => {
     responding++;
     response.once('close', () => {
@@ -187,13 +203,9 @@ function listenError(error: NodeJS.ErrnoException, host: string, port: number): 
   return wrapped;
 }
 
-function readPem(file: string, option: string): Buffer {
-  if (typeof file !== 'string' || file === '') throw new TypeError(`${option} must be a file path`);
-  try {
-    return readFileSync(file);
-  } catch (error) {
-    throw new Error(`${option}: cannot read ${file} (${(error as Error).message})`, { cause: error });
-  }
+/** A tenth of the headers timeout, between 50 ms and 1 s: the timeout holds within 10 % for a cost of one walk over at most `maxConnections` sockets. */
+function connectionsCheckingInterval(headersTimeoutMillis: number): number {
+  return Math.min(1000, Math.max(50, Math.floor(headersTimeoutMillis / 10)));
 }
 
 function positiveInteger(value: number | undefined, fallback: number, option: string): number {

@@ -2,6 +2,7 @@ import type { Agent as HttpAgent } from 'node:http';
 import { createRequire } from 'node:module';
 import type { AggregationTemporalitySelector, PushMetricExporter } from '@opentelemetry/sdk-metrics';
 import type { OtlpExporterSettings } from './export-settings';
+import { RetryAfterGate } from './retry-after';
 import type { TemporalityPreference } from './types';
 
 /** The optional dependency behind `grpc`; loaded only when that protocol is asked for. */
@@ -40,6 +41,8 @@ export function temporalitySelector(preference: TemporalityPreference): Aggregat
 /**
  * The OpenTelemetry JS OTLP metric exporter for the protocol, configured with the settled values
  * (anything left `undefined` falls back to the exporter's own environment reading and defaults).
+ * Over HTTP, a collector's `Retry-After` is honoured across exports (`RetryAfterGate`); gRPC
+ * collectors signal back-off otherwise and are left to the gRPC exporter.
  */
 export function createOtlpMetricExporter(settings: OtlpExporterSettings, load: ModuleLoader = defaultLoader): PushMetricExporter {
   const { AggregationTemporalityPreference } = defaultLoader(JSON_EXPORTER_PACKAGE) as JsonExporterModule;
@@ -56,16 +59,18 @@ export function createOtlpMetricExporter(settings: OtlpExporterSettings, load: M
   };
   switch (settings.protocol) {
     case 'http/protobuf': {
-      const agent = new OwnedAgent();
+      const gate = new RetryAfterGate(settings.temporality);
+      const agent = new OwnedAgent(gate);
       const headers = settings.headers ? { ...settings.headers } : undefined;
       const { OTLPMetricExporter } = defaultLoader(PROTOBUF_EXPORTER_PACKAGE) as ProtobufExporterModule;
-      return agent.closedWith(new OTLPMetricExporter({ ...shared, headers, httpAgentOptions: agent.factory }));
+      return gate.gate(agent.closedWith(new OTLPMetricExporter({ ...shared, headers, httpAgentOptions: agent.factory })));
     }
     case 'http/json': {
-      const agent = new OwnedAgent();
+      const gate = new RetryAfterGate(settings.temporality);
+      const agent = new OwnedAgent(gate);
       const headers = settings.headers ? { ...settings.headers } : undefined;
       const { OTLPMetricExporter } = defaultLoader(JSON_EXPORTER_PACKAGE) as JsonExporterModule;
-      return agent.closedWith(new OTLPMetricExporter({ ...shared, headers, httpAgentOptions: agent.factory }));
+      return gate.gate(agent.closedWith(new OTLPMetricExporter({ ...shared, headers, httpAgentOptions: agent.factory })));
     }
     case 'grpc': {
       const { OTLPMetricExporter } = loadGrpc<GrpcExporterModule>(load, GRPC_EXPORTER_PACKAGE);
@@ -85,9 +90,12 @@ export function createOtlpMetricExporter(settings: OtlpExporterSettings, load: M
 class OwnedAgent {
   private agent: Promise<HttpAgent> | undefined;
 
+  /** `gate` is told the collector's answer to every request. */
+  constructor(private readonly gate: RetryAfterGate) {}
+
   /** One agent per exporter, even when its first two exports start together. */
   readonly factory = (protocol: string): Promise<HttpAgent> => {
-    this.agent ??= (protocol === 'http:' ? import('node:http') : import('node:https')).then(({ Agent }) => new Agent({ keepAlive: true }));
+    this.agent ??= (protocol === 'http:' ? import('node:http') : import('node:https')).then(({ Agent }) => this.gate.observe(new Agent({ keepAlive: true })));
     return this.agent;
   };
 

@@ -3,6 +3,7 @@ import { OmniMetricProducer, type OmniMetricProducerOptions } from '../../views/
 import type { SeriesStore } from '../../views/store/series-store';
 import type { ExportSettings } from './export-settings';
 import { createOtlpMetricExporter, temporalitySelector, type ModuleLoader } from './otlp-metric-exporter';
+import { lastExportOnShutdown } from './retry-after';
 
 /**
  * One periodic reader per push exporter in the settings (`otlp`, `console`), on the settled
@@ -19,14 +20,16 @@ export function createPushReaders(
   const exporters: PushMetricExporter[] = [];
   if (settings.exporters.has('otlp')) exporters.push(createOtlpMetricExporter(settings.otlp, load));
   if (settings.exporters.has('console')) exporters.push(new ConsoleMetricExporter({ temporalitySelector: temporalitySelector(settings.otlp.temporality) }));
-  return exporters.map(
-    (exporter) =>
+  return exporters.map((exporter) =>
+    lastExportOnShutdown(
       new PeriodicExportingMetricReader({
         exporter,
         exportIntervalMillis: settings.exportIntervalMillis,
         exportTimeoutMillis: settings.exportTimeoutMillis,
         metricProducers: store ? [storeProducerFor(store, exporter, newProducer)] : [],
       }),
+      exporter,
+    ),
   );
 }
 

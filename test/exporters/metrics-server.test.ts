@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { connect, type Socket } from 'node:net';
+import { connect as tlsConnect } from 'node:tls';
 import { join } from 'node:path';
 import { readFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
@@ -54,6 +55,30 @@ function silentConnection(port: number): { socket: Socket; closed: Promise<numbe
   const closed = new Promise<number>((resolve) => socket.on('close', () => resolve(Date.now() - started)));
   socket.on('error', () => undefined);
   return { socket, closed };
+}
+
+/** A raw TCP connection that sends the start of a request and never the blank line that ends its headers. */
+function partialHeaders(port: number): { socket: Socket; closed: Promise<number> } {
+  const connection = silentConnection(port);
+  connection.socket.write('GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n');
+  return connection;
+}
+
+function connected(sockets: ReadonlyArray<{ socket: Socket }>): Promise<unknown> {
+  return Promise.all(sockets.map(({ socket }) => new Promise((resolve) => socket.once('connect', resolve))));
+}
+
+/** Runs `scrape` `count` times one after another; how many got a 200, and the slowest one's milliseconds. */
+async function scrapesInTurn(count: number, scrape: () => Promise<Response>): Promise<{ succeeded: number; slowestMillis: number }> {
+  let succeeded = 0;
+  let slowestMillis = 0;
+  for (let i = 0; i < count; i++) {
+    const started = Date.now();
+    const response = await scrape().catch(() => undefined);
+    slowestMillis = Math.max(slowestMillis, Date.now() - started);
+    if (response?.status === 200) succeeded++;
+  }
+  return { succeeded, slowestMillis };
 }
 
 async function withServer(source: MetricsTextSource, options: PrometheusServerOptions, run: (server: PrometheusServer) => Promise<void>): Promise<void> {
@@ -142,19 +167,91 @@ describe('metrics server: what a Prometheus scrape config expects', () => {
     await assertResourcesBackTo(before, 'after close()');
   });
 
-  it('connections beyond the cap are refused; the server serves again once they go', async function () {
+  it('at the cap, a scrape takes the slot of the oldest connection that sent no request', async function () {
     this.timeout(10_000);
     await withServer(countingSource(), { maxConnections: 3 }, async (server) => {
-      const held = [silentConnection(server.port), silentConnection(server.port), silentConnection(server.port)];
-      await Promise.all(held.map(({ socket }) => new Promise((resolve) => socket.once('connect', resolve))));
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      const extra = silentConnection(server.port);
-      const refusedAfter = await extra.closed;
-      assert.ok(refusedAfter < 2000, `the fourth connection was closed by the server (${refusedAfter} ms)`);
-      for (const { socket } of held) socket.destroy();
-      await Promise.all(held.map(({ closed }) => closed));
+      const held = [silentConnection(server.port), partialHeaders(server.port), silentConnection(server.port)];
+      await connected(held);
       await new Promise((resolve) => setTimeout(resolve, 100));
       assert.equal((await fetch(server.url)).status, 200);
+      const oldestClosedAfter = await held[0].closed;
+      assert.ok(oldestClosedAfter < 2000, `the oldest silent connection was closed by the server (${oldestClosedAfter} ms)`);
+      assert.equal(held[1].socket.destroyed, false, 'the younger ones keep their slots');
+      assert.equal(held[2].socket.destroyed, false);
+      for (const { socket } of held) socket.destroy();
+    });
+  });
+
+  it('at the cap with every connection being answered, a new connection is refused', async function () {
+    this.timeout(10_000);
+    await withServer(countingSource(400), { maxConnections: 2 }, async (server) => {
+      const answered = [fetch(server.url), fetch(server.url)];
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      await assert.rejects(fetch(server.url), /ECONNRESET|socket hang up/);
+      assert.deepEqual(
+        (await Promise.all(answered)).map((response) => response.status),
+        [200, 200],
+      );
+      assert.equal((await fetch(server.url)).status, 200, 'served again once the answers are written');
+    });
+  });
+
+  it('a flood of maxConnections slow clients: 30 of 30 scrapes succeed at once, and the flood is closed at headersTimeoutMillis', async function () {
+    this.timeout(10_000);
+    await withServer(countingSource(), { headersTimeoutMillis: 600 }, async (server) => {
+      const flood = Array.from({ length: 64 }, () => partialHeaders(server.port));
+      await connected(flood);
+      const { succeeded, slowestMillis } = await scrapesInTurn(30, () => fetch(server.url));
+      assert.equal(succeeded, 30);
+      assert.ok(slowestMillis < 500, `every scrape answered promptly (slowest ${slowestMillis} ms)`);
+      const heldMillis = await Promise.all(flood.map(({ closed }) => closed));
+      assert.ok(Math.max(...heldMillis) < 1500, `the flood was closed by 600 ms plus the check interval (longest ${Math.max(...heldMillis)} ms)`);
+    });
+  });
+
+  it('headers trickling in are cut at headersTimeoutMillis, for a new connection and for a keep-alive one', async function () {
+    this.timeout(10_000);
+    await withServer(countingSource(), { headersTimeoutMillis: 300 }, async (server) => {
+      const fresh = partialHeaders(server.port);
+      const keptAlive = silentConnection(server.port);
+      keptAlive.socket.write('GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
+      // Once the first answer is in, the second request's headers start and never finish.
+      const answered = new Promise<number>((resolve) =>
+        keptAlive.socket.on('data', function once(chunk: Buffer) {
+          if (!chunk.toString().includes('x 1.0')) return;
+          keptAlive.socket.off('data', once);
+          keptAlive.socket.write('GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n');
+          resolve(Date.now());
+        }),
+      );
+      const freshHeld = await fresh.closed;
+      assert.ok(freshHeld >= 250 && freshHeld < 1000, `a new connection's headers were cut after ${freshHeld} ms`);
+      const secondStarted = await answered;
+      await keptAlive.closed;
+      const secondHeld = Date.now() - secondStarted;
+      assert.ok(secondHeld >= 250 && secondHeld < 1000, `a keep-alive connection's second request was cut after ${secondHeld} ms`);
+    });
+  });
+
+  it('TLS: a handshake that never finishes is closed at headersTimeoutMillis, and a flood of them leaves room for 30 of 30 scrapes', async function () {
+    this.timeout(10_000);
+    await withServer(countingSource(), { tls: TLS, headersTimeoutMillis: 600 }, async (server) => {
+      const ca = readFileSync(TLS.certFile);
+      const flood = Array.from({ length: 64 }, () => silentConnection(server.port));
+      await connected(flood);
+      const { succeeded, slowestMillis } = await scrapesInTurn(30, () => fetch(server.url, { ca }));
+      assert.equal(succeeded, 30);
+      assert.ok(slowestMillis < 1000, `every scrape answered promptly (slowest ${slowestMillis} ms)`);
+      const heldMillis = await Promise.all(flood.map(({ closed }) => closed));
+      assert.ok(Math.max(...heldMillis) < 1500, `the stalled handshakes were closed by 600 ms (longest ${Math.max(...heldMillis)} ms)`);
+      // A client that starts the handshake and stops after its first bytes is held no longer.
+      const started = Date.now();
+      const stalled = tlsConnect({ port: server.port, host: '127.0.0.1', ca });
+      stalled.on('error', () => undefined);
+      const raw = silentConnection(server.port);
+      raw.socket.write(Buffer.from([0x16, 0x03, 0x01, 0x02, 0x00, 0x01]));
+      await Promise.all([new Promise((resolve) => stalled.once('close', resolve)), raw.closed]);
+      assert.ok(Date.now() - started < 1500, `a partial ClientHello was closed after ${Date.now() - started} ms`);
     });
   });
 
