@@ -180,17 +180,21 @@ export type RenderExposition<F extends string> = (format: F) => Promise<Expositi
  */
 export class SharedRenderings<F extends string> {
   private readonly running = new Map<string, SharedRendering>();
-  /** Renderings started so far (scrapes that joined one are not counted). */
-  started = 0;
+  private startedCount = 0;
 
   constructor(private readonly render: RenderExposition<F>) {}
+
+  /** Renderings started so far (scrapes that joined one are not counted). */
+  get started(): number {
+    return this.startedCount;
+  }
 
   /** The rendering of `format` under way, joined, or a new one. */
   rendering(format: F, gzip: boolean): SharedRendering {
     const key = gzip ? `${format}+gzip` : format;
     const current = this.running.get(key);
     if (current !== undefined && current.joinable) return current;
-    this.started++;
+    this.startedCount++;
     const rendering = new SharedRendering(this.render(format), gzip, (finished) => {
       if (this.running.get(key) === finished) this.running.delete(key);
     });
