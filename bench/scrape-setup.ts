@@ -27,6 +27,8 @@ export async function populatedPipeline(replicas: number, options: Partial<OmniM
     logIntervalSeconds: 0,
     selfCheck: false,
     processMetrics: false,
+    // At 3 × 256, a family with a label beside the replica's (three sleep states) holds more than the default 2000 series.
+    cardinalityLimit: 10_000,
     ...options,
   });
   const engines = handle.stageReplicaMap.entries().map(([, engine]) => engine);
