@@ -2,7 +2,8 @@ import { diag } from '@opentelemetry/api';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { acceptsGzip, negotiateFormat } from './content-negotiation';
 import { OPENMETRICS_CONTENT_TYPE, TEXT_CONTENT_TYPE, type ExpositionFormat } from './exposition-text';
-import { SharedRenderings, type RenderingReader, type SharedRendering } from './shared-rendering';
+import { nextSlice, sliceDue } from './event-loop-slices';
+import { SharedRenderings, type SharedRendering } from './shared-rendering';
 import { challenges, isAuthorized, validateScrapeAuth, type ScrapeAuth } from './scrape-auth';
 
 export const DEFAULT_METRICS_PATH = '/metrics';
@@ -102,36 +103,48 @@ export function createMetricsHandler(source: MetricsTextSource, pathOrOptions: s
 
 /**
  * Writes the rendering's chunks to the response as they come, waiting for `drain` when the client
- * reads slowly. Headers go out with the first chunk, so a rendering that fails before producing
+ * reads slowly and for its slice when the event loop has been busy long enough. Headers go out with the first chunk, so a rendering that fails before producing
  * anything is answered 500; one that fails later cuts the response off (the scraper sees a broken
  * transfer, never a truncated exposition that looks whole). A client that goes away leaves the
  * rendering, which stops once nobody reads it.
  */
 function streamRendering(rendering: SharedRendering, response: ServerResponse, headers: () => void): void {
-  let sent = 0;
   let draining = false;
+  let waiting = false;
   let ended = false;
   const pump = (): void => {
-    if (draining || response.destroyed) return;
-    while (sent < rendering.chunkCount) {
+    if (draining || waiting || response.destroyed) return;
+    // Writing to many sockets at once is work on the event loop too (the kernel copies each chunk): it takes its turn in the slices.
+    if (sliceDue()) {
+      waiting = true;
+      void nextSlice().then(() => {
+        waiting = false;
+        pump();
+      });
+      return;
+    }
+    while (reader.position < rendering.chunkCount) {
       if (!response.headersSent) headers();
-      if (!response.write(rendering.chunkAt(sent++))) {
+      const written = response.write(rendering.chunkAt(reader.position++));
+      if (!written) {
         draining = true;
         response.once('drain', () => {
           draining = false;
           pump();
         });
-        return;
+        break;
       }
     }
-    if (ended) {
+    rendering.taken();
+    if (ended && !draining) {
       if (!response.headersSent) headers();
       response.end();
     }
   };
-  const reader: RenderingReader = {
+  const reader = {
+    position: 0,
     onChunks: pump,
-    onEnd: (error) => {
+    onEnd: (error?: unknown) => {
       ended = true;
       if (error === undefined) pump();
       else if (!response.headersSent) failed(response, error);

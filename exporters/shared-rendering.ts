@@ -5,23 +5,40 @@ import { PIECE_CHARACTERS } from './exposition-text';
 /** The text of one exposition in order, produced lazily (a generator), so it can be rendered in slices. */
 export type ExpositionPieces = Iterable<string | Buffer>;
 
+/**
+ * How much of a rendering is kept for readers who join late. Scrapes that arrive together (several
+ * Prometheus servers, a scraper and `metricsText()`) join within the first few milliseconds of
+ * a rendering; an exposition smaller than this is kept whole while it renders.
+ */
+export const JOIN_WINDOW_BYTES = 4 * 1024 * 1024;
+
 /** Someone reading a rendering: told when chunks arrive and when it ends. */
 export interface RenderingReader {
   /** New chunks are available (read them with `chunkAt`). */
   readonly onChunks: () => void;
   /** The rendering is complete (`error` undefined) or failed. */
   readonly onEnd: (error?: unknown) => void;
+  /** How many chunks this reader has taken; the rendering lets go of those every reader has (see `taken`). */
+  readonly position: number;
 }
 
 /**
  * One rendering of one exposition (one format, one encoding), shared by everyone who asks while
- * it is under way. It runs in slices (see `event-loop-slices.ts`), yielding to the event loop between them,
- * and keeps its chunks, so a reader who joins late still receives the whole exposition from the
- * start; memory is one rendering however many read it. When its last reader leaves before it is
- * done, it stops.
+ * it is under way. It runs in slices (see `event-loop-slices.ts`), yielding to the event loop
+ * between them. It keeps its first `JOIN_WINDOW_BYTES` of chunks, so a reader who joins late
+ * still receives the whole exposition from the start; past them, it lets go of each chunk once
+ * every reader has taken it, and takes no new reader (a later scrape starts a rendering of its
+ * own). So scrapes that arrive together share one rendering, and a large one holds only what its
+ * slowest reader has not taken, not the whole exposition (tens of megabytes at hundreds of
+ * replicas, which would also make the garbage collector pause the host). When its last reader
+ * leaves before it is done, it stops.
  */
 export class SharedRendering {
-  private readonly chunks: Buffer[] = [];
+  private readonly chunks: Array<Buffer | undefined> = [];
+  /** Chunks let go of: every reader has taken them. */
+  private released = 0;
+  /** Bytes of the chunks not let go of. */
+  private heldBytes = 0;
   private readonly readers = new Set<RenderingReader>();
   /** Text not yet encoded: small pieces are gathered into one chunk, a large piece becomes a chunk of its own. */
   private pending = '';
@@ -42,9 +59,9 @@ export class SharedRendering {
     void this.run(pieces);
   }
 
-  /** Whether a new reader may still join (it is neither finished nor stopped). */
+  /** Whether a new reader may still join: it is under way and still holds its first chunk. */
   get joinable(): boolean {
-    return this.state === 'running';
+    return this.state === 'running' && this.released === 0;
   }
 
   /** How many chunks exist so far. */
@@ -53,7 +70,20 @@ export class SharedRendering {
   }
 
   chunkAt(index: number): Buffer {
-    return this.chunks[index] as Buffer;
+    const chunk = this.chunks[index];
+    if (chunk === undefined) throw new RangeError(`chunk ${index} was let go of (every reader had taken it)`);
+    return chunk;
+  }
+
+  /** A reader took chunks: past the join window, lets go of those every reader has taken. */
+  taken(): void {
+    if (this.released === 0 && this.heldBytes < JOIN_WINDOW_BYTES) return;
+    let position = this.chunks.length;
+    for (const reader of this.readers) position = Math.min(position, reader.position);
+    for (; this.released < position; this.released++) {
+      this.heldBytes -= (this.chunks[this.released] as Buffer).length;
+      this.chunks[this.released] = undefined;
+    }
   }
 
   /** Starts telling `reader` about chunks (those already there at once, on the next tick) and the end. */
@@ -71,7 +101,8 @@ export class SharedRendering {
 
   /** Stops telling `reader`; the last reader to leave an unfinished rendering stops it. */
   leave(reader: RenderingReader): void {
-    this.readers.delete(reader);
+    if (!this.readers.delete(reader)) return;
+    this.taken();
     if (this.readers.size === 0 && this.wholeHolds === 0 && this.state === 'running') {
       this.state = 'abandoned';
       this.gzip?.destroy();
@@ -85,11 +116,13 @@ export class SharedRendering {
       this.wholeHolds++;
       this.whole = new Promise<Buffer>((resolve, reject) => {
         const reader: RenderingReader = {
+          // Takes nothing until the end, so every chunk stays for the whole buffer.
+          position: 0,
           onChunks: () => undefined,
           onEnd: (error) => {
             this.wholeHolds--;
             this.readers.delete(reader);
-            if (error === undefined) resolve(this.chunks.length === 1 ? (this.chunks[0] as Buffer) : Buffer.concat(this.chunks));
+            if (error === undefined) resolve(this.chunks.length === 1 ? this.chunkAt(0) : Buffer.concat(this.chunks.map((_, i) => this.chunkAt(i))));
             else reject(error);
           },
         };
@@ -131,9 +164,8 @@ export class SharedRendering {
     this.failure = error;
     if (state === 'failed') this.gzip?.destroy();
     this.finished(this);
-    const readers = [...this.readers];
-    this.readers.clear();
-    for (const reader of readers) reader.onEnd(error);
+    // Readers stay until they leave: one still writing what it has not taken keeps those chunks.
+    for (const reader of [...this.readers]) reader.onEnd(error);
   }
 
   /** Encodes the text gathered since the last flush and hands it on. */
@@ -154,6 +186,7 @@ export class SharedRendering {
   private publish(chunk: Buffer): void {
     if (this.state === 'abandoned') return;
     this.chunks.push(chunk);
+    this.heldBytes += chunk.length;
     for (const reader of this.readers) reader.onChunks();
   }
 }

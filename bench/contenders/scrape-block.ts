@@ -1,7 +1,7 @@
 import type { OmniMetricsHandle } from '../../index';
 import { probe, type Probed } from '../block-probe';
 import { startEngineServers, type EngineServers } from '../engine-servers';
-import { httpGet } from '../http-get';
+import { RemoteScrapers } from '../remote-scrapers';
 import { median } from '../measure';
 import { populatedPipeline } from '../scrape-setup';
 import { contenderMain } from './contender-main';
@@ -19,9 +19,9 @@ interface Params {
 }
 
 /**
- * Real HTTP scrapes of the package's own `/metrics` server, fetched from this process so the
- * server and the scraper share the event loop the host would: the worst event-loop block while a
- * scrape is served, its wall time and RSS growth. Modes: one scrape; one with gzip; `scrapers`
+ * Real HTTP scrapes of the package's own `/metrics` server by scrapers in a process of their own
+ * (as Prometheus is): the worst event-loop block of this, the host's, process while a scrape is
+ * served, its wall time and this process's RSS growth. Modes: one scrape; one with gzip; `scrapers`
  * at once; one scrape with `enginePull` pulling four data-parallel engine servers.
  */
 contenderMain(async ({ mode, replicas, repeats, scrapers }: Params) => {
@@ -34,13 +34,15 @@ contenderMain(async ({ mode, replicas, repeats, scrapers }: Params) => {
   });
   const url = handle.prometheusServer?.url;
   if (url === undefined) throw new Error('the /metrics server is listening');
-  const gzip = mode === 'gzip';
-  const scrape = (): Promise<number[]> => Promise.all(Array.from({ length: mode === 'concurrent' ? scrapers : 1 }, () => httpGet(url, gzip)));
+  const remote = new RemoteScrapers();
+  const order = { url, gzip: mode === 'gzip', count: mode === 'concurrent' ? scrapers : 1 };
+  const scrape = (): Promise<number[]> => remote.scrape(order);
   const renderingsBefore = renderings(handle);
   const first = await probe(scrape);
   const rest: Array<Probed<number[]>> = [];
   for (let i = 0; i < repeats; i++) rest.push(await probe(scrape));
   const renderingsAfter = renderings(handle);
+  remote.close();
   await handle.shutdown();
   await engines?.close();
   const sorted = (pick: (p: Probed<number[]>) => number): number => median(rest.map(pick).sort((a, b) => a - b));

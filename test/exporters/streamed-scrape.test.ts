@@ -157,8 +157,9 @@ describe('streamed scrapes', () => {
     const response = await new Promise<number>((resolve, reject) => {
       http
         .request({ host: '127.0.0.1', port, path: `http://127.0.0.1:${port}/metrics`, agent: false }, (res) => {
+          // Read to the end: a rendering left running would be joined by the next test's scrapes.
           res.resume();
-          resolve(res.statusCode ?? 0);
+          res.on('end', () => resolve(res.statusCode ?? 0));
         })
         .on('error', reject)
         .end();
