@@ -9,6 +9,7 @@ import { serveMetrics, type PrometheusServer } from './exporters/prometheus-http
 import { OmniPrometheusReader } from './exporters/prometheus-reader';
 import type { ExpositionFormat } from './exporters/exposition-text';
 import type { InstrumentedMetrics } from './instrumentation/hooks/instrumented-metrics';
+import { stopFeedOf } from './instrumentation/hooks/handle-feed';
 import { createRecorders, stopRecorders, type RecorderSettings } from './instrumentation/recorders/recorders';
 import { HostCallCounts, setHostCallCounts } from './instrumentation/self-check/host-calls';
 import { SilentFamilyCheck } from './instrumentation/self-check/self-check';
@@ -177,6 +178,8 @@ export async function registerOmniMetrics(options: OmniMetricsOptions): Promise<
     shutdown: async () => {
       monitor?.stop();
       processMetrics.stop();
+      // The hooks' observer and idle sweep are the handle's, whichever instrumentation fed them.
+      stopFeedOf(handle);
       stopRecorders(recorders);
       puller?.stop();
       await server?.close();

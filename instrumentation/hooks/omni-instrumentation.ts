@@ -8,18 +8,25 @@ import {
   type InstrumentationModuleDefinition,
 } from '@opentelemetry/instrumentation';
 import type { InstrumentedMetrics } from './instrumented-metrics';
-import { createRecorders, stopRecorders, type OmniRecorders } from '../recorders/recorders';
-import { LimitedWarning, WarnOnce } from '../../views/diag-warnings';
+import type { OmniRecorders } from '../recorders/recorders';
+import { GEN_AI_METER_NAME, OmniGenAiMetrics } from '../recorders/gen-ai-metrics';
+import { WarnOnce } from '../../views/diag-warnings';
 import { checkArray, checkBoolean, checkObject, optionKeys } from '../../views/option-checks';
-import { hostCallCountsOf, type HostCallCounts } from '../self-check/host-calls';
-import type { HostMethod } from '../self-check/types';
 import { OMNI_METER_NAME, PACKAGE_VERSION } from '../../views/views';
+import type { PipelineObserver } from '../pipeline/pipeline-observer';
 import { subscribeChannels } from './channels';
 import { methodOwner, type HostClass } from './class-patcher';
-import type { EngineCoreOutputs, OrchestratorRequest, ReceiveReceipt, StageRequest, TransferReceipt } from '../pipeline/host-contract';
-import { DEFAULT_REQUEST_IDLE_TIMEOUT_MILLIS, PipelineObserver, type BindingSource } from '../pipeline/pipeline-observer';
-import { observeStream } from './stream-observer';
-import { observeResult, TelemetryGuard } from './telemetry-guard';
+import { feedOf, type HandleFeed } from './handle-feed';
+import { listenTo, stopListening } from './host-patches';
+import {
+  abortWrapper,
+  generateWrapper,
+  ORCHESTRATOR_METHODS,
+  orchestratorWrapper,
+  SERVING_METHODS,
+  type OrchestratorMethod,
+  type WrapperFactory,
+} from './host-wrappers';
 
 /** A host module to hook when it is loaded (`require` or `import`), and which exports are the classes. */
 export interface HostModuleHook {
@@ -62,52 +69,26 @@ const INSTRUMENTATION_CONFIG_KEYS = optionKeys<OmniInstrumentationConfig>({
   maxTrackedRequests: true,
 });
 
-const unobservableStreams = new LimitedWarning();
 const foreignProvider = new WarnOnce(1);
-
-/** Streams collected while still tracked: their request ended without its consumer saying so. */
-const droppedStreams = new FinalizationRegistry<{ observer: PipelineObserver; token: object }>(({ observer, token }) => {
-  observer.generateEnded(token, 'abandoned');
-});
-
-const ORCHESTRATOR_METHODS = [
-  'addRequest',
-  'cleanupRequest',
-  'submitToStage',
-  'pollEngine',
-  'sendToNextStage',
-  'receiveFromPreviousStage',
-  'addReplica',
-  'removeReplica',
-] as const;
-type OrchestratorMethod = (typeof ORCHESTRATOR_METHODS)[number];
-/** The orchestrator methods the self-check counts (replica changes feed no family). */
-const COUNTED_METHODS: ReadonlySet<string> = new Set<OrchestratorMethod>(
-  ORCHESTRATOR_METHODS.filter((name) => name !== 'addReplica' && name !== 'removeReplica'),
-);
-const SERVING_METHODS = ['generate', 'abort'] as const;
-type Method = (this: unknown, ...args: unknown[]) => unknown;
+const doubleFeed = new WarnOnce();
 
 /**
  * Registers every metric of a pipeline by wrapping its orchestrator and serving classes: no
- * metric call in the host's code. `enable()` patches, `disable()` restores the original
- * methods exactly; enabling twice never stacks wrappers. A wrapped method returns what the
- * original returns (the same value; a promise of the same outcome, see `followResult`) and
- * rethrows the host's errors untouched; telemetry failures are reported once through `diag` and
- * never reach the host.
+ * metric call in the host's code. Each host method is patched once per process, whoever asks;
+ * the patch calls the original alone while nothing listens. `enable()` makes the handle's feed a
+ * listener of the configured classes (and of `OMNI_CHANNELS`), `disable()` takes it off, and the
+ * original method is back exactly once no instrumentation listens. One instrumentation feeds a
+ * handle at a time (a second one enabled on the same handle throws); instrumentations of
+ * separate handles each count what they see. A wrapped method returns what the original returns
+ * (the same value; a promise of the same outcome, see `followResult`) and rethrows the host's
+ * errors untouched; telemetry failures are reported once through `diag` and never reach the host.
  */
 export class OmniInstrumentation extends InstrumentationBase<OmniInstrumentationConfig> {
   // Declared, not initialised: the base constructor calls init(), _updateMetricInstruments() and
   // enable() before subclass field initialisers would run (and would then reset them).
-  declare private currentRecorders: OmniRecorders | undefined;
   declare private explicitProvider: MeterProvider | undefined;
-  declare private currentObserver: PipelineObserver | undefined;
-  declare private currentGuard: TelemetryGuard | undefined;
   declare private unsubscribe: (() => void) | undefined;
-  declare private sweeper: NodeJS.Timeout | undefined;
   declare private patched: Array<{ owner: object; name: string }> | undefined;
-  /** The self-check's per-host-call counts of the handle (one increment per host call, none per record). */
-  declare private hostCalls: HostCallCounts | undefined;
 
   constructor(config: OmniInstrumentationConfig) {
     if (!config?.metrics) throw new TypeError('OmniInstrumentation needs { metrics } from registerOmniMetrics()');
@@ -121,18 +102,18 @@ export class OmniInstrumentation extends InstrumentationBase<OmniInstrumentation
     super(OMNI_METER_NAME, PACKAGE_VERSION, config);
   }
 
-  /** Recorders in use: the handle's own, or ones rebuilt on a provider set with `setMeterProvider`. */
+  /** The recorders the hooks feed: the handle's own (a provider set with `setMeterProvider` changes only its GenAI histograms). */
   get recorders(): OmniRecorders {
-    return this.currentRecorders ?? this._config.metrics;
+    return this._config.metrics;
   }
 
-  /** The call-site logic the hooks and channels feed (exposed for tests and diagnostics). */
+  /** The handle's observer, which the hooks and channels feed (exposed for tests and diagnostics). */
   get observer(): PipelineObserver {
-    this.currentObserver ??= new PipelineObserver(() => this.recorders, this._config.metrics.stageReplicaMap, {
-      requestIdleTimeoutMillis: this._config.requestIdleTimeoutMillis,
-      maxTrackedRequests: this._config.maxTrackedRequests,
-    });
-    return this.currentObserver;
+    return this.feed.observer;
+  }
+
+  private get feed(): HandleFeed {
+    return feedOf(this._config.metrics);
   }
 
   override setMeterProvider(meterProvider: MeterProvider): void {
@@ -140,30 +121,37 @@ export class OmniInstrumentation extends InstrumentationBase<OmniInstrumentation
     super.setMeterProvider(meterProvider);
   }
 
-  /** Rebuilds every instrument on the provider given to `setMeterProvider`. */
+  /** Moves the GenAI histograms (the only instruments outside the catalog's store) to the provider given to `setMeterProvider`. */
   protected override _updateMetricInstruments(): void {
-    if (this.explicitProvider === undefined) return; // the handle's provider and recorders are used as they are
-    if (this.explicitProvider !== this._config.metrics.meterProvider && this._config.metrics.settings.genAiMetrics) {
+    const provider = this.explicitProvider;
+    const metrics = this._config.metrics;
+    if (provider === undefined || !metrics.settings.genAiMetrics || metrics.statLogger === undefined) return;
+    if (provider !== metrics.meterProvider) {
       foreignProvider.warn(
         'provider',
         "OmniInstrumentation was given a MeterProvider other than the registration's (NodeSDK gives one to every instrumentation in its list): the GenAI histograms now go to that provider, not to this package's /metrics. Inside NodeSDK, register with meterProvider: 'external' and put handle.prometheusReader in NodeSDK's metricReaders.",
       );
     }
-    if (this.currentRecorders) stopRecorders(this.currentRecorders);
-    this.currentRecorders = createRecorders(this._config.metrics.store, this._config.metrics.settings, this.explicitProvider);
+    metrics.statLogger.useGenAi(new OmniGenAiMetrics(provider.getMeter(GEN_AI_METER_NAME, PACKAGE_VERSION), metrics.settings.modelName));
   }
 
   protected override init(): InstrumentationModuleDefinition[] {
     return (this._config.modules ?? []).map((hook) => {
       const versions = [...(hook.versions ?? ['*'])];
+      const classesOf = (exports: unknown): Array<[HostClass | undefined, 'orchestrator' | 'serving']> => {
+        const moduleExports = (exports ?? {}) as Record<string, unknown>;
+        return [
+          [moduleExports[hook.orchestratorExport ?? ''] as HostClass | undefined, 'orchestrator'],
+          [moduleExports[hook.servingExport ?? ''] as HostClass | undefined, 'serving'],
+        ];
+      };
       const patch = <T>(exports: T): T => {
-        const moduleExports = exports as Record<string, unknown>;
-        this.patchClass(moduleExports[hook.orchestratorExport ?? ''] as HostClass | undefined, 'orchestrator');
-        this.patchClass(moduleExports[hook.servingExport ?? ''] as HostClass | undefined, 'serving');
+        for (const [hostClass, kind] of classesOf(exports)) this.listenToClass(hostClass, kind);
         return exports;
       };
+      // Only this module's classes: patches of other modules (and other instrumentations' listening) stay.
       const unpatch = (exports?: unknown): void => {
-        if (exports) this.unpatchAll();
+        for (const [hostClass] of classesOf(exports)) this.stopListeningToClass(hostClass);
       };
       if (!isAbsolute(hook.moduleName)) return new InstrumentationNodeModuleDefinition(hook.moduleName, versions, patch, unpatch);
       // A file path: the require hook reports it by its bare name, which the SDK matches as a module file.
@@ -174,167 +162,98 @@ export class OmniInstrumentation extends InstrumentationBase<OmniInstrumentation
 
   override enable(): void {
     if (this.isEnabled()) return;
+    const feed = this.feed;
+    const channels = this._config.diagnosticsChannels !== false;
+    // Refused before anything changes: another instrumentation of this handle on one of these sources.
+    const sources = [...methodsOf(this._config.orchestratorClass, 'orchestrator'), ...methodsOf(this._config.servingClass, 'serving')];
+    if (channels) sources.push([CHANNELS_SOURCE, 'channels']);
+    const taken = sources.find(([source, name]) => this.takenByAnother(source, name));
+    if (taken !== undefined) {
+      const what = taken[0] === CHANNELS_SOURCE ? 'the diagnostics channels' : `${taken[1]}()`;
+      throw new Error(
+        `omni-otel-metrics: another enabled OmniInstrumentation already feeds this registerOmniMetrics handle from ${what}, so each call would be counted twice: disable it first, or give each instrumentation its own handle`,
+      );
+    }
+    const lifetime = { requestIdleTimeoutMillis: this._config.requestIdleTimeoutMillis, maxTrackedRequests: this._config.maxTrackedRequests };
+    // The handle's shutdown disables this instrumentation: nothing keeps feeding a handle that is gone.
+    feed.open(this, lifetime, () => this.disable());
     super.enable();
-    this.hostCalls = hostCallCountsOf(this._config.metrics);
-    this.hostCalls?.attach();
-    this.patchClass(this._config.orchestratorClass, 'orchestrator');
-    this.patchClass(this._config.servingClass, 'serving');
-    if (this._config.diagnosticsChannels !== false) this.unsubscribe = subscribeChannels(() => this.observer, this.guard(), this.hostCalls);
-    const idleMillis = this._config.requestIdleTimeoutMillis ?? DEFAULT_REQUEST_IDLE_TIMEOUT_MILLIS;
-    this.sweeper = setInterval(
-      () => this.guard().run('idle request sweep', () => this.currentObserver?.sweep()),
-      Math.max(10, Math.min(idleMillis / 4, 30_000)),
-    );
-    this.sweeper.unref();
+    this.listenToClass(this._config.orchestratorClass, 'orchestrator');
+    this.listenToClass(this._config.servingClass, 'serving');
+    if (channels) {
+      feed.claim(this, CHANNELS_SOURCE, 'channels');
+      this.unsubscribe = subscribeChannels(() => feed.observer, feed.guard, feed.hostCalls);
+    }
   }
 
   override disable(): void {
     if (!this.isEnabled()) return;
     super.disable();
-    this.hostCalls = undefined;
-    this.unpatchAll();
-    this.unsubscribe?.();
-    this.unsubscribe = undefined;
-    clearInterval(this.sweeper);
-    this.sweeper = undefined;
-    // Requests in flight when disabled are forgotten (uncounted; gauges back to 0), so nothing is recorded until enabled again.
-    this.currentObserver?.settle();
-    this.currentObserver = undefined;
+    const feed = this.feed;
+    for (const { owner, name } of this.patched ?? []) this.stopListeningTo(owner, name);
+    this.patched = [];
+    if (this.unsubscribe !== undefined) {
+      this.unsubscribe();
+      this.unsubscribe = undefined;
+      feed.release(this, CHANNELS_SOURCE, 'channels');
+    }
+    feed.close(this);
   }
 
-  private guard(): TelemetryGuard {
-    this.currentGuard ??= new TelemetryGuard();
-    return this.currentGuard;
+  private takenByAnother(source: object, name: string): boolean {
+    const owner = this.feed.claimedBy(source, name);
+    return owner !== undefined && owner !== this;
   }
 
-  private patchClass(hostClass: HostClass | undefined, kind: 'orchestrator' | 'serving'): void {
-    if (typeof hostClass !== 'function' && (typeof hostClass !== 'object' || hostClass === null)) return;
-    const prototype = (hostClass as HostClass).prototype;
-    if (typeof prototype !== 'object' || prototype === null) return;
-    const names: readonly string[] = kind === 'orchestrator' ? ORCHESTRATOR_METHODS : SERVING_METHODS;
-    for (const name of names) {
-      const owner = methodOwner(prototype, name);
-      if (owner === undefined) continue;
-      const wrapper =
-        kind === 'orchestrator' ? this.orchestratorWrapper(name as OrchestratorMethod) : name === 'abort' ? this.abortWrapper() : this.generateWrapper();
-      this._wrap(owner as Record<string, Method>, name, wrapper);
+  private listenToClass(hostClass: HostClass | undefined, kind: 'orchestrator' | 'serving'): void {
+    const feed = this.feed;
+    for (const [owner, name] of methodsOf(hostClass, kind)) {
+      if (this.takenByAnother(owner, name)) {
+        // A module loaded while another instrumentation of this handle already watches its class.
+        doubleFeed.warn(name, `${name}() is already fed to this handle by another OmniInstrumentation; this one leaves it to that one`);
+        continue;
+      }
+      feed.claim(this, owner, name);
+      listenTo(owner, name, feed, wrapperFor(kind, name));
       this.patched ??= [];
       if (!this.patched.some((p) => p.owner === owner && p.name === name)) this.patched.push({ owner, name });
     }
   }
 
-  private unpatchAll(): void {
-    for (const { owner, name } of this.patched ?? []) this._unwrap(owner as Record<string, Method>, name);
-    this.patched = [];
-  }
-
-  /** Observes one orchestrator call site after the original ran (cleanup: even if it threw). */
-  private orchestratorWrapper(name: OrchestratorMethod): (original: Method) => Method {
-    const instrumentation = this;
-    const observe = (source: unknown, args: unknown[], result: unknown): void => {
-      const observer = instrumentation.observer;
-      const binding = source as BindingSource;
-      switch (name) {
-        case 'addRequest':
-          return observer.requestAdded((args[0] as OrchestratorRequest).requestId);
-        case 'cleanupRequest':
-          return observer.requestCleanedUp(args[0] as string, binding);
-        case 'submitToStage':
-          return observer.stageSubmitted(args[0] as StageRequest);
-        case 'pollEngine':
-          return observer.enginePolled(args[0] as number, args[1] as number, result as EngineCoreOutputs | undefined, binding);
-        case 'sendToNextStage':
-          return observer.transferSent(result as TransferReceipt | undefined, binding);
-        case 'receiveFromPreviousStage':
-          return observer.transferReceived(result as ReceiveReceipt | undefined, binding);
-        case 'addReplica':
-          return followReplicaAdded(instrumentation._config.metrics, args[0] as number, result);
-        case 'removeReplica':
-          return void instrumentation._config.metrics.removeReplica(args[0] as number, args[1] as number);
+  private stopListeningToClass(hostClass: HostClass | undefined): void {
+    for (const kind of ['orchestrator', 'serving'] as const) {
+      for (const [owner, name] of methodsOf(hostClass, kind)) {
+        if (!(this.patched ?? []).some((p) => p.owner === owner && p.name === name)) continue;
+        this.stopListeningTo(owner, name);
+        this.patched = (this.patched ?? []).filter((p) => p.owner !== owner || p.name !== name);
       }
-    };
-    // Decided once per wrapped method, not per call: pollEngine runs for every replica on every tick.
-    const counted = COUNTED_METHODS.has(name) ? (name as HostMethod) : undefined;
-    const isPoll = name === 'pollEngine';
-    return (original) =>
-      function (this: unknown, ...args: unknown[]) {
-        if (!instrumentation.isEnabled()) return original.apply(this, args);
-        const calls = counted === undefined ? undefined : instrumentation.hostCalls;
-        if (calls !== undefined) {
-          calls.called(counted as HostMethod);
-          if (isPoll) calls.polled(args[0], args[1]);
-        }
-        const guard = instrumentation.guard();
-        if (name === 'cleanupRequest') {
-          try {
-            return original.apply(this, args);
-          } finally {
-            guard.run(name, () => observe(this, args, undefined));
-          }
-        }
-        return observeResult(original.apply(this, args), guard, name, (value) => observe(this, args, value));
-      };
+    }
   }
 
-  /**
-   * Counts the named requests as aborted before the host's `abort` runs, so that the streams it
-   * ends are already settled as `client_abort` rather than read as disconnects.
-   */
-  private abortWrapper(): (original: Method) => Method {
-    const instrumentation = this;
-    return (original) =>
-      function (this: unknown, ...args: unknown[]) {
-        if (instrumentation.isEnabled()) {
-          instrumentation.hostCalls?.called('abort');
-          instrumentation.guard().run('abort', () => {
-            const ids: unknown = args[0];
-            const observer = instrumentation.observer;
-            if (typeof ids === 'string') observer.requestAborted(ids);
-            else if (Array.isArray(ids)) for (const id of ids) if (typeof id === 'string') observer.requestAborted(id);
-          });
-        }
-        return original.apply(this, args);
-      };
-  }
-
-  /** Observes the stream `generate` returns; the stream object itself is returned unchanged. */
-  private generateWrapper(): (original: Method) => Method {
-    const instrumentation = this;
-    return (original) =>
-      function (this: unknown, ...args: unknown[]) {
-        const stream = original.apply(this, args);
-        if (!instrumentation.isEnabled()) return stream;
-        instrumentation.hostCalls?.called('generate');
-        const guard = instrumentation.guard();
-        guard.run('generate start', () => {
-          // The request object is the host's: a getter that throws is the hooks' problem, not the host's.
-          const requestId = (args[0] as { requestId?: unknown } | undefined)?.requestId;
-          if (typeof requestId !== 'string') return;
-          const observer = instrumentation.observer;
-          // Until tracking starts, a token nothing matches.
-          let token: object = {};
-          const observed = observeStream(stream, guard, {
-            output: (value) => observer.generateOutput(token, value),
-            ended: (outcome) => observer.generateEnded(token, outcome),
-            active: () => instrumentation.isEnabled() && instrumentation.currentObserver === observer,
-          });
-          if (!observed) {
-            unobservableStreams.warn('a generate stream could not be observed (not iterable, frozen, or refusing new properties); its request is not counted');
-            return;
-          }
-          token = observer.generateStarted(requestId);
-          // A stream dropped without being closed ends when it is collected, not at the idle timeout.
-          droppedStreams.register(stream as object, { observer, token });
-        });
-        return stream;
-      };
+  private stopListeningTo(owner: object, name: string): void {
+    this.feed.release(this, owner, name);
+    stopListening(owner, name, this.feed);
   }
 }
 
-/** The host added a replica: mapped unless the host (or a direct call) already did. */
-function followReplicaAdded(metrics: InstrumentedMetrics, stage: number, replica: unknown): void {
-  // Stages past `stagePools` are no vLLM engines: a new replica there has no series until it records.
-  if (typeof replica !== 'number' || stage >= metrics.stageReplicaMap.replicasPerStage.length) return;
-  if (metrics.stageReplicaMap.engineIndex(stage, replica) !== undefined) return;
-  metrics.addReplica(stage, replica);
+/** The diagnostics channels, as one source a handle is fed from. */
+const CHANNELS_SOURCE = {};
+
+/** The methods of a host class to patch, each with the prototype that defines it. */
+function methodsOf(hostClass: HostClass | undefined, kind: 'orchestrator' | 'serving'): Array<[object, string]> {
+  if (typeof hostClass !== 'function' && (typeof hostClass !== 'object' || hostClass === null)) return [];
+  const prototype = (hostClass as HostClass).prototype;
+  if (typeof prototype !== 'object' || prototype === null) return [];
+  const names: readonly string[] = kind === 'orchestrator' ? ORCHESTRATOR_METHODS : SERVING_METHODS;
+  const found: Array<[object, string]> = [];
+  for (const name of names) {
+    const owner = methodOwner(prototype, name);
+    if (owner !== undefined) found.push([owner, name]);
+  }
+  return found;
+}
+
+function wrapperFor(kind: 'orchestrator' | 'serving', name: string): WrapperFactory {
+  if (kind === 'orchestrator') return orchestratorWrapper(name as OrchestratorMethod);
+  return name === 'abort' ? abortWrapper : generateWrapper;
 }

@@ -61,6 +61,7 @@ export class OmniStatLogger {
   private readonly unsubscribe: () => void;
   private readonly unknownEngines = new WarnOnce();
   private readonly wallClock: () => number;
+  private genAi: IterationStatsSink | undefined;
 
   constructor(
     private readonly store: SeriesStore,
@@ -68,6 +69,7 @@ export class OmniStatLogger {
   ) {
     checkObject(options, 'OmniStatLogger options', STAT_LOGGER_OPTION_KEYS);
     this.wallClock = options.wallClock ?? (() => Date.now() / 1000);
+    this.genAi = options.genAi;
     const interval = options.logIntervalSeconds ?? DEFAULT_LOG_STATS_INTERVAL_SECONDS;
     if (!(interval >= 0)) throw new RangeError(`logIntervalSeconds must be >= 0, got ${String(interval)}`);
     const entries = options.stageReplicaMap.entries();
@@ -117,6 +119,14 @@ export class OmniStatLogger {
     this.loggingLoggers.delete(engineIdx);
   }
 
+  /**
+   * Hands every later iteration's stats to `sink` instead (the GenAI histograms rebuilt on the
+   * meter provider an SDK gave the instrumentation); nothing else of the logger changes.
+   */
+  useGenAi(sink: IterationStatsSink | undefined): void {
+    this.genAi = sink;
+  }
+
   get stageReplicaMap(): StageReplicaMap {
     return this.options.stageReplicaMap;
   }
@@ -132,8 +142,9 @@ export class OmniStatLogger {
       if (schedulerStats) this.recordScheduler(series, schedulerStats);
       if (iterationStats) {
         this.recordIteration(series, iterationStats);
-        const engine = this.options.genAi ? this.options.stageReplicaMap.lookup(engineIdx) : undefined;
-        if (engine) this.options.genAi?.recordIteration(engine, iterationStats);
+        const genAi = this.genAi;
+        const engine = genAi ? this.options.stageReplicaMap.lookup(engineIdx) : undefined;
+        if (engine) genAi?.recordIteration(engine, iterationStats);
       }
       const stepStats = schedulerStats && !schedulerStats.sleepStateOnly ? schedulerStats : undefined;
       this.loggingLoggers.get(engineIdx)?.record(stepStats, iterationStats ?? undefined);

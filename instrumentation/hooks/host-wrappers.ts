@@ -1,0 +1,212 @@
+import { LimitedWarning } from '../../views/diag-warnings';
+import type { EngineCoreOutputs, OrchestratorRequest, ReceiveReceipt, StageRequest, TransferReceipt } from '../pipeline/host-contract';
+import type { BindingSource, PipelineObserver } from '../pipeline/pipeline-observer';
+import type { HostMethod } from '../self-check/types';
+import type { HandleFeed } from './handle-feed';
+import type { HostMethodFn, MethodPatch } from './host-patches';
+import type { InstrumentedMetrics } from './instrumented-metrics';
+import { observeStream } from './stream-observer';
+import { followResult } from './telemetry-guard';
+
+export const ORCHESTRATOR_METHODS = [
+  'addRequest',
+  'cleanupRequest',
+  'submitToStage',
+  'pollEngine',
+  'sendToNextStage',
+  'receiveFromPreviousStage',
+  'addReplica',
+  'removeReplica',
+] as const;
+export type OrchestratorMethod = (typeof ORCHESTRATOR_METHODS)[number];
+export const SERVING_METHODS = ['generate', 'abort'] as const;
+
+/** A wrapper factory: the original method and its patch, whose listeners the wrapper reads per call. */
+export type WrapperFactory = (original: HostMethodFn, patch: MethodPatch<HandleFeed>) => HostMethodFn;
+
+/** The orchestrator methods the self-check counts (replica changes feed no family). */
+const COUNTED_METHODS: ReadonlySet<string> = new Set<OrchestratorMethod>(
+  ORCHESTRATOR_METHODS.filter((name) => name !== 'addReplica' && name !== 'removeReplica'),
+);
+
+const unobservableStreams = new LimitedWarning();
+
+/** Streams collected while still tracked: their request ended without its consumer saying so. */
+const droppedStreams = new FinalizationRegistry<{ observer: PipelineObserver; token: object }>(({ observer, token }) => {
+  observer.generateEnded(token, 'abandoned');
+});
+
+/**
+ * Observes one orchestrator call site after the original ran (cleanup: even if it threw), once
+ * per listening handle. Nobody listening: the original alone. The host's value (or a promise of
+ * the same outcome, see `followResult`) and the host's errors come back untouched; a telemetry
+ * failure is reported once per call site and never reaches the host.
+ */
+export function orchestratorWrapper(name: OrchestratorMethod): WrapperFactory {
+  // Decided once per wrapped method, not per call: pollEngine runs for every replica on every tick.
+  const counted = COUNTED_METHODS.has(name) ? (name as HostMethod) : undefined;
+  const isPoll = name === 'pollEngine';
+  const observe = observerOf(name);
+  return (original, patch) =>
+    function (this: unknown) {
+      const feeds = patch.listeners;
+      // eslint-disable-next-line prefer-rest-params
+      if (feeds.length === 0) return original.apply(this, arguments as unknown as unknown[]);
+      // eslint-disable-next-line prefer-rest-params
+      const first: unknown = arguments[0];
+      // eslint-disable-next-line prefer-rest-params
+      const second: unknown = arguments[1];
+      if (counted !== undefined) {
+        for (const feed of feeds) {
+          const calls = feed.hostCalls;
+          if (calls === undefined) continue;
+          calls.called(counted);
+          if (isPoll) calls.polled(first, second);
+        }
+      }
+      if (name === 'cleanupRequest') {
+        try {
+          // eslint-disable-next-line prefer-rest-params
+          return original.apply(this, arguments as unknown as unknown[]);
+        } finally {
+          for (const feed of feeds) {
+            try {
+              observe(feed, this, first, second, undefined);
+            } catch (error) {
+              feed.guard.report(name, error);
+            }
+          }
+        }
+      }
+      // eslint-disable-next-line prefer-rest-params
+      const result = original.apply(this, arguments as unknown as unknown[]);
+      return followResult(
+        result,
+        (value) => {
+          for (const feed of feeds) {
+            try {
+              observe(feed, this, first, second, value);
+            } catch (error) {
+              feed.guard.report(name, error);
+            }
+          }
+        },
+        ignoreReason,
+      );
+    };
+}
+
+type Observe = (feed: HandleFeed, source: unknown, first: unknown, second: unknown, result: unknown) => void;
+
+/** What one orchestrator method tells the observer, decided once per method. */
+function observerOf(name: OrchestratorMethod): Observe {
+  switch (name) {
+    case 'addRequest':
+      return (feed, _s, first) => feed.observer.requestAdded((first as OrchestratorRequest).requestId);
+    case 'cleanupRequest':
+      return (feed, source, first) => feed.observer.requestCleanedUp(first as string, source as BindingSource);
+    case 'submitToStage':
+      return (feed, _s, first) => feed.observer.stageSubmitted(first as StageRequest);
+    case 'pollEngine':
+      return (feed, source, first, second, result) =>
+        feed.observer.enginePolled(first as number, second as number, result as EngineCoreOutputs | undefined, source as BindingSource);
+    case 'sendToNextStage':
+      return (feed, source, _f, _s, result) => feed.observer.transferSent(result as TransferReceipt | undefined, source as BindingSource);
+    case 'receiveFromPreviousStage':
+      return (feed, source, _f, _s, result) => feed.observer.transferReceived(result as ReceiveReceipt | undefined, source as BindingSource);
+    case 'addReplica':
+      return (feed, _s, first, _second, result) => followReplicaAdded(feed.metrics, first as number, result);
+    case 'removeReplica':
+      return (feed, _s, first, second) => void feed.metrics.removeReplica(first as number, second as number);
+  }
+}
+
+/**
+ * Counts the named requests as aborted before the host's `abort` runs, so that the streams it
+ * ends are already settled as `client_abort` rather than read as disconnects.
+ */
+export const abortWrapper: WrapperFactory = (original, patch) =>
+  function (this: unknown) {
+    const feeds = patch.listeners;
+    // eslint-disable-next-line prefer-rest-params
+    const ids: unknown = arguments[0];
+    for (const feed of feeds) {
+      feed.hostCalls?.called('abort');
+      try {
+        const observer = feed.observer;
+        if (typeof ids === 'string') observer.requestAborted(ids);
+        else if (Array.isArray(ids)) for (const id of ids) if (typeof id === 'string') observer.requestAborted(id);
+      } catch (error) {
+        feed.guard.report('abort', error);
+      }
+    }
+    // eslint-disable-next-line prefer-rest-params
+    return original.apply(this, arguments as unknown as unknown[]);
+  };
+
+/** Observes the stream `generate` returns; the stream object itself is returned unchanged. */
+export const generateWrapper: WrapperFactory = (original, patch) =>
+  function (this: unknown) {
+    // eslint-disable-next-line prefer-rest-params
+    const stream = original.apply(this, arguments as unknown as unknown[]);
+    const feeds = patch.listeners;
+    if (feeds.length === 0) return stream;
+    for (const feed of feeds) feed.hostCalls?.called('generate');
+    // eslint-disable-next-line prefer-rest-params
+    const request: unknown = arguments[0];
+    try {
+      followStream(stream, request, feeds);
+    } catch (error) {
+      for (const feed of feeds) feed.guard.report('generate start', error);
+    }
+    return stream;
+  };
+
+/** Starts tracking a served stream in every listening handle's observer. */
+function followStream(stream: unknown, request: unknown, feeds: readonly HandleFeed[]): void {
+  // The request object is the host's: a getter that throws is the hooks' problem, not the host's.
+  const requestId = (request as { requestId?: unknown } | undefined)?.requestId;
+  if (typeof requestId !== 'string') return;
+  const observers = feeds.map((feed) => feed.observer);
+  // Until tracking starts, tokens nothing matches.
+  const tokens: object[] = feeds.map(() => ({}));
+  const each = (site: string, work: (observer: PipelineObserver, token: object) => void): void => {
+    feeds.forEach((feed, i) => {
+      const observer = observers[i] as PipelineObserver;
+      // A handle whose instrumentation was disabled since has a new observer (or none): not followed any more.
+      if (feed.observing !== observer) return;
+      try {
+        work(observer, tokens[i] as object);
+      } catch (error) {
+        feed.guard.report(site, error);
+      }
+    });
+  };
+  const observed = observeStream(stream, (feeds[0] as HandleFeed).guard, {
+    output: (value) => each('generate stream output', (observer, token) => observer.generateOutput(token, value)),
+    ended: (outcome) => each('generate stream end', (observer, token) => observer.generateEnded(token, outcome)),
+    active: () => feeds.some((feed, i) => feed.observing === observers[i]),
+  });
+  if (!observed) {
+    unobservableStreams.warn('a generate stream could not be observed (not iterable, frozen, or refusing new properties); its request is not counted');
+    return;
+  }
+  observers.forEach((observer, i) => {
+    const token = observer.generateStarted(requestId);
+    tokens[i] = token;
+    // A stream dropped without being closed ends when it is collected, not at the idle timeout.
+    droppedStreams.register(stream as object, { observer, token });
+  });
+}
+
+/** The host added a replica: mapped unless the host (or a direct call) already did. */
+function followReplicaAdded(metrics: InstrumentedMetrics, stage: number, replica: unknown): void {
+  // Stages past `stagePools` are no vLLM engines: a new replica there has no series until it records.
+  if (typeof replica !== 'number' || stage >= metrics.stageReplicaMap.replicasPerStage.length) return;
+  if (metrics.stageReplicaMap.engineIndex(stage, replica) !== undefined) return;
+  metrics.addReplica(stage, replica);
+}
+
+function ignoreReason(): void {
+  // The host's rejection belongs to the host's caller.
+}
