@@ -1,4 +1,5 @@
-import { diag, metrics as metricsApi, type MeterProvider as ApiMeterProvider } from '@opentelemetry/api';
+import { packageDiag } from './views/package-diag';
+import { metrics as metricsApi, type MeterProvider as ApiMeterProvider } from '@opentelemetry/api';
 import { MeterProvider, type AggregationTemporalitySelector, type MetricReader, type ViewOptions } from '@opentelemetry/sdk-metrics';
 import { EnginePullProducer } from './exporters/engine-pull/engine-pull-producer';
 import { EnginePuller } from './exporters/engine-pull/engine-puller';
@@ -205,7 +206,7 @@ function warnAboutMisplacedExporters(settings: OmniSettings): void {
   const { exporters, exportersSource } = settings.exportSettings;
   const pushes = exporters.has('otlp') || exporters.has('console');
   if (!pushes || settings.provider.kind === 'own' || exportersSource !== 'env') return;
-  diag.warn(
+  packageDiag.warn(
     "omni-otel-metrics: OTEL_METRICS_EXPORTER asks for push exporters, but the meter provider is not this package's: a reader built from that variable does not carry the package's families. Give your SDK's push reader `metricProducers: [handle.createMetricProducer()]`.",
   );
 }
