@@ -23,6 +23,7 @@ import { scrapeUpFamily } from './views/scrape-up-family';
 import { OmniMetricProducer, type OmniMetricProducerOptions } from './views/store/metric-producer';
 import { SeriesStore } from './views/store/series-store';
 import { createOmniViews } from './views/views';
+import { HandleLifecycle } from './handle-lifecycle';
 
 export interface OmniMetricsHandle extends InstrumentedMetrics {
   readonly catalog: ResolvedCatalog;
@@ -79,6 +80,8 @@ export interface OmniMetricsHandle extends InstrumentedMetrics {
  */
 export async function registerOmniMetrics(options: OmniMetricsOptions): Promise<OmniMetricsHandle> {
   const settings = resolveOmniSettings(options);
+  // `host.id` is read from a file: settled before anything reads the resource (the first scrape's target_info).
+  if (settings.provider.kind === 'own') await settings.provider.resource.waitForAsyncAttributes?.();
   const stageReplicaMap = settings.stageReplicaMap;
   const store = new SeriesStore(settings.catalog, {
     modelName: settings.modelName,
@@ -145,6 +148,7 @@ export async function registerOmniMetrics(options: OmniMetricsOptions): Promise<
   const processMetrics = startProcessMetrics(store);
   const ownedProvider = settings.provider.kind === 'own' && meterProvider instanceof MeterProvider ? meterProvider : undefined;
 
+  const lifecycle = new HandleLifecycle();
   const handle: OmniMetricsHandle = {
     catalog: settings.catalog,
     store,
@@ -160,34 +164,48 @@ export async function registerOmniMetrics(options: OmniMetricsOptions): Promise<
     exportSettings: settings.exportSettings,
     metricsHandler: (pathOrOptions) => createMetricsHandler(readerFor('metricsHandler()'), pathOrOptions),
     metricsText: async (format) => readerFor('metricsText()').metricsText(format),
-    createMetricProducer: (aggregationTemporalitySelector) => newProducer({ store, aggregationTemporalitySelector }),
-    addReplica: (stage, replica) => stageReplicaMap.addReplica(stage, replica).replica,
+    createMetricProducer: (aggregationTemporalitySelector) => {
+      lifecycle.assertRunning('createMetricProducer()');
+      return newProducer({ store, aggregationTemporalitySelector });
+    },
+    addReplica: (stage, replica) => {
+      lifecycle.assertRunning('addReplica()');
+      return stageReplicaMap.addReplica(stage, replica).replica;
+    },
     removeReplica: (stage, replica) => {
+      lifecycle.assertRunning('removeReplica()');
       if (stageReplicaMap.removeReplica(stage, replica) !== undefined) return true;
       // A stage that is no vLLM engine (a diffusion stage) is not in the map; its per-replica pipeline series go all the same.
       return stage >= stageReplicaMap.replicasPerStage.length && store.removeReplicaSeries(String(stage), String(replica)) > 0;
     },
     replaceReplica: (stage, replica) => {
+      lifecycle.assertRunning('replaceReplica()');
       if (stageReplicaMap.removeReplica(stage, replica) === undefined) throw new RangeError(`stage ${stage} has no replica ${replica} to replace`);
       stageReplicaMap.addReplica(stage, replica);
     },
-    selfCheck: () => silentFamilies.check(),
+    selfCheck: () => {
+      lifecycle.assertRunning('selfCheck()');
+      return silentFamilies.check();
+    },
     forceFlush: async () => {
+      lifecycle.assertRunning('forceFlush()');
       await (meterProvider as Partial<Pick<MeterProvider, 'forceFlush'>>).forceFlush?.();
     },
-    shutdown: async () => {
-      monitor?.stop();
-      processMetrics.stop();
-      stopRecorders(recorders);
-      puller?.stop();
-      await server?.close();
-      await ownedProvider?.shutdown();
-    },
+    shutdown: () =>
+      lifecycle.shutDownOnce(async () => {
+        monitor?.stop();
+        processMetrics.stop();
+        stopRecorders(recorders);
+        puller?.stop();
+        await server?.close();
+        await ownedProvider?.shutdown();
+      }),
   };
   setHostCallCounts(handle, hostCalls);
   return handle;
 
   function readerFor(method: string): OmniPrometheusReader {
+    lifecycle.assertRunning(method);
     if (reader === undefined) throw new Error(`${method} needs an OmniPrometheusReader (pass prometheusReader with your meterProvider)`);
     return reader;
   }

@@ -16,6 +16,7 @@ import type { HostMethod } from '../self-check/types';
 import { OMNI_METER_NAME, PACKAGE_VERSION } from '../../views/views';
 import { subscribeChannels } from './channels';
 import { methodOwner, type HostClass } from './class-patcher';
+import { checkHostClasses } from './host-class-checks';
 import type { EngineCoreOutputs, OrchestratorRequest, ReceiveReceipt, StageRequest, TransferReceipt } from '../pipeline/host-contract';
 import { DEFAULT_REQUEST_IDLE_TIMEOUT_MILLIS, PipelineObserver, type BindingSource } from '../pipeline/pipeline-observer';
 import { observeStream } from './stream-observer';
@@ -114,6 +115,7 @@ export class OmniInstrumentation extends InstrumentationBase<OmniInstrumentation
     checkObject(config, 'OmniInstrumentation config', INSTRUMENTATION_CONFIG_KEYS);
     checkBoolean(config.diagnosticsChannels, 'diagnosticsChannels');
     checkArray(config.modules, 'modules');
+    checkHostClasses(config);
     for (const option of ['requestIdleTimeoutMillis', 'maxTrackedRequests'] as const) {
       const value = config[option];
       if (value !== undefined && (!Number.isInteger(value) || value < 1)) throw new RangeError(`${option} must be a positive integer, got ${String(value)}`);
