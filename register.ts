@@ -117,6 +117,8 @@ export async function registerOmniMetrics(options: OmniMetricsOptions): Promise<
   } catch (error) {
     await Promise.allSettled([server?.close(), ...pushReaders.map((pushReader) => pushReader.shutdown())]);
     reader?.detachStore();
+    // A server whose listen failed releases its handle in the event loop's close phase: one full turn, so a failed start leaves nothing behind.
+    await new Promise((resolve) => setTimeout(resolve, 0));
     throw error;
   }
   for (const producer of settings.metricProducers) producer.attach(store);
