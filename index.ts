@@ -11,6 +11,7 @@ export { registerOmniMetrics } from './register';
 export type { OmniMetricsHandle } from './register';
 export type { LogSink, OmniMetricsOptions, PrometheusOptions } from './options';
 export { OmniOptionError } from './views/option-checks';
+export { OmniShutdownError } from './handle-lifecycle';
 export { MetricsConfigError } from './views/metrics-config';
 export type { FeatureOptions } from './views/catalog';
 export type { CacheConfigInfo } from './instrumentation/recorders/stat-logger';

@@ -1,4 +1,5 @@
-import { diag, metrics as metricsApi, type MeterProvider as ApiMeterProvider } from '@opentelemetry/api';
+import { packageDiag } from './views/package-diag';
+import { metrics as metricsApi, type MeterProvider as ApiMeterProvider } from '@opentelemetry/api';
 import { MeterProvider, type AggregationTemporalitySelector, type MetricReader, type ViewOptions } from '@opentelemetry/sdk-metrics';
 import { EnginePullProducer } from './exporters/engine-pull/engine-pull-producer';
 import { EnginePuller } from './exporters/engine-pull/engine-puller';
@@ -23,6 +24,7 @@ import { scrapeUpFamily } from './views/scrape-up-family';
 import { OmniMetricProducer, type OmniMetricProducerOptions } from './views/store/metric-producer';
 import { SeriesStore } from './views/store/series-store';
 import { createOmniViews } from './views/views';
+import { HandleLifecycle } from './handle-lifecycle';
 
 export interface OmniMetricsHandle extends InstrumentedMetrics {
   readonly catalog: ResolvedCatalog;
@@ -79,6 +81,8 @@ export interface OmniMetricsHandle extends InstrumentedMetrics {
  */
 export async function registerOmniMetrics(options: OmniMetricsOptions): Promise<OmniMetricsHandle> {
   const settings = resolveOmniSettings(options);
+  // `host.id` is read from a file: settled before anything reads the resource (the first scrape's target_info).
+  if (settings.provider.kind === 'own') await settings.provider.resource.waitForAsyncAttributes?.();
   const stageReplicaMap = settings.stageReplicaMap;
   const store = new SeriesStore(settings.catalog, {
     modelName: settings.modelName,
@@ -114,6 +118,8 @@ export async function registerOmniMetrics(options: OmniMetricsOptions): Promise<
   } catch (error) {
     await Promise.allSettled([server?.close(), ...pushReaders.map((pushReader) => pushReader.shutdown())]);
     reader?.detachStore();
+    // A server whose listen failed releases its handle in the event loop's close phase: one full turn, so a failed start leaves nothing behind.
+    await new Promise((resolve) => setTimeout(resolve, 0));
     throw error;
   }
   for (const producer of settings.metricProducers) producer.attach(store);
@@ -145,6 +151,7 @@ export async function registerOmniMetrics(options: OmniMetricsOptions): Promise<
   const processMetrics = startProcessMetrics(store);
   const ownedProvider = settings.provider.kind === 'own' && meterProvider instanceof MeterProvider ? meterProvider : undefined;
 
+  const lifecycle = new HandleLifecycle();
   const handle: OmniMetricsHandle = {
     catalog: settings.catalog,
     store,
@@ -160,36 +167,50 @@ export async function registerOmniMetrics(options: OmniMetricsOptions): Promise<
     exportSettings: settings.exportSettings,
     metricsHandler: (pathOrOptions) => createMetricsHandler(readerFor('metricsHandler()'), pathOrOptions),
     metricsText: async (format) => readerFor('metricsText()').metricsText(format),
-    createMetricProducer: (aggregationTemporalitySelector) => newProducer({ store, aggregationTemporalitySelector }),
-    addReplica: (stage, replica) => stageReplicaMap.addReplica(stage, replica).replica,
+    createMetricProducer: (aggregationTemporalitySelector) => {
+      lifecycle.assertRunning('createMetricProducer()');
+      return newProducer({ store, aggregationTemporalitySelector });
+    },
+    addReplica: (stage, replica) => {
+      lifecycle.assertRunning('addReplica()');
+      return stageReplicaMap.addReplica(stage, replica).replica;
+    },
     removeReplica: (stage, replica) => {
+      lifecycle.assertRunning('removeReplica()');
       if (stageReplicaMap.removeReplica(stage, replica) !== undefined) return true;
       // A stage that is no vLLM engine (a diffusion stage) is not in the map; its per-replica pipeline series go all the same.
       return stage >= stageReplicaMap.replicasPerStage.length && store.removeReplicaSeries(String(stage), String(replica)) > 0;
     },
     replaceReplica: (stage, replica) => {
+      lifecycle.assertRunning('replaceReplica()');
       if (stageReplicaMap.removeReplica(stage, replica) === undefined) throw new RangeError(`stage ${stage} has no replica ${replica} to replace`);
       stageReplicaMap.addReplica(stage, replica);
     },
-    selfCheck: () => silentFamilies.check(),
+    selfCheck: () => {
+      lifecycle.assertRunning('selfCheck()');
+      return silentFamilies.check();
+    },
     forceFlush: async () => {
+      lifecycle.assertRunning('forceFlush()');
       await (meterProvider as Partial<Pick<MeterProvider, 'forceFlush'>>).forceFlush?.();
     },
-    shutdown: async () => {
-      monitor?.stop();
-      processMetrics.stop();
-      // The hooks' observer and idle sweep are the handle's, whichever instrumentation fed them.
-      stopFeedOf(handle);
-      stopRecorders(recorders);
-      puller?.stop();
-      await server?.close();
-      await ownedProvider?.shutdown();
-    },
+    shutdown: () =>
+      lifecycle.shutDownOnce(async () => {
+        monitor?.stop();
+        processMetrics.stop();
+        // The hooks' observer and idle sweep are the handle's, whichever instrumentation fed them.
+        stopFeedOf(handle);
+        stopRecorders(recorders);
+        puller?.stop();
+        await server?.close();
+        await ownedProvider?.shutdown();
+      }),
   };
   setHostCallCounts(handle, hostCalls);
   return handle;
 
   function readerFor(method: string): OmniPrometheusReader {
+    lifecycle.assertRunning(method);
     if (reader === undefined) throw new Error(`${method} needs an OmniPrometheusReader (pass prometheusReader with your meterProvider)`);
     return reader;
   }
@@ -208,7 +229,7 @@ function warnAboutMisplacedExporters(settings: OmniSettings): void {
   const { exporters, exportersSource } = settings.exportSettings;
   const pushes = exporters.has('otlp') || exporters.has('console');
   if (!pushes || settings.provider.kind === 'own' || exportersSource !== 'env') return;
-  diag.warn(
+  packageDiag.warn(
     "omni-otel-metrics: OTEL_METRICS_EXPORTER asks for push exporters, but the meter provider is not this package's: a reader built from that variable does not carry the package's families. Give your SDK's push reader `metricProducers: [handle.createMetricProducer()]`.",
   );
 }

@@ -1,33 +1,17 @@
 /**
- * The reference pipeline as a service: `npm start` (or `npx tsx examples/main.ts`).
- *
- * Environment: PORT (API, default 8000), METRICS_PORT (default 9464), REPLICAS (thinker,talker,
- * code2wav; default 1,2,1),
- * IMAGE_REPLICAS (the image stage; default 1, 0 serves no images), ADMIN_TOKEN (serves
- * /admin/replicas, the scaling endpoint, behind this bearer token), MODEL (served name), SEED (default 0), PROFILE (realistic | fast).
+ * The reference pipeline as a service: `npm start` (or `npx tsx examples/main.ts`), on loopback
+ * unless HOST says otherwise. Its environment variables are listed in `pipeline-env.ts`
+ * (HOST, PORT, OTEL_EXPORTER_PROMETHEUS_HOST / _PORT, REPLICAS, IMAGE_REPLICAS, ADMIN_TOKEN, MODEL,
+ * SEED, PROFILE).
  * Metrics registration and the INSTRUMENTATION marker live in `reference-pipeline.ts`, so the
  * tests that start the pipeline in-process run exactly what this program runs.
  */
-import { DEFAULT_IMAGE_REPLICAS, DEFAULT_REPLICAS, parseImageReplicas, parsePort, parseReplicas, parseSeed } from './pipeline-options';
-import { DEFAULT_MODEL_NAME, startReferencePipeline, type ReferencePipelineOptions } from './reference-pipeline';
+import { optionsFromEnv } from './pipeline-env';
+import { DEFAULT_IMAGE_REPLICAS, DEFAULT_REPLICAS } from './pipeline-options';
+import { startReferencePipeline, type ReferencePipelineOptions } from './reference-pipeline';
 
 /** If some handle still holds the process this long after a clean stop, exit anyway. */
 const EXIT_WATCHDOG_MS = 3000;
-
-function optionsFromEnv(env: NodeJS.ProcessEnv): ReferencePipelineOptions {
-  const profile = env.PROFILE?.trim() || 'realistic';
-  if (profile !== 'realistic' && profile !== 'fast') throw new RangeError(`PROFILE must be "realistic" or "fast", got "${profile}"`);
-  return {
-    port: env.PORT ? parsePort('PORT', env.PORT) : 8000,
-    metricsPort: env.METRICS_PORT ? parsePort('METRICS_PORT', env.METRICS_PORT) : 9464,
-    replicas: env.REPLICAS ? parseReplicas(env.REPLICAS) : undefined,
-    imageReplicas: env.IMAGE_REPLICAS ? parseImageReplicas(env.IMAGE_REPLICAS) : undefined,
-    adminToken: env.ADMIN_TOKEN || undefined,
-    modelName: env.MODEL?.trim() || DEFAULT_MODEL_NAME,
-    seed: env.SEED ? parseSeed(env.SEED) : 0,
-    profile,
-  };
-}
 
 async function main(): Promise<void> {
   let options: ReferencePipelineOptions;
@@ -38,10 +22,18 @@ async function main(): Promise<void> {
     process.exitCode = 2;
     return;
   }
-  const pipeline = await startReferencePipeline(options);
+  let pipeline: Awaited<ReturnType<typeof startReferencePipeline>>;
+  try {
+    pipeline = await startReferencePipeline(options);
+  } catch (error) {
+    console.error(`error: ${(error as Error).message}`);
+    process.exitCode = 1;
+    return;
+  }
   console.info(
     [
       `reference pipeline: ${pipeline.modelName}, replicas thinker/talker/code2wav/image = ${[...(options.replicas ?? DEFAULT_REPLICAS), options.imageReplicas ?? DEFAULT_IMAGE_REPLICAS].join('/')}`,
+      `  listening      API on ${listening(pipeline.apiAddress)}${pipeline.metricsAddress ? `, /metrics on ${listening(pipeline.metricsAddress)}` : ''} (no authentication; HOST and PORT move them)`,
       `  OpenAI API     ${pipeline.apiUrl}/v1   (POST /v1/chat/completions, POST /v1/images/generations, GET /v1/models)`,
       `  metrics        ${pipeline.metricsUrl}`,
       `  metrics (API)  ${pipeline.apiMetricsUrl}`,
@@ -76,6 +68,11 @@ async function main(): Promise<void> {
   };
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
+}
+
+/** `0.0.0.0:8000 (every interface)`: a wildcard bind said for what it is. */
+function listening(address: string): string {
+  return /^(0\.0\.0\.0|\[::\]):/.test(address) ? `${address} (every interface)` : address;
 }
 
 main().catch((error: unknown) => {

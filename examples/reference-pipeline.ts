@@ -11,9 +11,11 @@ import { ConnectionTracker } from './server/connection-tracker';
 import { createOpenAiHandler } from './server/openai-handler';
 
 export const DEFAULT_MODEL_NAME = 'Qwen/Qwen3-Omni-30B-A3B-Instruct';
+/** Loopback: the API and `/metrics` have no authentication, so they are not published to the network unless asked. */
+export const DEFAULT_HOST = '127.0.0.1';
 
 export interface ReferencePipelineOptions {
-  /** API listen address; default `0.0.0.0`. */
+  /** API listen address; default `127.0.0.1` (loopback: the API and `/metrics` have no authentication). `0.0.0.0` serves every interface. */
   readonly host?: string;
   /** API port; default 8000, 0 picks a free one. */
   readonly port?: number;
@@ -49,8 +51,12 @@ export interface ReferencePipelineOptions {
 }
 
 export interface ReferencePipeline {
-  /** API root, e.g. `http://localhost:8000` (the OpenAI base URL is `${apiUrl}/v1`). */
+  /** API root, e.g. `http://127.0.0.1:8000` (the OpenAI base URL is `${apiUrl}/v1`); a wildcard bind is reached through `localhost`. */
   readonly apiUrl: string;
+  /** The address and port the API server really bound, e.g. `127.0.0.1:8000` or `0.0.0.0:8000`. */
+  readonly apiAddress: string;
+  /** The address and port the dedicated `/metrics` server really bound; undefined when there is none. */
+  readonly metricsAddress?: string;
   /** The dedicated metrics server's scrape URL, or the API's `/metrics` when there is none. */
   readonly metricsUrl: string;
   /** `/metrics` on the API port (as vLLM serves it). */
@@ -72,7 +78,7 @@ const SHUTDOWN_GRACE_MS = 1000;
  * The pipeline's classes make no metric calls: metrics come from the instrumentation alone.
  */
 export async function startReferencePipeline(options: ReferencePipelineOptions = {}): Promise<ReferencePipeline> {
-  const host = options.host ?? '0.0.0.0';
+  const host = options.host ?? DEFAULT_HOST;
   const port = checkPort('port', options.port ?? 8000);
   const metricsPort = options.metricsPort === false ? false : checkPort('metricsPort', options.metricsPort ?? 9464);
   const replicas = validateReplicas(options.replicas ?? DEFAULT_REPLICAS);
@@ -113,18 +119,23 @@ export async function startReferencePipeline(options: ReferencePipelineOptions =
     connections = new ConnectionTracker(server);
     await listen(server, host, port);
   } catch (error) {
+    // A server whose listen failed still holds its handle until closed.
+    server?.close();
     pipeline?.stop();
     instrumentation.disable();
     await metrics.shutdown();
     throw error;
   }
 
-  const boundPort = (server.address() as AddressInfo).port;
-  const apiUrl = `http://${urlHost(host)}:${boundPort}`;
+  const bound = server.address() as AddressInfo;
+  const apiUrl = `http://${urlHost(bound.address)}:${bound.port}`;
+  const metricsServer = metrics.prometheusServer;
   const running = { server, pipeline, connections };
   let stopping: Promise<void> | undefined;
   return {
     apiUrl,
+    apiAddress: hostPort(bound.address, bound.port),
+    metricsAddress: metricsServer === undefined ? undefined : hostPort(metricsServer.host, metricsServer.port),
     metricsUrl: metrics.prometheusServer?.url ?? `${apiUrl}/metrics`,
     apiMetricsUrl: `${apiUrl}/metrics`,
     modelName,
@@ -156,11 +167,28 @@ async function shutdown({ server, pipeline, connections }: Running, metrics: Omn
   await metrics.shutdown();
 }
 
+/** Listens, or fails with an error that names the address and the setting that moves it (a bare EADDRINUSE names neither). */
 function listen(server: Server, host: string, port: number): Promise<void> {
   return new Promise((resolve, reject) => {
-    server.once('error', reject);
+    const failed = (error: NodeJS.ErrnoException): void => {
+      const reason =
+        error.code === 'EADDRINUSE'
+          ? 'the port is in use by another process'
+          : error.code === 'EACCES'
+            ? 'permission denied'
+            : error.code === 'EADDRNOTAVAIL'
+              ? 'the address is not one of this host'
+              : error.message;
+      reject(
+        new Error(
+          `the reference pipeline's API cannot listen on ${hostPort(host, port)}: ${reason}. Set PORT (the \`port\` option; 0 picks a free port) or HOST (\`host\`).`,
+          { cause: error },
+        ),
+      );
+    };
+    server.once('error', failed);
     server.listen(port, host, () => {
-      server.off('error', reject);
+      server.off('error', failed);
       resolve();
     });
   });
@@ -169,6 +197,10 @@ function listen(server: Server, host: string, port: number): Promise<void> {
 function checkPort(name: string, port: number): number {
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new RangeError(`${name} must be an integer from 0 to 65535, got ${String(port)}`);
   return port;
+}
+
+function hostPort(host: string, port: number): string {
+  return `${host.includes(':') ? `[${host}]` : host}:${port}`;
 }
 
 function urlHost(host: string): string {

@@ -1,4 +1,5 @@
-import { diag, type Attributes, type HrTime } from '@opentelemetry/api';
+import { packageDiag } from '../views/package-diag';
+import { type Attributes, type HrTime } from '@opentelemetry/api';
 import type { DataPoint, Histogram, MetricData, ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import type { DeclaredFamily } from '../views/declared-families';
 import type { FamilyType } from '../views/family-definition';
@@ -103,7 +104,7 @@ function addMetric(
 ): void {
   const type = prometheusType(metric);
   if (type === undefined) {
-    diag.warn(`omni-otel-metrics: ${metric.descriptor.name} is an exponential histogram; the Prometheus text format cannot carry it`);
+    packageDiag.warn(`omni-otel-metrics: ${metric.descriptor.name} is an exponential histogram; the Prometheus text format cannot carry it`);
     return;
   }
   const name = aliases.get(metric.descriptor.name) ?? prometheusFamilyName(metric.descriptor.name, type);
@@ -118,7 +119,7 @@ function addMetric(
     family = { name, type, help: metric.descriptor.description, series: [] };
     families.set(name, family);
   } else if (family.type !== type) {
-    diag.warn(`omni-otel-metrics: ${name} was collected as ${type} but is a ${family.type}; dropped from the exposition`);
+    packageDiag.warn(`omni-otel-metrics: ${name} was collected as ${type} but is a ${family.type}; dropped from the exposition`);
     return;
   }
   if (family.help === '') family.help = metric.descriptor.description;

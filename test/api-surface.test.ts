@@ -16,6 +16,7 @@ describe('the root entry', () => {
       'OmniMetricProducer',
       'OmniOptionError',
       'OmniPrometheusReader',
+      'OmniShutdownError',
       'StatsThrottle',
       'createMultiModalCacheStats',
       'createPrefixCacheStats',

@@ -1,4 +1,4 @@
-import { diag } from '@opentelemetry/api';
+import { packageDiag } from './package-diag';
 
 const DEFAULT_INTERVAL_MILLIS = 60_000;
 
@@ -25,7 +25,7 @@ export class LimitedWarning {
     const repeats = this.suppressed > 0 ? ` (${this.suppressed} more like it since the last warning)` : '';
     this.suppressed = 0;
     this.nextAllowedMillis = now + this.intervalMillis;
-    diag.warn(`omni-otel-metrics: ${message}${repeats}`);
+    packageDiag.warn(`omni-otel-metrics: ${message}${repeats}`);
   }
 }
 
@@ -42,7 +42,7 @@ export class WarnOnce {
   warn(key: string, message: string, error?: unknown): void {
     if (this.warned.has(key) || this.warned.size >= this.maxKeys) return;
     this.warned.add(key);
-    if (error === undefined) diag.warn(`omni-otel-metrics: ${message}`);
-    else diag.warn(`omni-otel-metrics: ${message}`, error);
+    if (error === undefined) packageDiag.warn(`omni-otel-metrics: ${message}`);
+    else packageDiag.warn(`omni-otel-metrics: ${message}`, error);
   }
 }

@@ -1,4 +1,4 @@
-import { diag } from '@opentelemetry/api';
+import { packageDiag } from '../../views/package-diag';
 import cluster, { type Worker } from 'node:cluster';
 import { declaredFamilies } from '../../views/declared-families';
 import { resolveCatalog, type CatalogOptions, type ResolvedCatalog, type ResolvedFamily } from '../../views/catalog';
@@ -241,7 +241,7 @@ class ClusterAggregate implements MetricsTextSource {
       const requestId = this.nextRequestId++;
       const timeout = setTimeout(() => {
         if (this.live.has(worker.id)) {
-          diag.debug(`omni-otel-metrics: cluster worker ${worker.id} did not answer within ${this.collectTimeoutMillis} ms; using its last snapshot`);
+          packageDiag.debug(`omni-otel-metrics: cluster worker ${worker.id} did not answer within ${this.collectTimeoutMillis} ms; using its last snapshot`);
         } else {
           // Not serving snapshots (yet): skip it until it announces itself.
           this.silentIds.add(worker.id);

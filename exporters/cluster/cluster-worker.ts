@@ -1,4 +1,4 @@
-import { diag } from '@opentelemetry/api';
+import { packageDiag } from '../../views/package-diag';
 import type { MetricReader } from '@opentelemetry/sdk-metrics';
 import { isProtocolMessage, type ProtocolMessage, type SnapshotMessage } from './protocol';
 import { takeSnapshot } from './snapshot';
@@ -78,10 +78,10 @@ export function serveClusterWorker(handle: ClusterWorkerSource, options: Cluster
     const mySeq = ++seq;
     try {
       const { resourceMetrics, errors } = await reader.collect();
-      for (const error of errors) diag.warn('omni-otel-metrics: error while collecting metrics for the cluster primary', error);
+      for (const error of errors) packageDiag.warn('omni-otel-metrics: error while collecting metrics for the cluster primary', error);
       return await send({ omniOtelMetrics: 1, type: 'snapshot', ...fields, seq: mySeq, snapshot: takeSnapshot(resourceMetrics) });
     } catch (error) {
-      diag.warn('omni-otel-metrics: could not send a snapshot to the cluster primary', error);
+      packageDiag.warn('omni-otel-metrics: could not send a snapshot to the cluster primary', error);
       return false;
     }
   };

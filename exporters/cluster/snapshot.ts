@@ -1,4 +1,5 @@
-import { diag, ValueType, type AttributeValue } from '@opentelemetry/api';
+import { packageDiag } from '../../views/package-diag';
+import { ValueType, type AttributeValue } from '@opentelemetry/api';
 import { emptyResource } from '@opentelemetry/resources';
 import { AggregationTemporality, DataPointType, type DataPoint, type Histogram, type MetricData, type ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import { OMNI_METER_NAME } from '../../views/views';
@@ -47,7 +48,7 @@ export function takeSnapshot(resourceMetrics: ResourceMetrics): ClusterSnapshot 
     for (const metric of scopeMetrics.metrics) {
       const kind = snapshotKind(metric);
       if (kind === undefined) {
-        diag.warn(`omni-otel-metrics: ${metric.descriptor.name} is an exponential histogram; the cluster aggregate skips it`);
+        packageDiag.warn(`omni-otel-metrics: ${metric.descriptor.name} is an exponential histogram; the cluster aggregate skips it`);
         continue;
       }
       const points = (metric.dataPoints as Array<DataPoint<number> | DataPoint<Histogram>>).map((point) => ({

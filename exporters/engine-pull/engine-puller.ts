@@ -1,4 +1,4 @@
-import { diag } from '@opentelemetry/api';
+import { packageDiag } from '../../views/package-diag';
 import { EngineRelabelProcessor } from '../../views/engine-relabel-processor';
 import { LimitedWarning } from '../../views/diag-warnings';
 import { replicaKey, type StageReplicaMap } from '../../views/stage-replica-map';
@@ -111,7 +111,7 @@ export class EnginePuller {
     this.inFlight ??= this.pullAll()
       .catch((error: unknown) => {
         // Not expected (each URL's failure is handled); the host's scrape must not fail anyway.
-        diag.error('omni-otel-metrics: engine pull failed', error);
+        packageDiag.error('omni-otel-metrics: engine pull failed', error);
         return nothingPulled();
       })
       .finally(() => {

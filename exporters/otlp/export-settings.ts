@@ -1,4 +1,4 @@
-import { diag } from '@opentelemetry/api';
+import { packageDiag } from '../../views/package-diag';
 import { checkObject, OmniOptionError, optionKeys } from '../../views/option-checks';
 import { isHttpUrl, type FromVariable, type OtelEnvConfig } from './otel-env';
 import {
@@ -67,7 +67,7 @@ export function resolveExportSettings(options: ExportOptions, env: OtelEnvConfig
       throw new RangeError(`${timeout.variable} (${timeout.value}) must not exceed ${interval?.variable ?? 'the export interval'} (${exportIntervalMillis})`);
     }
     // Only the default is in the way: the SDK reader needs timeout <= interval.
-    diag.info(`omni-otel-metrics: export timeout lowered to the ${exportIntervalMillis} ms export interval`);
+    packageDiag.info(`omni-otel-metrics: export timeout lowered to the ${exportIntervalMillis} ms export interval`);
     exportTimeoutMillis = exportIntervalMillis;
   }
 

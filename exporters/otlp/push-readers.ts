@@ -1,6 +1,7 @@
 import { ConsoleMetricExporter, PeriodicExportingMetricReader, type MetricReader, type PushMetricExporter } from '@opentelemetry/sdk-metrics';
 import { OmniMetricProducer, type OmniMetricProducerOptions } from '../../views/store/metric-producer';
 import type { SeriesStore } from '../../views/store/series-store';
+import { reportingFailures } from './export-failures';
 import type { ExportSettings } from './export-settings';
 import { createOtlpMetricExporter, temporalitySelector, type ModuleLoader } from './otlp-metric-exporter';
 import { lastExportOnShutdown } from './retry-after';
@@ -18,7 +19,10 @@ export function createPushReaders(
   newProducer?: (options: OmniMetricProducerOptions) => OmniMetricProducer,
 ): MetricReader[] {
   const exporters: PushMetricExporter[] = [];
-  if (settings.exporters.has('otlp')) exporters.push(createOtlpMetricExporter(settings.otlp, load));
+  if (settings.exporters.has('otlp')) {
+    const destination = `OTLP ${settings.otlp.protocol} ${settings.otlp.url ?? '(default endpoint)'}`;
+    exporters.push(reportingFailures(createOtlpMetricExporter(settings.otlp, load), destination));
+  }
   if (settings.exporters.has('console')) exporters.push(new ConsoleMetricExporter({ temporalitySelector: temporalitySelector(settings.otlp.temporality) }));
   return exporters.map((exporter) =>
     lastExportOnShutdown(

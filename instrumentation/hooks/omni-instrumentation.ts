@@ -27,6 +27,7 @@ import {
   type OrchestratorMethod,
   type WrapperFactory,
 } from './host-wrappers';
+import { checkHostClasses } from './host-class-checks';
 
 /** A host module to hook when it is loaded (`require` or `import`), and which exports are the classes. */
 export interface HostModuleHook {
@@ -95,6 +96,7 @@ export class OmniInstrumentation extends InstrumentationBase<OmniInstrumentation
     checkObject(config, 'OmniInstrumentation config', INSTRUMENTATION_CONFIG_KEYS);
     checkBoolean(config.diagnosticsChannels, 'diagnosticsChannels');
     checkArray(config.modules, 'modules');
+    checkHostClasses(config);
     for (const option of ['requestIdleTimeoutMillis', 'maxTrackedRequests'] as const) {
       const value = config[option];
       if (value !== undefined && (!Number.isInteger(value) || value < 1)) throw new RangeError(`${option} must be a positive integer, got ${String(value)}`);

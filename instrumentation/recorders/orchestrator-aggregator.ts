@@ -1,4 +1,4 @@
-import { diag } from '@opentelemetry/api';
+import { packageDiag } from '../../views/package-diag';
 import type { OmniTransferMetrics } from './transfer-metrics';
 
 /** Accumulated transfer of one request over one edge, in milliseconds (vLLM-Omni `TransferEdgeStats`). */
@@ -70,7 +70,7 @@ export class OrchestratorAggregator {
       });
       return edge;
     } catch (error) {
-      diag.debug('omni-otel-metrics: recordTransferTx failed', error);
+      packageDiag.debug('omni-otel-metrics: recordTransferTx failed', error);
       return undefined;
     }
   }
@@ -96,7 +96,7 @@ export class OrchestratorAggregator {
       });
       return edge;
     } catch (error) {
-      diag.debug('omni-otel-metrics: recordTransferRx failed', error);
+      packageDiag.debug('omni-otel-metrics: recordTransferRx failed', error);
       return undefined;
     }
   }

@@ -1,4 +1,5 @@
-import { diag, type MeterProvider } from '@opentelemetry/api';
+import { packageDiag } from '../../views/package-diag';
+import { type MeterProvider } from '@opentelemetry/api';
 import type { FeatureOptions, ResolvedCatalog } from '../../views/catalog';
 import type { StageReplicaMap } from '../../views/stage-replica-map';
 import type { SeriesStore } from '../../views/store/series-store';
@@ -61,7 +62,7 @@ export function stopRecorders(recorders: OmniRecorders): void {
 export function createRecorders(store: SeriesStore, settings: RecorderSettings, meterProvider: MeterProvider): OmniRecorders {
   const options = { modelName: settings.modelName, logStats: settings.logStats };
   if (settings.genAiMetrics && !settings.logStats) {
-    diag.info('omni-otel-metrics: genAiMetrics needs logStats (they derive from the upstream stats); no GenAI metrics are recorded');
+    packageDiag.info('omni-otel-metrics: genAiMetrics needs logStats (they derive from the upstream stats); no GenAI metrics are recorded');
   }
   const genAi =
     settings.genAiMetrics && settings.logStats

@@ -1,4 +1,4 @@
-import { diag } from '@opentelemetry/api';
+import { packageDiag } from '../../views/package-diag';
 import type { FeatureOptions } from '../../views/catalog';
 import { WarnOnce } from '../../views/diag-warnings';
 import { checkObject, optionKeys } from '../../views/option-checks';
@@ -87,7 +87,7 @@ export class OmniStatLogger {
     }
     this.periodic =
       interval > 0
-        ? new PeriodicLogger({ intervalSeconds: interval, onError: (error) => diag.warn('omni-otel-metrics: periodic stats log failed', error) })
+        ? new PeriodicLogger({ intervalSeconds: interval, onError: (error) => packageDiag.warn('omni-otel-metrics: periodic stats log failed', error) })
         : undefined;
     for (const [engineIdx, engine] of entries) this.addLoggingLogger(engineIdx, engine);
     this.unsubscribe = options.stageReplicaMap.onChange((change) =>
@@ -149,7 +149,7 @@ export class OmniStatLogger {
       const stepStats = schedulerStats && !schedulerStats.sleepStateOnly ? schedulerStats : undefined;
       this.loggingLoggers.get(engineIdx)?.record(stepStats, iterationStats ?? undefined);
     } catch (error) {
-      diag.warn('omni-otel-metrics: OmniStatLogger.record failed; the stats of this poll are dropped', error);
+      packageDiag.warn('omni-otel-metrics: OmniStatLogger.record failed; the stats of this poll are dropped', error);
     }
   }
 

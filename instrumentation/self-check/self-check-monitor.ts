@@ -1,4 +1,5 @@
 import { diag } from '@opentelemetry/api';
+import { hasDiagLogger, packageDiag } from '../../views/package-diag';
 import { checkObject } from '../../views/option-checks';
 import type { SilentFamilyCheck } from './self-check';
 import type { SelfCheckOptions, SelfCheckReport, SilentFamily } from './types';
@@ -28,9 +29,10 @@ export function resolveSelfCheckInterval(option: false | SelfCheckOptions | unde
 }
 
 /**
- * Runs the self-check periodically and warns, through `diag` and the log sink, about families
- * that stay silent across two checks in a row; one line per check at most, each family once per
- * silent spell. Prints a one-line summary at `stop()` (`diag.info` and the sink). Never throws: a failed check is one diag warning.
+ * Runs the self-check periodically and warns about families that stay silent across two checks in
+ * a row; one line per check at most, each family once per silent spell. Prints a one-line summary
+ * at `stop()`. Both go to the log sink (default: the console) and to the application's diag
+ * logger when one is installed. Never throws: a failed check is one diag warning.
  */
 export class SelfCheckMonitor {
   private readonly timer: NodeJS.Timeout;
@@ -65,6 +67,8 @@ export class SelfCheckMonitor {
     clearInterval(this.timer);
     const report = this.run();
     if (report === undefined) return;
+    // A console nobody configured is not told about a run that saw no request: there is nothing to report.
+    if (report.requestsObserved === 0 && this.sink === undefined && !hasDiagLogger()) return;
     // Info, not warn: the periodic warning already spoke; the summary is a record of the run.
     this.emit(summaryLine(report), false);
   }
@@ -81,17 +85,28 @@ export class SelfCheckMonitor {
       for (const key of this.reported.keys()) if (!seen.has(key)) this.reported.delete(key);
       return report;
     } catch (error) {
-      if (!this.failureWarned) diag.warn(`${PREFIX} a check failed; the self-check is skipped until the next one`, error);
+      if (!this.failureWarned) packageDiag.warn(`${PREFIX} a check failed; the self-check is skipped until the next one`, error);
       this.failureWarned = true;
       return undefined;
     }
   }
 
+  /**
+   * With a sink: to it, and to the application's diag logger when one is installed. Without one:
+   * to the application's diag logger when one is installed (its level decides), else to the console
+   * (the warning on `console.warn`, the summary on `console.info`), so a default setup hears both.
+   */
   private emit(line: string, warn: boolean): void {
-    if (warn) diag.warn(line);
-    else diag.info(line);
+    if (hasDiagLogger()) {
+      if (warn) diag.warn(line);
+      else diag.info(line);
+    }
+    if (this.sink === undefined) {
+      if (!hasDiagLogger()) (warn ? console.warn : console.info)(line);
+      return;
+    }
     try {
-      this.sink?.info(line);
+      this.sink.info(line);
     } catch {
       // The host's sink failing is not ours to raise.
     }

@@ -1,4 +1,4 @@
-import { diag } from '@opentelemetry/api';
+import { packageDiag } from '../../views/package-diag';
 
 /** vLLM's `VLLM_LOG_STATS_INTERVAL` default. */
 export const DEFAULT_LOG_STATS_INTERVAL_SECONDS = 10;
@@ -47,7 +47,7 @@ export class PeriodicLogger {
   constructor({
     loggers = [],
     intervalSeconds = DEFAULT_LOG_STATS_INTERVAL_SECONDS,
-    onError = (error) => diag.warn('PeriodicLogger: a stats logger threw', error),
+    onError = (error) => packageDiag.warn('PeriodicLogger: a stats logger threw', error),
     timers = nodeTimers,
   }: PeriodicLoggerOptions = {}) {
     if (!Number.isFinite(intervalSeconds) || intervalSeconds <= 0) {

@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { resolveExportSettings } from '../../exporters/otlp/export-settings';
 import { parseOtelEnv } from '../../exporters/otlp/otel-env';
-import { buildResource } from '../../exporters/otlp/otel-resource';
+import { hostname } from 'node:os';
+import { buildResource, serviceInstanceId } from '../../exporters/otlp/otel-resource';
+import { registerOmniMetrics } from '../../register';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 
 describe('parseOtelEnv (pure)', () => {
@@ -216,5 +218,45 @@ describe('buildResource', () => {
     assert.equal(buildResource(env, { resource: resourceFromAttributes({ 'service.name': 'r' }), serviceName: 'svc' }).attributes['service.name'], 'svc');
     assert.match(String(buildResource(parseOtelEnv({})).attributes['service.name']), /^unknown_service/);
     assert.throws(() => buildResource(env, { serviceName: '' }), /serviceName must be a non-empty string/);
+  });
+
+  it('identifies the process: service.instance.id (one UUID per process) and the host, OS and process detectors, under the environment and the options', async () => {
+    const detected = buildResource(parseOtelEnv({}));
+    await detected.waitForAsyncAttributes?.();
+    const attributes = detected.attributes;
+    assert.match(String(attributes['service.instance.id']), /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    assert.equal(attributes['service.instance.id'], serviceInstanceId());
+    assert.equal(buildResource(parseOtelEnv({})).attributes['service.instance.id'], serviceInstanceId(), 'the same id for every registration of the process');
+    assert.equal(attributes['host.name'], hostname());
+    assert.equal(attributes['os.type'], 'linux');
+    assert.equal(attributes['process.pid'], process.pid);
+    assert.equal(attributes['process.runtime.name'], 'nodejs');
+    assert.equal(attributes['telemetry.sdk.language'], 'nodejs');
+
+    const env = parseOtelEnv({ OTEL_RESOURCE_ATTRIBUTES: 'service.instance.id=from-env,host.name=env-host' });
+    const fromEnv = buildResource(env);
+    await fromEnv.waitForAsyncAttributes?.();
+    assert.deepEqual([fromEnv.attributes['service.instance.id'], fromEnv.attributes['host.name']], ['from-env', 'env-host']);
+    const fromOption = buildResource(env, { resource: resourceFromAttributes({ 'service.instance.id': 'from-option' }) });
+    await fromOption.waitForAsyncAttributes?.();
+    assert.deepEqual([fromOption.attributes['service.instance.id'], fromOption.attributes['host.name']], ['from-option', 'env-host']);
+  });
+
+  it('registerOmniMetrics settles the resource (host.id, read from a file, included) before it serves', async () => {
+    const resource = buildResource(parseOtelEnv({}));
+    await resource.waitForAsyncAttributes?.();
+    const handle = await registerOmniMetrics({
+      modelName: 'm',
+      stagePools: [1],
+      prometheus: { host: '127.0.0.1', port: 0, withTargetInfo: true },
+      selfCheck: false,
+    });
+    try {
+      const targetInfo = (await handle.metricsText()).split('\n').find((line) => line.startsWith('target_info{')) ?? '';
+      assert.ok(targetInfo.includes(`service_instance_id="${serviceInstanceId()}"`), targetInfo);
+      if (resource.attributes['host.id'] !== undefined) assert.ok(targetInfo.includes(`host_id="${String(resource.attributes['host.id'])}"`), targetInfo);
+    } finally {
+      await handle.shutdown();
+    }
   });
 });

@@ -4,6 +4,7 @@ import { diag, DiagLogLevel } from '@opentelemetry/api';
 import { OmniInstrumentation } from '../../instrumentation/hooks/omni-instrumentation';
 import type { OmniMetricsOptions } from '../../options';
 import { registerOmniMetrics, type OmniMetricsHandle } from '../../register';
+import { captureConsole } from '../support/console-capture';
 import { drain, FullOrchestrator, OrchestratorWithoutTransfers, SelfCheckServing } from './self-check-host';
 
 /** Two stages (1 + 2 replicas), logStats on, log lines into `sink`. */
@@ -198,5 +199,54 @@ describe('self-check: periodic warning and shutdown summary', () => {
     assert.deepEqual(diagLines, [`warn: ${WARNING}`]);
     await metrics.shutdown();
     assert.deepEqual(diagLines, [`warn: ${WARNING}`, `info: ${SUMMARY}`]);
+  });
+});
+
+describe('self-check with no log sink and no diag logger: heard on the console', () => {
+  let instrumentation: OmniInstrumentation | undefined;
+  beforeEach(() => diag.disable());
+  afterEach(() => {
+    instrumentation?.disable();
+    instrumentation = undefined;
+  });
+
+  it('prints the warning on console.warn and the shutdown summary on console.info, once each', async () => {
+    const printed = await captureConsole(async () => {
+      const metrics = await registerOmniMetrics({
+        modelName: 'm',
+        stagePools: [1, 2],
+        logStats: true,
+        prometheus: false,
+        logIntervalSeconds: 0,
+        selfCheck: { intervalSeconds: 0.02 },
+      });
+      instrumentation = new OmniInstrumentation({
+        metrics,
+        orchestratorClass: OrchestratorWithoutTransfers,
+        servingClass: SelfCheckServing,
+        diagnosticsChannels: false,
+      });
+      await drain(new SelfCheckServing(new OrchestratorWithoutTransfers()), 'a', 0);
+      await drain(new SelfCheckServing(new OrchestratorWithoutTransfers()), 'b', 1);
+      await sleep(150);
+      instrumentation.disable();
+      instrumentation = undefined;
+      await metrics.shutdown();
+    });
+    assert.deepEqual(
+      printed.filter((line) => line.text.startsWith('omni-otel-metrics self-check:')),
+      [
+        { method: 'warn', text: WARNING },
+        { method: 'info', text: SUMMARY },
+      ],
+    );
+  });
+
+  it('a run that observed no request prints nothing on a console nobody configured', async () => {
+    const printed = await captureConsole(async () => {
+      const metrics = await registerOmniMetrics({ modelName: 'm', stagePools: [1], prometheus: false, logIntervalSeconds: 0 });
+      await metrics.shutdown();
+    });
+    assert.deepEqual(printed, []);
   });
 });

@@ -7,7 +7,7 @@ import type { DecodedRequest } from './otlp-proto';
  * the SDK itself collected (the ground truth). Points are sorted by attributes, metrics by scope
  * and name, so the two can be compared with `deepEqual`.
  */
-export type AttributeValue = string | number | boolean;
+export type AttributeValue = string | number | boolean | readonly string[];
 
 export interface PointShape {
   readonly attributes: Readonly<Record<string, AttributeValue>>;
@@ -127,6 +127,15 @@ function attributesFromOtlp(keyValues: unknown): Record<string, AttributeValue> 
       case 'boolValue':
         result[kv.key] = v.boolValue === true;
         break;
+      case 'arrayValue': {
+        // Resource attributes such as process.command_args: arrays of strings.
+        const values = ((v.arrayValue as Obj | undefined)?.values ?? []) as Obj[];
+        result[kv.key] = values.map((item) => {
+          if (item.value !== 'stringValue') throw new Error(`attribute ${kv.key}: unsupported array item kind ${String(item.value)}`);
+          return String(item.stringValue);
+        });
+        break;
+      }
       default:
         throw new Error(`attribute ${kv.key}: unsupported value kind ${String(v.value)}`);
     }

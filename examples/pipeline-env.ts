@@ -1,0 +1,45 @@
+import { DEFAULT_HOST, DEFAULT_MODEL_NAME, type ReferencePipelineOptions } from './reference-pipeline';
+import { parseImageReplicas, parsePort, parseReplicas, parseSeed } from './pipeline-options';
+
+/** The variables `npm start` reads, with their defaults: printed by the docs, checked by the tests. */
+export const PIPELINE_VARIABLES = {
+  HOST: `API listen address (default ${DEFAULT_HOST}, loopback; 0.0.0.0 serves every interface, without authentication)`,
+  PORT: 'API port (default 8000; 0 picks a free one)',
+  OTEL_EXPORTER_PROMETHEUS_HOST: '/metrics server address (default: HOST)',
+  OTEL_EXPORTER_PROMETHEUS_PORT: '/metrics server port (default 9464; 0 picks a free one); METRICS_PORT is an alias',
+  REPLICAS: 'thinker,talker,code2wav replicas (default 1,2,1)',
+  IMAGE_REPLICAS: 'image stage replicas (default 1; 0 serves no images)',
+  ADMIN_TOKEN: 'serves /admin/replicas (scale stages while serving) behind this bearer token (default: not served)',
+  MODEL: `served model name (default ${DEFAULT_MODEL_NAME})`,
+  SEED: 'seeds every replica (default 0)',
+  PROFILE: 'realistic (default) or fast',
+} as const;
+
+/** The reference pipeline's options from the environment; throws naming the variable that is wrong. */
+export function optionsFromEnv(env: NodeJS.ProcessEnv): ReferencePipelineOptions {
+  const profile = env.PROFILE?.trim() || 'realistic';
+  if (profile !== 'realistic' && profile !== 'fast') throw new RangeError(`PROFILE must be "realistic" or "fast", got "${profile}"`);
+  const host = env.HOST?.trim() || DEFAULT_HOST;
+  return {
+    host,
+    port: env.PORT?.trim() ? parsePort('PORT', env.PORT) : 8000,
+    metricsHost: env.OTEL_EXPORTER_PROMETHEUS_HOST?.trim() || host,
+    metricsPort: metricsPortFromEnv(env),
+    replicas: env.REPLICAS ? parseReplicas(env.REPLICAS) : undefined,
+    imageReplicas: env.IMAGE_REPLICAS ? parseImageReplicas(env.IMAGE_REPLICAS) : undefined,
+    adminToken: env.ADMIN_TOKEN || undefined,
+    modelName: env.MODEL?.trim() || DEFAULT_MODEL_NAME,
+    seed: env.SEED ? parseSeed(env.SEED) : 0,
+    profile,
+  };
+}
+
+/** OpenTelemetry's `OTEL_EXPORTER_PROMETHEUS_PORT`, or its older alias `METRICS_PORT`; both set and different is refused. */
+function metricsPortFromEnv(env: NodeJS.ProcessEnv): number {
+  const otel = env.OTEL_EXPORTER_PROMETHEUS_PORT?.trim() ? parsePort('OTEL_EXPORTER_PROMETHEUS_PORT', env.OTEL_EXPORTER_PROMETHEUS_PORT) : undefined;
+  const alias = env.METRICS_PORT?.trim() ? parsePort('METRICS_PORT', env.METRICS_PORT) : undefined;
+  if (otel !== undefined && alias !== undefined && otel !== alias) {
+    throw new RangeError(`OTEL_EXPORTER_PROMETHEUS_PORT (${otel}) and METRICS_PORT (${alias}) disagree; set one of them`);
+  }
+  return otel ?? alias ?? 9464;
+}

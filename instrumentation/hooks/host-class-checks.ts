@@ -1,0 +1,61 @@
+import { OmniOptionError, shown } from '../../views/option-checks';
+import { methodOwner } from './class-patcher';
+
+/** What each class option is patched for: the methods the hooks wrap on its prototype. */
+const HOST_METHODS = {
+  orchestratorClass: [
+    'addRequest',
+    'cleanupRequest',
+    'submitToStage',
+    'pollEngine',
+    'sendToNextStage',
+    'receiveFromPreviousStage',
+    'addReplica',
+    'removeReplica',
+  ],
+  servingClass: ['generate', 'abort'],
+} as const;
+
+type ClassOption = keyof typeof HOST_METHODS;
+
+/**
+ * Refuses a class option that could never be patched, naming it: an instance where the class goes
+ * (`orchestratorClass: new Orchestrator()`), or a class none of whose prototype methods is a host
+ * method (nothing would ever be observed, and the self-check would only say so much later).
+ */
+export function checkHostClasses(config: Partial<Record<ClassOption, unknown>>): void {
+  for (const option of Object.keys(HOST_METHODS) as ClassOption[]) checkHostClass(config[option], option);
+}
+
+function checkHostClass(value: unknown, option: ClassOption): void {
+  if (value === undefined) return;
+  const prototype = typeof value === 'function' || (typeof value === 'object' && value !== null) ? (value as { prototype?: unknown }).prototype : undefined;
+  if (typeof prototype !== 'object' || prototype === null) {
+    const instanceOf = instanceClassName(value);
+    throw new OmniOptionError(
+      option,
+      instanceOf === undefined
+        ? `${option} must be the host's class (its prototype is patched); got ${shown(value)}`
+        : `${option} must be the class itself, not an instance: pass ${instanceOf}, not new ${instanceOf}()`,
+    );
+  }
+  const methods = HOST_METHODS[option];
+  if (methods.some((name) => methodOwner(prototype, name) !== undefined)) return;
+  throw new OmniOptionError(
+    option,
+    `${option} ${className(value)} has none of the methods the hooks patch (${methods.join(', ')}) on its prototype; ` +
+      'pass the class that defines them (methods assigned in the constructor or as arrow-function fields cannot be patched)',
+  );
+}
+
+/** The class name of an instance, when it is one of a named class other than Object. */
+function instanceClassName(value: unknown): string | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const name: unknown = (Object.getPrototypeOf(value) as { constructor?: { name?: unknown } } | null)?.constructor?.name;
+  return typeof name === 'string' && name !== '' && name !== 'Object' ? name : undefined;
+}
+
+function className(value: unknown): string {
+  const name = (value as { name?: unknown }).name;
+  return typeof name === 'string' && name !== '' ? name : '(anonymous class)';
+}

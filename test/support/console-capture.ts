@@ -1,0 +1,44 @@
+import { format } from 'node:util';
+
+export type ConsoleMethod = 'error' | 'warn' | 'info' | 'debug' | 'log';
+
+/** One line printed on the console while captured, with the method that printed it. */
+export interface ConsoleLine {
+  readonly method: ConsoleMethod;
+  readonly text: string;
+}
+
+const METHODS: readonly ConsoleMethod[] = ['error', 'warn', 'info', 'debug', 'log'];
+
+/**
+ * Runs `body` with the console's printing methods replaced by a recorder (nothing reaches the
+ * terminal), and returns what was printed. The console is restored even when `body` throws.
+ */
+export async function captureConsole(body: () => unknown): Promise<ConsoleLine[]> {
+  const lines: ConsoleLine[] = [];
+  const saved = METHODS.map((method) => [method, console[method]] as const);
+  for (const method of METHODS) console[method] = (...args: unknown[]) => void lines.push({ method, text: format(...args) });
+  try {
+    await body();
+  } finally {
+    for (const [method, original] of saved) console[method] = original;
+  }
+  return lines;
+}
+
+/** Runs `body` with environment variables set (undefined: removed), restoring them afterwards. */
+export async function withEnv<T>(variables: Readonly<Record<string, string | undefined>>, body: () => Promise<T> | T): Promise<T> {
+  const saved = Object.keys(variables).map((name) => [name, process.env[name]] as const);
+  for (const [name, value] of Object.entries(variables)) {
+    if (value === undefined) delete process.env[name];
+    else process.env[name] = value;
+  }
+  try {
+    return await body();
+  } finally {
+    for (const [name, value] of saved) {
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    }
+  }
+}
