@@ -1,6 +1,7 @@
 import { ExportResultCode } from '@opentelemetry/core';
 import type { PushMetricExporter } from '@opentelemetry/sdk-metrics';
 import { LimitedWarning } from '../../views/diag-warnings';
+import { pausedByCollector } from './retry-after';
 
 /**
  * `exporter`, whose failed exports are reported through the package's diagnostics (heard on the
@@ -13,7 +14,8 @@ export function reportingFailures<T extends PushMetricExporter>(exporter: T, des
   const exportBatch = exporter.export.bind(exporter);
   exporter.export = (metrics, resultCallback) => {
     exportBatch(metrics, (result) => {
-      if (result.code !== ExportResultCode.SUCCESS) {
+      // A failure the collector explained with Retry-After is reported by the pause's own warning.
+      if (result.code !== ExportResultCode.SUCCESS && !pausedByCollector(exporter)) {
         const reason = result.error?.message ?? 'no reason given';
         warning.warn(`metrics export to ${destination} failed (${reason}); the data of this export is lost`);
       }

@@ -94,6 +94,16 @@ export class RetryAfterGate {
   open(): void {
     this.final = true;
   }
+
+  /** Whether the collector's last answer asked for a pause that has not ended: a failure it explains is its own warning's. */
+  get pausing(): boolean {
+    return this.now() < this.notBeforeMillis;
+  }
+}
+
+/** Whether the collector of `exporter` (one `gate()` wrapped) asked for a pause that is still on. */
+export function pausedByCollector(exporter: PushMetricExporter): boolean {
+  return gates.get(exporter)?.pausing === true;
 }
 
 /**
