@@ -21,6 +21,7 @@ function supportedRow(line: string): string {
 /**
  * The supported-versions table says what CI tests: the 2.x line is the lock file's sdk-node, the
  * 3.x line the sdk-node `.ci/run` installs. A version bump in either place without the other fails here.
+ * (`.ci/otel-3-line` leaves this file out of its 3.x copy, whose lock file it rewrites.)
  */
 describe('supported versions (README) match what CI tests', () => {
   it('the 2.x line: Node 20 beside the lock file\u2019s @opentelemetry/sdk-node', () => {
