@@ -145,5 +145,12 @@ export default defineConfig(
     files: ['test/**/fixtures/**/*.js'],
     languageOptions: { sourceType: 'commonjs' },
   },
+  {
+    // CI helper scripts: plain CommonJS run by `node` before (or without) any build.
+    name: 'ci-scripts',
+    files: ['.ci/**/*.js'],
+    languageOptions: { sourceType: 'commonjs', globals: { process: 'readonly', console: 'readonly' } },
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
   ...boundaries,
 );

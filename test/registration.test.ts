@@ -95,7 +95,9 @@ describe('the built package', () => {
     this.timeout(30_000);
     // Run from the package root so Node resolves the package's own name through its "exports".
     const run = (args: string[]) => execFileSync(process.execPath, args, { cwd: root, encoding: 'utf8' }).trim();
-    const listing = "Object.keys(m).filter((k) => k !== 'default' && k !== '__esModule').sort().join(',')";
+    // Interop names Node adds itself: `default` and `__esModule`, and from Node 23 on, the CommonJS
+    // namespace's `module.exports` (which the ESM wrapper's `export *` passes on).
+    const listing = "Object.keys(m).filter((k) => !['default', '__esModule', 'module.exports'].includes(k)).sort().join(',')";
     const viaRequire = run(['-e', `const m = require('omni-otel-metrics'); console.log(${listing})`]);
     const viaImport = run(['--input-type=module', '-e', `import * as m from 'omni-otel-metrics'; console.log(${listing})`]);
     assert.equal(viaImport, viaRequire);

@@ -15,7 +15,7 @@ describe('inside an application running NodeSDK', () => {
     const producer = new OmniMetricProducer();
     const reader = new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: 3_600_000, metricProducers: [producer] });
     // Traces are not what this test is about: nothing exported, nothing sent anywhere.
-    const sdk = new NodeSDK({ metricReader: reader, instrumentations: [], traceExporter: undefined, spanProcessors: [] });
+    const sdk = new NodeSDK({ metricReaders: [reader], instrumentations: [], traceExporter: undefined, spanProcessors: [] });
     sdk.start();
     let handle: OmniMetricsHandle | undefined;
     try {
