@@ -133,7 +133,7 @@ export class EnginePuller {
     await Promise.all(
       [...enginesByUrl].map(async ([href, engines]) => {
         const families = await this.fetchFamilies(new URL(href), engines);
-        parsed.set(href, families === undefined ? undefined : byEngine(families));
+        parsed.set(href, families === undefined ? undefined : await byEngine(families));
       }),
     );
     const firstSeen = new Map<string, number>();
@@ -238,9 +238,12 @@ type EngineFamilies = Map<string | undefined, ParsedFamily[]>;
  * Splits a data-parallel server's families by engine once per pull, so each of its engines reads
  * only its own samples (and those without an `engine` label) instead of every engine's.
  */
-function byEngine(families: readonly ParsedFamily[]): EngineFamilies {
+async function byEngine(families: readonly ParsedFamily[]): Promise<EngineFamilies> {
   const engines = new Set<string>();
-  for (const family of families) for (const sample of family.samples) if (sample.labels.engine !== undefined) engines.add(sample.labels.engine);
+  for (const family of families) {
+    for (const sample of family.samples) if (sample.labels.engine !== undefined) engines.add(sample.labels.engine);
+    if (sliceDue()) await nextSlice();
+  }
   const split: EngineFamilies = new Map([[undefined, [] as ParsedFamily[]], ...[...engines].map((engine) => [engine, [] as ParsedFamily[]] as const)]);
   for (const family of families) {
     const samples = new Map<string | undefined, ParsedSample[]>([...split.keys()].map((engine) => [engine, []]));
@@ -250,6 +253,7 @@ function byEngine(families: readonly ParsedFamily[]): EngineFamilies {
       else for (const list of samples.values()) list.push(sample);
     }
     for (const [engine, list] of samples) if (list.length > 0 || family.samples.length === 0) split.get(engine)?.push({ ...family, samples: list });
+    if (sliceDue()) await nextSlice();
   }
   return split;
 }
