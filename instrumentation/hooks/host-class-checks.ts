@@ -1,19 +1,11 @@
 import { OmniOptionError, shown } from '../../views/option-checks';
 import { methodOwner } from './class-patcher';
+import { ORCHESTRATOR_METHODS, SERVING_METHODS } from './host-wrappers';
 
 /** What each class option is patched for: the methods the hooks wrap on its prototype. */
 const HOST_METHODS = {
-  orchestratorClass: [
-    'addRequest',
-    'cleanupRequest',
-    'submitToStage',
-    'pollEngine',
-    'sendToNextStage',
-    'receiveFromPreviousStage',
-    'addReplica',
-    'removeReplica',
-  ],
-  servingClass: ['generate', 'abort'],
+  orchestratorClass: ORCHESTRATOR_METHODS,
+  servingClass: SERVING_METHODS,
 } as const;
 
 type ClassOption = keyof typeof HOST_METHODS;
