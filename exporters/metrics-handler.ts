@@ -1,4 +1,4 @@
-import { diag } from '@opentelemetry/api';
+import { packageDiag } from '../views/package-diag';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { acceptsGzip, negotiateFormat } from './content-negotiation';
 import { OPENMETRICS_CONTENT_TYPE, TEXT_CONTENT_TYPE, type ExpositionFormat } from './exposition-text';
@@ -156,7 +156,8 @@ function streamRendering(rendering: SharedRendering, response: ServerResponse, h
 }
 
 function failed(response: ServerResponse, error: unknown): void {
-  diag.error('omni-otel-metrics: metrics collection failed', error);
+  // Heard on the console when the application installed no diag logger.
+  packageDiag.error('omni-otel-metrics: metrics collection failed', error);
   reply(response, 500, 'metrics collection failed\n');
 }
 

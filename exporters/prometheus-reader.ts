@@ -1,4 +1,3 @@
-import { diag } from '@opentelemetry/api';
 import { MetricReader, type CollectionResult, type MetricCollectOptions } from '@opentelemetry/sdk-metrics';
 import { emptyResource } from '@opentelemetry/resources';
 import { LimitedWarning } from '../views/diag-warnings';
@@ -185,7 +184,9 @@ export class OmniPrometheusReader extends MetricReader {
 }
 
 const notInProvider = new LimitedWarning(Infinity);
+/** The SDK's collection errors (an instrument's callback that threw), at most one warning an interval. */
+const collectionErrors = new LimitedWarning();
 
 function reportErrors(errors: readonly unknown[]): void {
-  for (const error of errors) diag.warn('omni-otel-metrics: error while collecting metrics', error);
+  for (const error of errors) collectionErrors.warn(`error while collecting metrics: ${error instanceof Error ? error.message : String(error)}`);
 }

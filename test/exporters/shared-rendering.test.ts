@@ -1,4 +1,9 @@
 import assert from 'node:assert/strict';
+import { createServer, get } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { diag } from '@opentelemetry/api';
+import { createMetricsHandler } from '../../exporters/metrics-handler';
+import { captureConsole } from '../support/console-capture';
 import { gunzipSync } from 'node:zlib';
 import { JOIN_WINDOW_BYTES, SharedRenderings, type RenderingReader, type SharedRendering } from '../../exporters/shared-rendering';
 
@@ -94,5 +99,34 @@ describe('shared renderings', () => {
     for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
     assert.ok(produced <= stoppedAt + 1, `stopped: ${produced} pieces, ${stoppedAt} when the reader left`);
     assert.equal(rendering.joinable, false);
+  });
+});
+
+describe('a scrape whose collection fails', () => {
+  beforeEach(() => diag.disable());
+
+  it('is answered 500, and the failure is heard on the console with no diag logger installed', async () => {
+    const handler = createMetricsHandler({ metricsText: () => Promise.reject(new Error('the collector broke')) });
+    const server = createServer(handler);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      let status = 0;
+      const lines = await captureConsole(async () => {
+        status = await new Promise<number>((resolve, reject) => {
+          get(`http://127.0.0.1:${(server.address() as AddressInfo).port}/metrics`, { agent: false }, (response) => {
+            response.resume();
+            response.on('end', () => resolve(response.statusCode ?? 0));
+          }).on('error', reject);
+        });
+      });
+      assert.equal(status, 500);
+      // The message, then the error with its stack.
+      assert.deepEqual(
+        lines.map((line) => `${line.method}:${line.text.split('\n')[0]}`),
+        ['error:omni-otel-metrics: metrics collection failed Error: the collector broke'],
+      );
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });
