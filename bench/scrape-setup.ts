@@ -1,8 +1,9 @@
 import type { Attributes } from '@opentelemetry/api';
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { Registry } from 'prom-client';
 import { registerOmniMetrics, type OmniMetricsHandle, type OmniMetricsOptions } from '../index';
 import type { ResolvedFamily } from '../views/catalog';
 import { COUNTER_INCREMENT, GAUGE_VALUE, HISTOGRAM_VALUES, populateAllSeries } from './populate-all';
+import { promClientSeries } from './rebinding-store';
 
 export interface PopulatedPipeline {
   readonly handle: OmniMetricsHandle;
@@ -38,24 +39,11 @@ export async function populatedPipeline(replicas: number, options: Partial<OmniM
 /** prom-client holding the very same series with the very same values. */
 export function promClientMirror(series: PopulatedPipeline['series']): Registry {
   const registry = new Registry();
-  const metrics = new Map<string, Counter | Gauge | Histogram>();
+  const mirror = promClientSeries(registry);
   for (const { family, attributes } of series) {
-    const labelNames = Object.keys(attributes).sort();
-    let metric = metrics.get(family.name);
-    if (metric === undefined) {
-      const common = { name: family.name, help: family.help, labelNames, registers: [registry] };
-      metric =
-        family.type === 'counter'
-          ? new Counter(common)
-          : family.type === 'gauge'
-            ? new Gauge(common)
-            : new Histogram({ ...common, buckets: Array.isArray(family.buckets) ? [...(family.buckets as number[])] : undefined });
-      metrics.set(family.name, metric);
-    }
-    const labels = Object.fromEntries(labelNames.map((name) => [name, String(attributes[name])]));
-    if (metric instanceof Counter) metric.labels(labels).inc(COUNTER_INCREMENT);
-    else if (metric instanceof Gauge) metric.labels(labels).set(GAUGE_VALUE);
-    else for (const value of HISTOGRAM_VALUES) metric.labels(labels).observe(value);
+    const child = mirror(family, attributes);
+    if (family.type === 'histogram') for (const value of HISTOGRAM_VALUES) child.record(value);
+    else child.record(family.type === 'counter' ? COUNTER_INCREMENT : GAUGE_VALUE);
   }
   return registry;
 }
