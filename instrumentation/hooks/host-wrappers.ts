@@ -6,7 +6,7 @@ import type { HandleFeed } from './handle-feed';
 import type { HostMethodFn, MethodPatch } from './host-patches';
 import type { InstrumentedMetrics } from './instrumented-metrics';
 import { observeStream } from './stream-observer';
-import { followResult } from './telemetry-guard';
+import { followResult, isThenable } from './telemetry-guard';
 
 export const ORCHESTRATOR_METHODS = [
   'addRequest',
@@ -69,31 +69,37 @@ export function orchestratorWrapper(name: OrchestratorMethod): WrapperFactory {
           // eslint-disable-next-line prefer-rest-params
           return original.apply(this, arguments as unknown as unknown[]);
         } finally {
-          for (const feed of feeds) {
-            try {
-              observe(feed, this, first, second, undefined);
-            } catch (error) {
-              feed.guard.report(name, error);
-            }
-          }
+          observeEach(feeds, observe, name, this, first, second, undefined);
         }
       }
       // eslint-disable-next-line prefer-rest-params
       const result = original.apply(this, arguments as unknown as unknown[]);
-      return followResult(
-        result,
-        (value) => {
-          for (const feed of feeds) {
-            try {
-              observe(feed, this, first, second, value);
-            } catch (error) {
-              feed.guard.report(name, error);
-            }
-          }
-        },
-        ignoreReason,
-      );
+      // A plain value (every synchronous poll) is observed in place: no callback to allocate per call.
+      if (!isThenable(result)) {
+        observeEach(feeds, observe, name, this, first, second, result);
+        return result;
+      }
+      return followResult(result, (value) => observeEach(feeds, observe, name, this, first, second, value), ignoreReason);
     };
+}
+
+/** Each listening handle observes the call; a telemetry failure is reported, never thrown. */
+function observeEach(
+  feeds: readonly HandleFeed[],
+  observe: Observe,
+  name: OrchestratorMethod,
+  source: unknown,
+  first: unknown,
+  second: unknown,
+  result: unknown,
+): void {
+  for (const feed of feeds) {
+    try {
+      observe(feed, source, first, second, result);
+    } catch (error) {
+      feed.guard.report(name, error);
+    }
+  }
 }
 
 type Observe = (feed: HandleFeed, source: unknown, first: unknown, second: unknown, result: unknown) => void;

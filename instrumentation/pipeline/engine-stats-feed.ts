@@ -58,12 +58,18 @@ export class EngineStatsFeed {
     if (engineIdx === undefined) return;
     const builder = this.builder(engineIdx);
     const ts = outputs.timestamp;
-    for (const output of outputs.outputs) {
+    const list = outputs.outputs;
+    // vLLM stamps the IterationStats when the batch comes in; a stats-only poll (no request outputs) has none.
+    if (list.length > 0) builder.startIteration(wallClockSeconds());
+    for (const output of list) {
       const id = output.requestId;
-      for (const event of output.events ?? []) {
-        if (event.type === 'QUEUED') builder.queued(id, event.timestamp);
-        else if (event.type === 'SCHEDULED') builder.scheduled(id, event.timestamp, { cachedTokens: output.numCachedTokens });
-        else if (event.type === 'PREEMPTED') builder.preempted(id, event.timestamp);
+      const events = output.events;
+      if (events) {
+        for (const event of events) {
+          if (event.type === 'QUEUED') builder.queued(id, event.timestamp);
+          else if (event.type === 'SCHEDULED') builder.scheduled(id, event.timestamp, { cachedTokens: output.numCachedTokens });
+          else if (event.type === 'PREEMPTED') builder.preempted(id, event.timestamp);
+        }
       }
       if (output.numNewTokens > 0) builder.newTokens(id, output.numNewTokens, ts);
       if (output.finishReason && isFinishReason(output.finishReason)) {
@@ -71,9 +77,7 @@ export class EngineStatsFeed {
         this.forget(id, engineIdx);
       }
     }
-    // A stats-only poll (no request outputs) has no iteration to build.
-    const iteration = outputs.outputs.length > 0 ? builder.takeIterationStats(wallClockSeconds()) : undefined;
-    statLogger.record(outputs.schedulerStats ?? undefined, iteration, engineIdx);
+    statLogger.record(outputs.schedulerStats ?? undefined, list.length > 0 ? builder.takeIterationStats() : undefined, engineIdx);
   }
 
   /** The request left the pipeline (finished, aborted or failed): forget it on every replica. */

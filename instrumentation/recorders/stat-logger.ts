@@ -4,6 +4,7 @@ import { WarnOnce } from '../../views/diag-warnings';
 import { checkObject, optionKeys } from '../../views/option-checks';
 import type { StageReplica, StageReplicaMap } from '../../views/stage-replica-map';
 import type { SeriesStore } from '../../views/store/series-store';
+import { NOOP_SERIES } from '../../views/store/series';
 import type { IterationStats } from '../stats/iteration-stats';
 import { LoggingStatLogger } from '../stats/logging-stat-logger';
 import { DEFAULT_LOG_STATS_INTERVAL_SECONDS, PeriodicLogger } from '../stats/periodic-logger';
@@ -224,7 +225,8 @@ export class OmniStatLogger {
       series.specDecodeNumDrafts.record(spec.numDrafts);
       series.specDecodeNumDraftTokens.record(spec.numDraftTokens);
       series.specDecodeNumAcceptedTokens.record(spec.numAcceptedTokens);
-      series.specDecodeNumAcceptedTokensPerPos.forEach((perPos, position) => perPos.record(spec.numAcceptedTokensPerPos[position] ?? 0));
+      const perPosition = series.specDecodeNumAcceptedTokensPerPos;
+      for (let position = 0; position < perPosition.length; position++) perPosition[position]?.record(spec.numAcceptedTokensPerPos[position] ?? 0);
     }
     const nixl = stats.kvConnectorStats;
     if (nixl) {
@@ -277,10 +279,11 @@ export class OmniStatLogger {
     for (const value of stats.maxNumGenerationTokensIter) series.requestMaxNumGenerationTokens.record(value);
     for (const value of stats.nParamsIter) series.requestParamsN.record(value);
     for (const value of stats.timeToFirstTokensIter) series.timeToFirstTokenSeconds.record(value);
-    for (const value of stats.interTokenLatenciesIter) {
-      series.interTokenLatencySeconds.record(value);
-      series.timePerOutputTokenSeconds.record(value);
-    }
+    const interTokenLatency = series.interTokenLatencySeconds;
+    for (const value of stats.interTokenLatenciesIter) interTokenLatency.record(value);
+    // The deprecated twin of the inter-token family is hidden unless asked for: no second loop then.
+    const timePerOutputToken = series.timePerOutputTokenSeconds;
+    if (timePerOutputToken !== NOOP_SERIES) for (const value of stats.interTokenLatenciesIter) timePerOutputToken.record(value);
     for (const finished of stats.finishedRequests) {
       if (isFinishReason(finished.finishReason)) series.requestSuccess[finished.finishReason].record(1);
       series.e2eRequestLatencySeconds.record(finished.e2eLatency);

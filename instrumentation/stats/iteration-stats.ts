@@ -1,5 +1,13 @@
 import { wallClockSeconds } from './clock';
-import { type EngineCoreEvent, type FinishReason, type FinishedRequestStats, type PrefillStats, PromptTokenStats, type RequestStateStats } from './types';
+import {
+  type EngineCoreEvent,
+  type EngineCoreEventType,
+  type FinishReason,
+  type FinishedRequestStats,
+  type PrefillStats,
+  PromptTokenStats,
+  type RequestStateStats,
+} from './types';
 
 /** One request's part of a batch of engine-core outputs (vLLM's `EngineCoreOutput` plus what the frontend knows). */
 export interface EngineCoreOutputUpdate {
@@ -67,57 +75,75 @@ export class IterationStats {
   }
 
   updateFromOutput(output: EngineCoreOutputUpdate, reqStats: RequestStateStats): void {
-    const numNewGenerationTokens = output.numNewTokens;
+    this.updateFromNewTokens(output.numNewTokens, output.isPrefilling, output.promptLen, output.prefillStats, reqStats);
+    if (!reqStats.isCorrupted && (output.numNansInLogits ?? 0) > 0) {
+      reqStats.isCorrupted = true;
+    }
+    if (output.events) {
+      this.updateFromEvents(output.events, reqStats);
+    }
+    this.updateTokenTimestamps(output.engineCoreTimestamp, output.isPrefilling, reqStats);
+  }
 
-    this.numGenerationTokens += numNewGenerationTokens;
-    if (output.isPrefilling) {
-      if (output.prefillStats) {
-        this.promptTokenStats.updateFromOutput(output.prefillStats);
+  /**
+   * The token part of `updateFromOutput`, from plain values: the path that applies each output as it
+   * arrives allocates no update object per token. Call `updateTokenTimestamps` after it (after the
+   * output's events, when it has some).
+   */
+  updateFromNewTokens(
+    numNewTokens: number,
+    isPrefilling: boolean,
+    promptLen: number,
+    prefillStats: PrefillStats | null | undefined,
+    reqStats: RequestStateStats,
+  ): void {
+    this.numGenerationTokens += numNewTokens;
+    if (isPrefilling) {
+      if (prefillStats) {
+        this.promptTokenStats.updateFromOutput(prefillStats);
       } else {
         // vLLM v0.11 counted the whole prompt; newer engines attach PrefillStats with the cached part split off.
-        this.promptTokenStats.computed += output.promptLen;
-        this.promptTokenStats.total += output.promptLen;
+        this.promptTokenStats.computed += promptLen;
+        this.promptTokenStats.total += promptLen;
       }
       const firstTokenLatency = this.timeSince(reqStats.arrivalTime);
       this.timeToFirstTokensIter.push(firstTokenLatency);
       reqStats.firstTokenLatency = firstTokenLatency;
     }
+    reqStats.numGenerationTokens += numNewTokens;
+  }
 
-    reqStats.numGenerationTokens += numNewGenerationTokens;
-
-    if (!reqStats.isCorrupted && (output.numNansInLogits ?? 0) > 0) {
-      reqStats.isCorrupted = true;
-    }
-
-    if (output.events) {
-      this.updateFromEvents(output.events, reqStats);
-    }
-
-    // The batch-level "new tokens" event: a re-prefill after a preemption is not a new first token, because
-    // isPrefilling is the frontend's per-request flag and is already false by then.
-    if (output.isPrefilling) {
-      reqStats.firstTokenTs = output.engineCoreTimestamp;
+  /**
+   * The batch-level "new tokens" event: a re-prefill after a preemption is not a new first token, because
+   * isPrefilling is the frontend's per-request flag and is already false by then.
+   */
+  updateTokenTimestamps(engineCoreTimestamp: number, isPrefilling: boolean, reqStats: RequestStateStats): void {
+    if (isPrefilling) {
+      reqStats.firstTokenTs = engineCoreTimestamp;
     } else {
-      this.interTokenLatenciesIter.push(output.engineCoreTimestamp - reqStats.lastTokenTs);
+      this.interTokenLatenciesIter.push(engineCoreTimestamp - reqStats.lastTokenTs);
     }
-    reqStats.lastTokenTs = output.engineCoreTimestamp;
+    reqStats.lastTokenTs = engineCoreTimestamp;
   }
 
   updateFromEvents(events: readonly EngineCoreEvent[], reqStats: RequestStateStats): void {
-    for (const event of events) {
-      switch (event.type) {
-        case 'QUEUED':
-          reqStats.queuedTs = event.timestamp;
-          break;
-        case 'SCHEDULED':
-          // Only the first scheduling counts: time spent re-queued after a preemption belongs to prefill/decode.
-          if (reqStats.scheduledTs === 0) reqStats.scheduledTs = event.timestamp;
-          break;
-        case 'PREEMPTED':
-          this.numPreemptedReqs += 1;
-          reqStats.numPreemptions += 1;
-          break;
-      }
+    for (const event of events) this.updateFromEvent(event.type, event.timestamp, reqStats);
+  }
+
+  /** One lifecycle event of a request, as `updateFromEvents` applies each. */
+  updateFromEvent(type: EngineCoreEventType, timestamp: number, reqStats: RequestStateStats): void {
+    switch (type) {
+      case 'QUEUED':
+        reqStats.queuedTs = timestamp;
+        break;
+      case 'SCHEDULED':
+        // Only the first scheduling counts: time spent re-queued after a preemption belongs to prefill/decode.
+        if (reqStats.scheduledTs === 0) reqStats.scheduledTs = timestamp;
+        break;
+      case 'PREEMPTED':
+        this.numPreemptedReqs += 1;
+        reqStats.numPreemptions += 1;
+        break;
     }
   }
 

@@ -4,7 +4,6 @@ import {
   createPrefillStats,
   createRequestStateStats,
   createSchedulerStats,
-  type EngineCoreEventType,
   type FinishReason,
   isFinishReason,
   PrefixCacheStats,
@@ -32,48 +31,39 @@ export interface ScheduledInfo {
 export interface RequestStatsBuilderOptions {
   /** Requests tracked at once; further arrivals are dropped. Default 65 536. */
   maxTrackedRequests?: number;
-  /** Events buffered between two `takeIterationStats()` calls; further events are dropped. Default 100 000. */
-  maxPendingUpdates?: number;
 }
 
 export const DEFAULT_MAX_TRACKED_REQUESTS = 65_536;
-export const DEFAULT_MAX_PENDING_UPDATES = 100_000;
 
 /** Where a request is, as the scheduler's running / waiting counts see it. */
 type RequestPhase = 'arrived' | 'waiting' | 'running';
 
-/** What the builder knows about one live request. */
+/** What the builder knows about one live request; its counts and timestamps are the request's own `stats`. */
 interface TrackedRequest {
   readonly requestId: string;
   readonly promptTokens: number;
   readonly maxTokens: number | null;
   readonly n: number;
-  /** Mutated only while pending updates are applied, so it always reflects the events applied so far. */
   readonly stats: RequestStateStats;
-  // Call-time state, updated as events arrive.
   phase: RequestPhase;
-  queued: boolean;
-  producedOutput: boolean;
-  generatedTokens: number;
-  preemptions: number;
   /** From the first scheduling that reported it (vLLM sets `num_cached_tokens` once). */
   cachedTokens: number | undefined;
   externalCachedTokens: number;
 }
 
-type PendingUpdate = (iteration: IterationStats) => void;
-
 /**
  * Builds vLLM's stats objects from lifecycle events, for hosts whose engines do not produce them. Use one builder
  * per (stage, replica).
  *
- * Clocks: `arrivalTime` and the `nowWall` of `takeIterationStats()` are frontend wall clock seconds; every
+ * Clocks: `arrivalTime` and the `nowWall` of `startIteration()` are frontend wall clock seconds; every
  * `engineTs` is engine monotonic seconds (a reading above 0: 0 means "not seen", as upstream). TTFT and e2e come
  * from the wall clock, every other interval from the engine clock; they are never mixed.
  *
- * Events are buffered and applied when `takeIterationStats(nowWall)` builds the IterationStats, because TTFT and
- * e2e latency are measured against the iteration timestamp, exactly as vLLM's frontend measures them when it
- * processes a batch of outputs. Call it once per engine step (or output batch).
+ * Each event is applied as it arrives, to the request's stats and to the open iteration, as vLLM's frontend
+ * applies each output of a batch to the `IterationStats` it created when the batch came in. Per engine step (or
+ * output batch): `startIteration(nowWall)`, the step's events, then `takeIterationStats()`. TTFT and e2e latency
+ * are measured against the iteration's timestamp; an event with no iteration open starts one at the current
+ * wall clock.
  *
  * Where the reference leaves room, the behaviour follows what upstream's tests
  * (`tests/entrypoints/instrumentator/test_metrics.py`: N requests of P prompt tokens, max_tokens T) pin:
@@ -88,26 +78,21 @@ type PendingUpdate = (iteration: IterationStats) => void;
  */
 export class RequestStatsBuilder {
   private readonly maxTrackedRequests: number;
-  private readonly maxPendingUpdates: number;
   private readonly requests = new Map<string, TrackedRequest>();
-  private pending: PendingUpdate[] = [];
+  private iteration: IterationStats | undefined;
   private prefixCacheStats = new PrefixCacheStats();
   private connectorPrefixCacheStats = new PrefixCacheStats();
   private connectorSeen = false;
   private droppedEventCount = 0;
 
-  constructor({ maxTrackedRequests = DEFAULT_MAX_TRACKED_REQUESTS, maxPendingUpdates = DEFAULT_MAX_PENDING_UPDATES }: RequestStatsBuilderOptions = {}) {
+  constructor({ maxTrackedRequests = DEFAULT_MAX_TRACKED_REQUESTS }: RequestStatsBuilderOptions = {}) {
     if (!Number.isInteger(maxTrackedRequests) || maxTrackedRequests < 1) {
       throw new RangeError(`maxTrackedRequests must be a positive integer, got ${String(maxTrackedRequests)}`);
     }
-    if (!Number.isInteger(maxPendingUpdates) || maxPendingUpdates < 1) {
-      throw new RangeError(`maxPendingUpdates must be a positive integer, got ${String(maxPendingUpdates)}`);
-    }
     this.maxTrackedRequests = maxTrackedRequests;
-    this.maxPendingUpdates = maxPendingUpdates;
   }
 
-  /** Events ignored: unknown or duplicate request ids, invalid values, or a full buffer. */
+  /** Events ignored: unknown or duplicate request ids, or invalid values. */
   get droppedEvents(): number {
     return this.droppedEventCount;
   }
@@ -115,11 +100,6 @@ export class RequestStatsBuilder {
   /** Requests arrived and not yet finished or aborted. */
   get trackedRequests(): number {
     return this.requests.size;
-  }
-
-  /** Events waiting for the next `takeIterationStats()`. */
-  get pendingUpdates(): number {
-    return this.pending.length;
   }
 
   arrived(requestId: string, info: ArrivedInfo): void {
@@ -140,10 +120,6 @@ export class RequestStatsBuilder {
       n: isCount(info.n) && info.n > 0 ? info.n : 1,
       stats: createRequestStateStats({ arrivalTime: info.arrivalTime }),
       phase: 'arrived',
-      queued: false,
-      producedOutput: false,
-      generatedTokens: 0,
-      preemptions: 0,
       cachedTokens: undefined,
       externalCachedTokens: 0,
     });
@@ -154,10 +130,9 @@ export class RequestStatsBuilder {
     if (!request) return;
     // The engine emits QUEUED once per request; a host re-queueing a preempted request must not move the start of
     // the queue interval (upstream's update_from_events would overwrite it).
-    if (request.queued) return;
-    request.queued = true;
+    if (request.stats.queuedTs !== 0) return;
     if (request.phase === 'arrived') request.phase = 'waiting';
-    this.enqueueEvent(request, 'QUEUED', engineTs);
+    request.stats.queuedTs = engineTs;
   }
 
   scheduled(requestId: string, engineTs: number, info: ScheduledInfo = {}): void {
@@ -168,15 +143,15 @@ export class RequestStatsBuilder {
       this.recordCacheLookup(request, info.cachedTokens, info.externalCachedTokens);
     }
     request.phase = 'running';
-    this.enqueueEvent(request, 'SCHEDULED', engineTs);
+    // Only the first scheduling counts, as vLLM's update_from_events: time re-queued after a preemption belongs to prefill/decode.
+    if (request.stats.scheduledTs === 0) request.stats.scheduledTs = engineTs;
   }
 
   preempted(requestId: string, engineTs: number): void {
     const request = this.acceptEvent(requestId, isFiniteNumber(engineTs));
     if (!request) return;
-    request.preemptions += 1;
     request.phase = 'waiting';
-    this.enqueueEvent(request, 'PREEMPTED', engineTs);
+    this.openIteration().updateFromEvent('PREEMPTED', engineTs, request.stats);
   }
 
   /**
@@ -187,9 +162,8 @@ export class RequestStatsBuilder {
   newTokens(requestId: string, count: number, engineTs: number): void {
     const request = this.acceptEvent(requestId, isCount(count) && count > 0 && isFiniteNumber(engineTs));
     if (!request) return;
-    const isPrefilling = !request.producedOutput;
-    request.producedOutput = true;
-    request.generatedTokens += count;
+    const stats = request.stats;
+    const isPrefilling = stats.numGenerationTokens === 0;
     request.phase = 'running';
     const prefillStats = isPrefilling
       ? createPrefillStats({
@@ -198,16 +172,13 @@ export class RequestStatsBuilder {
           numExternalCachedTokens: request.externalCachedTokens,
         })
       : undefined;
-    this.pending.push((iteration) =>
-      iteration.updateFromOutput(
-        { numNewTokens: count, engineCoreTimestamp: engineTs, isPrefilling, promptLen: request.promptTokens, prefillStats },
-        request.stats,
-      ),
-    );
+    const iteration = this.openIteration();
+    iteration.updateFromNewTokens(count, isPrefilling, request.promptTokens, prefillStats, stats);
+    iteration.updateTokenTimestamps(engineTs, isPrefilling, stats);
   }
 
   /**
-   * The request ended with `reason`; its FinishedRequestStats appear in the next `takeIterationStats()`.
+   * The request ended with `reason`; its FinishedRequestStats join the open iteration.
    * `engineTs`, the engine time it ended, only matters for a request that never produced a token: it closes the
    * interval the request was in (queue or prefill), where upstream would measure from a 0 timestamp.
    */
@@ -219,27 +190,25 @@ export class RequestStatsBuilder {
     }
     // Forget the request even when the record is dropped: state must not outlive it.
     this.requests.delete(requestId);
-    if (!isFinishReason(reason) || !this.hasRoom()) {
+    if (!isFinishReason(reason)) {
       this.droppedEventCount += 1;
       return;
     }
-    const endTs = isFiniteNumber(engineTs) ? engineTs : undefined;
-    this.pending.push((iteration) => {
-      closeMissingTimestamps(request.stats, request.producedOutput, endTs);
-      iteration.updateFromFinishedRequest(
-        {
-          finishReason: reason,
-          numPromptTokens: request.promptTokens,
-          maxTokensParam: request.maxTokens,
-          numCachedTokens: request.cachedTokens ?? 0,
-          requestId: request.requestId,
-        },
-        request.stats,
-      );
-      // vLLM's ParentRequest.observe_finished_request for a request without parallel-sampling children.
-      iteration.maxNumGenerationTokensIter.push(request.stats.numGenerationTokens);
-      iteration.nParamsIter.push(request.n);
-    });
+    closeMissingTimestamps(request.stats, isFiniteNumber(engineTs) ? engineTs : undefined);
+    const iteration = this.openIteration();
+    iteration.updateFromFinishedRequest(
+      {
+        finishReason: reason,
+        numPromptTokens: request.promptTokens,
+        maxTokensParam: request.maxTokens,
+        numCachedTokens: request.cachedTokens ?? 0,
+        requestId: request.requestId,
+      },
+      request.stats,
+    );
+    // vLLM's ParentRequest.observe_finished_request for a request without parallel-sampling children.
+    iteration.maxNumGenerationTokensIter.push(request.stats.numGenerationTokens);
+    iteration.nParamsIter.push(request.n);
   }
 
   /**
@@ -250,12 +219,19 @@ export class RequestStatsBuilder {
     if (!this.requests.delete(requestId)) this.droppedEventCount += 1;
   }
 
-  /** The IterationStats of everything reported since the last call; the next one starts empty. */
-  takeIterationStats(nowWall: number = wallClockSeconds()): IterationStats {
-    const iteration = new IterationStats({ iterationTimestamp: nowWall });
-    const updates = this.pending;
-    this.pending = [];
-    for (const apply of updates) apply(iteration);
+  /**
+   * Opens the iteration the next events apply to, stamped `nowWall` (vLLM creates its `IterationStats` when a
+   * batch of outputs comes in). An iteration still open is replaced: take it first.
+   */
+  startIteration(nowWall: number = wallClockSeconds()): IterationStats {
+    this.iteration = new IterationStats({ iterationTimestamp: nowWall });
+    return this.iteration;
+  }
+
+  /** The open iteration with everything reported since it started (an empty one stamped now if none is open); the next event opens another. */
+  takeIterationStats(): IterationStats {
+    const iteration = this.iteration ?? new IterationStats();
+    this.iteration = undefined;
     return iteration;
   }
 
@@ -286,19 +262,15 @@ export class RequestStatsBuilder {
   /** The tracked request, or undefined (and counted as dropped) when the id is unknown or the event is invalid. */
   private acceptEvent(requestId: string, valid: boolean): TrackedRequest | undefined {
     const request = this.requests.get(requestId);
-    if (!request || !valid || !this.hasRoom()) {
+    if (!request || !valid) {
       this.droppedEventCount += 1;
       return undefined;
     }
     return request;
   }
 
-  private hasRoom(): boolean {
-    return this.pending.length < this.maxPendingUpdates;
-  }
-
-  private enqueueEvent(request: TrackedRequest, type: EngineCoreEventType, timestamp: number): void {
-    this.pending.push((iteration) => iteration.updateFromEvents([{ type, timestamp }], request.stats));
+  private openIteration(): IterationStats {
+    return this.iteration ?? this.startIteration();
   }
 
   /**
@@ -307,17 +279,17 @@ export class RequestStatsBuilder {
    * request that was preempted before counts only in the `preempted*` fields.
    */
   private recordCacheLookup(request: TrackedRequest, cachedTokens: number, externalCachedTokens: number | undefined): void {
-    const numTokens = request.promptTokens + request.generatedTokens;
+    const numTokens = request.promptTokens + request.stats.numGenerationTokens;
     // Hits can never exceed what was looked up; bad host data is clamped rather than producing negative counts.
     const cached = Math.min(cachedTokens, numTokens);
     const external = isCount(externalCachedTokens) ? Math.min(externalCachedTokens, cached) : 0;
-    const preempted = request.preemptions > 0;
+    const preempted = request.stats.numPreemptions > 0;
     this.prefixCacheStats.record(numTokens, cached - external, preempted);
     if (externalCachedTokens !== undefined) {
       this.connectorSeen = true;
       this.connectorPrefixCacheStats.record(numTokens, external, preempted);
     }
-    if (request.cachedTokens === undefined && !request.producedOutput) {
+    if (request.cachedTokens === undefined && request.stats.numGenerationTokens === 0) {
       request.cachedTokens = Math.min(cached, request.promptTokens);
       request.externalCachedTokens = Math.min(external, request.cachedTokens);
     }
@@ -330,8 +302,8 @@ export class RequestStatsBuilder {
  * making the skipped phase 0 long; a request without any token closes its open phase at `endTs` (or at its last
  * known event). Real timestamps are never changed.
  */
-function closeMissingTimestamps(stats: RequestStateStats, producedOutput: boolean, endTs: number | undefined): void {
-  if (producedOutput) {
+function closeMissingTimestamps(stats: RequestStateStats, endTs: number | undefined): void {
+  if (stats.numGenerationTokens > 0) {
     if (stats.scheduledTs === 0) stats.scheduledTs = stats.firstTokenTs;
     if (stats.queuedTs === 0) stats.queuedTs = stats.scheduledTs;
     return;

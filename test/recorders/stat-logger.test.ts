@@ -448,12 +448,14 @@ describe('recorders: OmniStatLogger (upstream vllm:* families)', function () {
       builder.arrived('r', { arrivalTime: 1000, promptTokens: 20, maxTokens: 16 });
       builder.queued('r', 10);
       builder.scheduled('r', 10.5, { cachedTokens: 0 });
+      builder.startIteration(1000.75);
       builder.newTokens('r', 1, 11);
-      logger.record(builder.takeSchedulerStats(), builder.takeIterationStats(1000.75), 0);
+      logger.record(builder.takeSchedulerStats(), builder.takeIterationStats(), 0);
+      builder.startIteration(1002.5);
       builder.newTokens('r', 2, 11.25);
       builder.newTokens('r', 1, 11.75);
       builder.finished('r', 'stop');
-      logger.record(null, builder.takeIterationStats(1002.5), 0);
+      logger.record(null, builder.takeIterationStats(), 0);
       const text = await handle.metricsText();
       const L = stageLabels(0, 0);
 

@@ -20,11 +20,12 @@ describe('RequestStatsBuilder', () => {
   describe('hand-computed sequences (all values are exact binary fractions)', () => {
     it('a request preempted during decode', () => {
       const builder = new RequestStatsBuilder();
+      builder.startIteration(1000.875);
       builder.arrived('a', { arrivalTime: 1000, promptTokens: 8, maxTokens: 5 });
       builder.queued('a', 50);
       builder.scheduled('a', 50.25, { cachedTokens: 2 });
       builder.newTokens('a', 1, 50.75);
-      const first = builder.takeIterationStats(1000.875);
+      const first = builder.takeIterationStats();
       assert.deepEqual(first.timeToFirstTokensIter, [0.875], 'TTFT = iteration wall time - arrival wall time');
       assert.deepEqual(first.interTokenLatenciesIter, []);
       assert.equal(first.numGenerationTokens, 1);
@@ -32,24 +33,27 @@ describe('RequestStatsBuilder', () => {
       assert.equal(first.promptTokenStats.computed, 6);
       assert.equal(first.promptTokenStats.localCacheHit, 2);
 
+      builder.startIteration(1001.125);
       builder.newTokens('a', 1, 51);
-      const second = builder.takeIterationStats(1001.125);
+      const second = builder.takeIterationStats();
       assert.deepEqual(second.timeToFirstTokensIter, []);
       assert.deepEqual(second.interTokenLatenciesIter, [0.25]);
       assert.equal(second.numPromptTokens, 0);
 
+      builder.startIteration(1002.25);
       builder.preempted('a', 51.125);
       builder.scheduled('a', 51.5, { cachedTokens: 8 });
       builder.newTokens('a', 1, 52);
-      const third = builder.takeIterationStats(1002.25);
+      const third = builder.takeIterationStats();
       assert.equal(third.numPreemptedReqs, 1);
       assert.deepEqual(third.timeToFirstTokensIter, [], 'the output after a preemption is not a new first token');
       assert.deepEqual(third.interTokenLatenciesIter, [1], 'ITL spans the preemption: 52 - 51');
       assert.equal(third.numPromptTokens, 0, 'the re-prefill does not count prompt tokens again');
 
+      builder.startIteration(1003.5);
       builder.newTokens('a', 2, 52.5); // one output carrying two (speculative) tokens
       builder.finished('a', 'length');
-      const last = builder.takeIterationStats(1003.5);
+      const last = builder.takeIterationStats();
       assert.deepEqual(last.interTokenLatenciesIter, [0.5], 'one ITL per output, not per token');
       assert.equal(last.numGenerationTokens, 2);
       assert.equal(last.finishedRequests.length, 1);
@@ -82,6 +86,7 @@ describe('RequestStatsBuilder', () => {
 
     it('a request preempted during prefill', () => {
       const builder = new RequestStatsBuilder();
+      builder.startIteration(2003.25);
       builder.arrived('b', { arrivalTime: 2000, promptTokens: 16, maxTokens: 3 });
       builder.queued('b', 100);
       builder.scheduled('b', 100.5, { cachedTokens: 4 });
@@ -89,17 +94,18 @@ describe('RequestStatsBuilder', () => {
       builder.queued('b', 101.25); // a host re-queueing the preempted request: must not move the queue start
       builder.scheduled('b', 102, { cachedTokens: 8 });
       builder.newTokens('b', 1, 103);
-      const first = builder.takeIterationStats(2003.25);
+      const first = builder.takeIterationStats();
       assert.deepEqual(first.timeToFirstTokensIter, [3.25]);
       assert.deepEqual(first.interTokenLatenciesIter, []);
       assert.equal(first.numPreemptedReqs, 1);
       assert.equal(first.promptTokenStats.total, 16);
       assert.equal(first.promptTokenStats.computed, 12, 'cached tokens of the first scheduling');
 
+      builder.startIteration(2004.5);
       builder.newTokens('b', 1, 103.5);
       builder.newTokens('b', 1, 104.25);
       builder.finished('b', 'stop');
-      const last = builder.takeIterationStats(2004.5);
+      const last = builder.takeIterationStats();
       assert.deepEqual(last.interTokenLatenciesIter, [0.5, 0.75]);
       const [finished] = last.finishedRequests;
       assert.deepEqual(intervals(finished), {
@@ -116,6 +122,7 @@ describe('RequestStatsBuilder', () => {
 
     it('interleaves two requests in one iteration without mixing their state', () => {
       const builder = new RequestStatsBuilder();
+      builder.startIteration(11);
       builder.arrived('x', { arrivalTime: 10, promptTokens: 4 });
       builder.arrived('y', { arrivalTime: 10.5, promptTokens: 6, n: 2 });
       builder.queued('x', 1);
@@ -124,15 +131,16 @@ describe('RequestStatsBuilder', () => {
       builder.scheduled('y', 1.5);
       builder.newTokens('x', 1, 2);
       builder.newTokens('y', 1, 2);
-      const step1 = builder.takeIterationStats(11);
+      const step1 = builder.takeIterationStats();
       assert.deepEqual(step1.timeToFirstTokensIter, [1, 0.5]);
       assert.equal(step1.numPromptTokens, 10);
+      builder.startIteration(12);
       builder.newTokens('x', 1, 2.5);
       builder.newTokens('y', 1, 2.5);
       builder.finished('y', 'stop');
       builder.newTokens('x', 1, 3);
       builder.finished('x', 'length');
-      const step2 = builder.takeIterationStats(12);
+      const step2 = builder.takeIterationStats();
       assert.deepEqual(step2.interTokenLatenciesIter, [0.5, 0.5, 0.5]);
       assert.deepEqual(
         step2.finishedRequests.map((f) => [f.requestId, f.e2eLatency, f.queuedTime, f.decodeTime, f.numGenerationTokens]),
@@ -149,11 +157,12 @@ describe('RequestStatsBuilder', () => {
   describe('requests that never produced a token', () => {
     it('closes the prefill at the finish time instead of measuring from 0', () => {
       const builder = new RequestStatsBuilder();
+      builder.startIteration(12);
       builder.arrived('c', { arrivalTime: 10, promptTokens: 5 });
       builder.queued('c', 5);
       builder.scheduled('c', 5.5);
       builder.finished('c', 'abort', 6.25);
-      const iteration = builder.takeIterationStats(12);
+      const iteration = builder.takeIterationStats();
       assert.deepEqual(iteration.timeToFirstTokensIter, [], 'no token, no TTFT');
       assert.deepEqual(intervals(iteration.finishedRequests[0]), {
         e2e: 2,
@@ -167,20 +176,22 @@ describe('RequestStatsBuilder', () => {
 
     it('closes the queue interval for a request that was never scheduled', () => {
       const builder = new RequestStatsBuilder();
+      builder.startIteration(11);
       builder.arrived('d', { arrivalTime: 10, promptTokens: 5 });
       builder.queued('d', 5);
       builder.finished('d', 'error', 7);
-      const [finished] = builder.takeIterationStats(11).finishedRequests;
+      const [finished] = builder.takeIterationStats().finishedRequests;
       assert.deepEqual(intervals(finished), { e2e: 1, queued: 2, prefill: 0, decode: 0, inference: 0, tpot: 0 });
     });
 
     it('uses the last known event when no finish time is given', () => {
       const builder = new RequestStatsBuilder();
+      builder.startIteration(11);
       builder.arrived('e', { arrivalTime: 10, promptTokens: 5 });
       builder.queued('e', 5);
       builder.scheduled('e', 5.5);
       builder.finished('e', 'error');
-      const [finished] = builder.takeIterationStats(11).finishedRequests;
+      const [finished] = builder.takeIterationStats().finishedRequests;
       assert.deepEqual(intervals(finished), { e2e: 1, queued: 0.5, prefill: 0, decode: 0, inference: 0, tpot: 0 });
     });
   });
@@ -199,9 +210,10 @@ describe('RequestStatsBuilder', () => {
       builder.queued(id, (engine += 0.001));
       builder.scheduled(id, (engine += 0.001));
       for (let step = 0; step < T; step++) {
+        builder.startIteration((wall += 0.01));
         builder.newTokens(id, 1, (engine += 0.01));
         if (step === T - 1) builder.finished(id, 'length');
-        iterations.push(builder.takeIterationStats((wall += 0.01)));
+        iterations.push(builder.takeIterationStats());
       }
     }
     const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);
@@ -226,6 +238,7 @@ describe('RequestStatsBuilder', () => {
   describe('robustness', () => {
     it('never throws on unknown ids or bad values, and counts each ignored event', () => {
       const builder = new RequestStatsBuilder();
+      builder.startIteration(2);
       builder.newTokens('ghost', 1, 1);
       builder.queued('ghost', 1);
       builder.scheduled('ghost', 1);
@@ -249,45 +262,39 @@ describe('RequestStatsBuilder', () => {
       assert.equal(builder.trackedRequests, 0, 'state is released even when the record is dropped');
       builder.newTokens('r', 1, 2); // after the end
       assert.equal(builder.droppedEvents, 14);
-      assert.equal(builder.takeIterationStats(2).finishedRequests.length, 0);
+      assert.equal(builder.takeIterationStats().finishedRequests.length, 0);
     });
 
     it('aborted() releases the request without a finished record but keeps what it produced', () => {
       const builder = new RequestStatsBuilder();
+      builder.startIteration(3);
       builder.arrived('q', { arrivalTime: 1, promptTokens: 3 });
       builder.scheduled('q', 1);
       builder.newTokens('q', 1, 2);
       builder.aborted('q');
       assert.equal(builder.trackedRequests, 0);
-      const iteration = builder.takeIterationStats(3);
+      const iteration = builder.takeIterationStats();
       assert.equal(iteration.finishedRequests.length, 0);
       assert.equal(iteration.numGenerationTokens, 1);
       assert.equal(builder.droppedEvents, 0);
     });
 
-    it('bounds tracked requests and buffered events', () => {
-      const builder = new RequestStatsBuilder({ maxTrackedRequests: 2, maxPendingUpdates: 3 });
+    it('bounds tracked requests', () => {
+      const builder = new RequestStatsBuilder({ maxTrackedRequests: 2 });
       builder.arrived('1', { arrivalTime: 1, promptTokens: 1 });
       builder.arrived('2', { arrivalTime: 1, promptTokens: 1 });
       builder.arrived('3', { arrivalTime: 1, promptTokens: 1 });
       assert.equal(builder.trackedRequests, 2);
       assert.equal(builder.droppedEvents, 1);
-
-      builder.queued('1', 1);
-      builder.queued('2', 1);
-      builder.scheduled('1', 2);
-      builder.scheduled('2', 2); // buffer full
-      assert.equal(builder.pendingUpdates, 3);
-      assert.equal(builder.droppedEvents, 2);
-      builder.takeIterationStats(2);
-      assert.equal(builder.pendingUpdates, 0);
-      builder.scheduled('2', 2);
-      assert.equal(builder.pendingUpdates, 1);
+      builder.finished('1', 'stop', 2);
+      builder.arrived('3', { arrivalTime: 1, promptTokens: 1 });
+      assert.equal(builder.trackedRequests, 2, 'a finished request makes room');
+      assert.equal(builder.droppedEvents, 1);
     });
 
     it('rejects invalid limits at construction', () => {
       assert.throws(() => new RequestStatsBuilder({ maxTrackedRequests: 0 }), RangeError);
-      assert.throws(() => new RequestStatsBuilder({ maxPendingUpdates: 1.5 }), RangeError);
+      assert.throws(() => new RequestStatsBuilder({ maxTrackedRequests: 1.5 }), RangeError);
     });
   });
 
