@@ -1,5 +1,6 @@
 import type { OmniStatLogger } from '../recorders/stat-logger';
 import { wallClockSeconds } from '../stats/clock';
+import type { IterationStats } from '../stats/iteration-stats';
 import { RequestStatsBuilder } from '../stats/request-stats-builder';
 import { isFinishReason } from '../stats/types';
 import type { StageReplicaMap } from '../../views/stage-replica-map';
@@ -16,6 +17,8 @@ export class EngineStatsFeed {
   /** Replicas each live request was submitted to, so release touches only those (and nothing leaks). */
   private readonly enginesByRequest = new Map<string, Set<number>>();
   private readonly unsubscribe: () => void;
+  /** One IterationStats object serves every poll (polls are handled one at a time). */
+  private spareIteration: IterationStats | undefined;
 
   constructor(private readonly stageReplicaMap: StageReplicaMap) {
     // An engine index is never handed out again once its replica is removed: its builder can only leak.
@@ -60,7 +63,7 @@ export class EngineStatsFeed {
     const ts = outputs.timestamp;
     const list = outputs.outputs;
     // vLLM stamps the IterationStats when the batch comes in; a stats-only poll (no request outputs) has none.
-    if (list.length > 0) builder.startIteration(wallClockSeconds());
+    if (list.length > 0) builder.startIteration(wallClockSeconds(), this.spareIteration);
     for (const output of list) {
       const id = output.requestId;
       const events = output.events;
@@ -77,7 +80,10 @@ export class EngineStatsFeed {
         this.forget(id, engineIdx);
       }
     }
-    statLogger.record(outputs.schedulerStats ?? undefined, list.length > 0 ? builder.takeIterationStats() : undefined, engineIdx);
+    const iteration = list.length > 0 ? builder.takeIterationStats() : undefined;
+    statLogger.record(outputs.schedulerStats ?? undefined, iteration, engineIdx);
+    // The stat logger and its sinks read an iteration during record() only: the next poll refills it.
+    if (iteration) this.spareIteration = iteration;
   }
 
   /** The request left the pipeline (finished, aborted or failed): forget it on every replica. */

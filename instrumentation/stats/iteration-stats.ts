@@ -47,7 +47,7 @@ export interface IterationStatsOptions {
  * engine-core monotonic timestamps.
  */
 export class IterationStats {
-  readonly iterationTimestamp: number;
+  iterationTimestamp: number;
   numGenerationTokens = 0;
   readonly promptTokenStats = new PromptTokenStats();
   numPreemptedReqs = 0;
@@ -63,6 +63,25 @@ export class IterationStats {
 
   constructor({ iterationTimestamp = wallClockSeconds() }: IterationStatsOptions = {}) {
     this.iterationTimestamp = iterationTimestamp;
+  }
+
+  /**
+   * Empties this object for a new iteration stamped `iterationTimestamp`, so one object can serve every
+   * poll of a caller that is done with the previous contents (nothing may still hold it).
+   */
+  restart(iterationTimestamp: number): this {
+    this.iterationTimestamp = iterationTimestamp;
+    this.numGenerationTokens = 0;
+    const prompt = this.promptTokenStats;
+    prompt.computed = prompt.localCacheHit = prompt.externalKvTransfer = prompt.cachedTokens = prompt.total = 0;
+    this.numPreemptedReqs = 0;
+    this.finishedRequests.length = 0;
+    this.maxNumGenerationTokensIter.length = 0;
+    this.nParamsIter.length = 0;
+    this.timeToFirstTokensIter.length = 0;
+    this.interTokenLatenciesIter.length = 0;
+    this.numCorruptedReqs = 0;
+    return this;
   }
 
   /** All prompt tokens of the requests that started producing output in this iteration. */

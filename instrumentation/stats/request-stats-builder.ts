@@ -221,10 +221,11 @@ export class RequestStatsBuilder {
 
   /**
    * Opens the iteration the next events apply to, stamped `nowWall` (vLLM creates its `IterationStats` when a
-   * batch of outputs comes in). An iteration still open is replaced: take it first.
+   * batch of outputs comes in). An iteration still open is replaced: take it first. `reuse`, an iteration the
+   * caller took before and no longer holds, is emptied and filled again instead of allocating one per step.
    */
-  startIteration(nowWall: number = wallClockSeconds()): IterationStats {
-    this.iteration = new IterationStats({ iterationTimestamp: nowWall });
+  startIteration(nowWall: number = wallClockSeconds(), reuse?: IterationStats): IterationStats {
+    this.iteration = reuse ? reuse.restart(nowWall) : new IterationStats({ iterationTimestamp: nowWall });
     return this.iteration;
   }
 

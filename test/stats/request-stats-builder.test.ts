@@ -154,6 +154,42 @@ describe('RequestStatsBuilder', () => {
     });
   });
 
+  describe('iterations', () => {
+    it('applies each event as it arrives, to the request and to the open iteration', () => {
+      const builder = new RequestStatsBuilder();
+      const iteration = builder.startIteration(20);
+      builder.arrived('a', { arrivalTime: 19.5, promptTokens: 3 });
+      builder.newTokens('a', 2, 7);
+      assert.deepEqual(iteration.timeToFirstTokensIter, [0.5], 'before takeIterationStats()');
+      assert.equal(iteration.numGenerationTokens, 2);
+      builder.preempted('a', 7.5);
+      assert.equal(iteration.numPreemptedReqs, 1);
+      assert.equal(builder.takeIterationStats(), iteration);
+    });
+
+    it('empties an iteration handed back for reuse, and refills it', () => {
+      const builder = new RequestStatsBuilder();
+      const first = builder.startIteration(10);
+      builder.arrived('a', { arrivalTime: 9, promptTokens: 4 });
+      builder.newTokens('a', 1, 1);
+      builder.newTokens('a', 1, 1.25);
+      builder.preempted('a', 1.5);
+      builder.takeIterationStats();
+      const second = builder.startIteration(12, first);
+      assert.equal(second, first, 'the same object');
+      assert.deepEqual([second.iterationTimestamp, second.numGenerationTokens, second.numPromptTokens, second.numPreemptedReqs], [12, 0, 0, 0]);
+      assert.deepEqual([second.timeToFirstTokensIter, second.interTokenLatenciesIter, second.finishedRequests], [[], [], []]);
+      builder.newTokens('a', 1, 2);
+      builder.finished('a', 'stop', 2);
+      const taken = builder.takeIterationStats();
+      assert.deepEqual(taken.interTokenLatenciesIter, [0.75]);
+      assert.deepEqual(
+        taken.finishedRequests.map((f) => [f.e2eLatency, f.numGenerationTokens, f.numPreemptions]),
+        [[3, 3, 1]],
+      );
+    });
+  });
+
   describe('requests that never produced a token', () => {
     it('closes the prefill at the finish time instead of measuring from 0', () => {
       const builder = new RequestStatsBuilder();
