@@ -7,6 +7,8 @@ export const RESULT_MARKER = 'BENCH_RESULT ';
 export interface ChildOptions {
   /** Run with `--expose-gc` (heap measurements). */
   readonly exposeGc?: boolean;
+  /** More flags for the contender's Node (e.g. a young generation large enough to count allocations without a collection). */
+  readonly nodeFlags?: readonly string[];
   /** Give up after this long (a hung contender must not hang the bench). Default 5 minutes. */
   readonly timeoutMillis?: number;
 }
@@ -18,7 +20,7 @@ export interface ChildOptions {
  */
 export function runContender<T>(entry: string, params: unknown, options: ChildOptions = {}): Promise<T> {
   const file = join(__dirname, 'contenders', `${entry}.ts`);
-  const args = [...(options.exposeGc === true ? ['--expose-gc'] : []), '--import', 'tsx', file, JSON.stringify(params)];
+  const args = [...(options.exposeGc === true ? ['--expose-gc'] : []), ...(options.nodeFlags ?? []), '--import', 'tsx', file, JSON.stringify(params)];
   return runNode<T>(args, options.timeoutMillis);
 }
 

@@ -1,7 +1,7 @@
 /**
  * `npm run bench` (`-- --quick` for a short run): every contender in its own process, rounds
  * interleaved, medians with the spread of per-round ratios. Prints the machine, each row and the
- * six targets, and writes bench/results.json.
+ * targets, and writes bench/results.json.
  */
 import { execSync } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
@@ -12,6 +12,7 @@ import { coldStartSection } from './section-cold-start';
 import { interTokenSection } from './section-inter-token';
 import { memorySection } from './section-memory';
 import { perRequestSection } from './section-per-request';
+import { recordPathSection } from './section-record-path';
 import { scrapeBlockSection, scrapeCpuSection } from './section-scrape';
 import { blockTarget, printTargets, ratioTarget, type Target } from './targets';
 
@@ -31,6 +32,7 @@ async function main(): Promise<void> {
 
   const perRequest = await perRequestSection(ROUNDS, quick ? 30 : 200);
   const interToken = await interTokenSection(ROUNDS, quick ? 1e6 : 5e6);
+  const recordPath = await recordPathSection(ROUNDS, quick ? 20_000 : 100_000);
   const cpu: Array<Awaited<ReturnType<typeof scrapeCpuSection>>> = [];
   for (const replicas of CPU_SIZES) cpu.push(await scrapeCpuSection(ROUNDS, replicas));
   const blocks: Array<Awaited<ReturnType<typeof scrapeBlockSection>>> = [];
@@ -95,13 +97,21 @@ async function main(): Promise<void> {
     },
     blockTarget('6. enginePull (4 servers), one scrape', pullSize, block(pullSize, 'engine-pull'), 5e6),
     { target: '6. behind the cluster primary (4 workers)', goal: 'as 1.', measured: 'not measured by this bench', met: null },
+    ratioTarget('7. one request over the host, vs the direct path (3 × 4, 100 tokens)', '≤ 2×', [perRequest.oursVsFloor], 2),
+    {
+      target: '8. allocated per decode token; per stats-only poll',
+      goal: '≤ 32 B; ≤ 64 B',
+      measured: `${recordPath.tokenBytes.median.toFixed(1)} B; ${recordPath.statsPollBytes.median.toFixed(1)} B`,
+      met: Number.isNaN(recordPath.tokenBytes.median) ? null : recordPath.tokenBytes.median <= 32 && recordPath.statsPollBytes.median <= 64,
+    },
+    ratioTarget('9. patched method with nobody listening, vs the bare method', '≤ 2×', [recordPath.idleWrapper], 2),
   ];
   printTargets(targets, machine);
 
   const file = join(__dirname, 'results.json');
   writeFileSync(
     file,
-    `${JSON.stringify({ machine, date: new Date().toISOString(), quick, rounds: ROUNDS, targets, perRequest, interToken, scrapeCpu: cpu, scrapeBlock: blocks, memory, coldStart }, null, 2)}\n`,
+    `${JSON.stringify({ machine, date: new Date().toISOString(), quick, rounds: ROUNDS, targets, perRequest, interToken, recordPath, scrapeCpu: cpu, scrapeBlock: blocks, memory, coldStart }, null, 2)}\n`,
   );
   console.log(`\nwrote ${file}`);
 }

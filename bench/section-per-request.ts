@@ -39,5 +39,5 @@ export async function perRequestSection(rounds: number, requests: number) {
     );
     return [name, cost] as const;
   });
-  return { check, costs: Object.fromEntries(summaries) };
+  return { check, costs: Object.fromEntries(summaries), oursVsFloor: ratioOf(over('ours'), overFloor) };
 }

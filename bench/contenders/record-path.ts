@@ -1,0 +1,94 @@
+import { PerformanceObserver, performance } from 'node:perf_hooks';
+import { OmniInstrumentation, registerOmniMetrics } from '../../index';
+import { orchestratorWrapper } from '../../instrumentation/hooks/host-wrappers';
+import { listenTo, type MethodPatch } from '../../instrumentation/hooks/host-patches';
+import type { EngineCoreOutputs } from '../../instrumentation/pipeline/host-contract';
+import { createSchedulerStats } from '../../instrumentation/stats/types';
+import { median } from '../measure';
+import { DECODE_OUTPUTS, type RecordPathContender } from '../record-path-contenders';
+import { collectGarbage, contenderMain } from './contender-main';
+
+/** One host poll on the record path, alone in this process (the contenders: `record-path-contenders.ts`). */
+interface Params {
+  readonly contender: RecordPathContender;
+  readonly polls: number;
+  readonly blocks: number;
+}
+
+contenderMain(async ({ contender, polls, blocks }: Params) => {
+  const schedulerStats = createSchedulerStats({ numRunningReqs: DECODE_OUTPUTS, kvCacheUsage: 0.5 });
+  const statsOnly: EngineCoreOutputs = { timestamp: 1, outputs: [], schedulerStats };
+  const decode: EngineCoreOutputs = {
+    timestamp: 1,
+    outputs: Array.from({ length: DECODE_OUTPUTS }, (_, i) => ({ requestId: `r${i}`, numNewTokens: 1 })),
+    schedulerStats,
+  };
+  class Host {
+    readonly stagePools = [];
+    outputs = statsOnly;
+    pollEngine(_stage: number, _replica: number): EngineCoreOutputs {
+      return this.outputs;
+    }
+    submitToStage(_request: unknown): void {}
+  }
+  const host = new Host();
+  const handle = await registerOmniMetrics({
+    modelName: 'm',
+    stagePools: [1],
+    logStats: contender !== 'stats-off',
+    prometheus: false,
+    exporters: [],
+    logIntervalSeconds: 0,
+    selfCheck: false,
+    processMetrics: false,
+  });
+  if (contender === 'idle-wrapper') {
+    // The patch with an empty listener list, as it stays when another tool wrapped over it.
+    const listener = {};
+    listenTo(Host.prototype, 'pollEngine', listener, orchestratorWrapper('pollEngine') as never);
+    const patches = (Host.prototype as unknown as Record<symbol, Map<string, MethodPatch<unknown>>>)[Symbol.for('omni-otel-metrics.host-patches')];
+    const patch = patches?.get('pollEngine');
+    if (patch === undefined) throw new Error('pollEngine was not patched');
+    patch.listeners = [];
+  } else if (contender !== 'direct') {
+    new OmniInstrumentation({ metrics: handle, orchestratorClass: Host, diagnosticsChannels: false });
+  }
+  if (contender === 'decode-poll') {
+    for (let i = 0; i < DECODE_OUTPUTS; i++) {
+      (host.submitToStage as (request: unknown) => void)({ requestId: `r${i}`, stageId: 0, replicaId: 0, arrivalTime: 1, promptTokenCount: 5, maxTokens: 1e9 });
+    }
+    host.outputs = decode;
+  }
+  const poll = (n: number): void => {
+    for (let i = 0; i < n; i++) host.pollEngine(0, 0);
+  };
+  poll(polls); // warm up: optimized code, grown arrays
+
+  // Allocation: heap growth over `polls` polls with a young generation large enough that no
+  // collection runs in between (checked: a collection voids the figure).
+  let collections = 0;
+  const gcObserver = new PerformanceObserver((list) => (collections += list.getEntries().length));
+  gcObserver.observe({ entryTypes: ['gc'] });
+  collectGarbage();
+  // The observer hears of collections asynchronously: let the forced ones arrive before counting.
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  collections = 0;
+  const before = process.memoryUsage().heapUsed;
+  poll(polls);
+  const bytesPerPoll = (process.memoryUsage().heapUsed - before) / polls;
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  gcObserver.disconnect();
+
+  const nsPerPoll: number[] = [];
+  for (let block = 0; block < blocks; block++) {
+    const start = performance.now();
+    poll(polls);
+    nsPerPoll.push(((performance.now() - start) * 1e6) / polls);
+  }
+  await handle.shutdown();
+  return {
+    nsPerPoll: median(nsPerPoll.sort((a, b) => a - b)),
+    bytesPerPoll: collections === 0 ? bytesPerPoll : NaN,
+    bytesPerToken: contender === 'decode-poll' && collections === 0 ? bytesPerPoll / DECODE_OUTPUTS : NaN,
+  };
+});

@@ -1,0 +1,11 @@
+/**
+ * The record-path contenders, each alone in its process (`contenders/record-path.ts`):
+ * - `direct`: the host's `pollEngine`, unpatched;
+ * - `idle-wrapper`: the patched method with nobody listening (a wrapper left in another tool's chain);
+ * - `stats-off`: the hooks on a handle registered with `logStats: false`;
+ * - `stats-poll` / `decode-poll`: the hooks with `logStats`, a poll carrying scheduler stats only, or
+ *   also one decode token for each of `DECODE_OUTPUTS` requests.
+ */
+export const RECORD_PATH_CONTENDERS = ['direct', 'idle-wrapper', 'stats-off', 'stats-poll', 'decode-poll'] as const;
+export type RecordPathContender = (typeof RECORD_PATH_CONTENDERS)[number];
+export const DECODE_OUTPUTS = 32;
