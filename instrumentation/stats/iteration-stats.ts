@@ -51,14 +51,14 @@ export class IterationStats {
   numGenerationTokens = 0;
   readonly promptTokenStats = new PromptTokenStats();
   numPreemptedReqs = 0;
-  readonly finishedRequests: FinishedRequestStats[] = [];
+  finishedRequests: FinishedRequestStats[] = [];
   /** One entry per finished parent request: its (largest child's) generation token count. */
-  readonly maxNumGenerationTokensIter: number[] = [];
+  maxNumGenerationTokensIter: number[] = [];
   /** One entry per finished parent request: its `n` sampling parameter. */
-  readonly nParamsIter: number[] = [];
-  readonly timeToFirstTokensIter: number[] = [];
+  nParamsIter: number[] = [];
+  timeToFirstTokensIter: number[] = [];
   /** One entry per non-first output (not per token). */
-  readonly interTokenLatenciesIter: number[] = [];
+  interTokenLatenciesIter: number[] = [];
   numCorruptedReqs = 0;
 
   constructor({ iterationTimestamp = wallClockSeconds() }: IterationStatsOptions = {}) {
@@ -75,11 +75,12 @@ export class IterationStats {
     const prompt = this.promptTokenStats;
     prompt.computed = prompt.localCacheHit = prompt.externalKvTransfer = prompt.cachedTokens = prompt.total = 0;
     this.numPreemptedReqs = 0;
-    this.finishedRequests.length = 0;
-    this.maxNumGenerationTokensIter.length = 0;
-    this.nParamsIter.length = 0;
-    this.timeToFirstTokensIter.length = 0;
-    this.interTokenLatenciesIter.length = 0;
+    // Fresh lists rather than `length = 0`, which is a slow runtime call; most lists of a step are empty and are kept.
+    if (this.finishedRequests.length !== 0) this.finishedRequests = [];
+    if (this.maxNumGenerationTokensIter.length !== 0) this.maxNumGenerationTokensIter = [];
+    if (this.nParamsIter.length !== 0) this.nParamsIter = [];
+    if (this.timeToFirstTokensIter.length !== 0) this.timeToFirstTokensIter = [];
+    if (this.interTokenLatenciesIter.length !== 0) this.interTokenLatenciesIter = [];
     this.numCorruptedReqs = 0;
     return this;
   }
