@@ -92,14 +92,14 @@ export interface OmniMetricsOptions {
    * Real vLLM servers behind the pipeline: per (stage, replica), the server's `/metrics` URL (and
    * `engine` label, for data-parallel servers). Their `vllm:*` families are pulled, relabelled to
    * `stage` + `replica`, and served with the package's own, in `/metrics` and over OTLP; for these
-   * replicas the pulled figures win over in-process ones. See the README, "Real vLLM engines".
+   * replicas the pulled figures win over in-process ones. See docs/engine-pull.md.
    */
   readonly enginePull?: EnginePullOptions;
   /**
    * `'external'`: an SDK set up elsewhere (NodeSDK) will own the provider. This call creates no
    * provider and no push exporter; put `handle.prometheusReader` in NodeSDK's `metricReaders`,
    * `handle.views` in its `views` and `new OmniInstrumentation({ metrics: handle })` in its
-   * `instrumentations` (see the README, "Inside NodeSDK").
+   * `instrumentations` (see docs/node-sdk.md).
    *
    * Or bring your own provider: the package's families reach its readers through `OmniMetricProducer`s
    * (list them in `metricProducers`), and an `OmniPrometheusReader` among its readers, passed here

@@ -71,7 +71,8 @@ export interface OmniSettings {
   readonly sdkDisabled: boolean;
 }
 
-const OPTION_KEYS = optionKeys<OmniMetricsOptions>({
+/** Every key of `OmniMetricsOptions`, spelled once: the unknown-option check and the options page test read it. */
+export const OPTION_KEYS = optionKeys<OmniMetricsOptions>({
   modelName: true,
   stagePools: true,
   logStats: true,

@@ -1,7 +1,7 @@
 /**
  * Lines of `/metrics` for the reference pipeline (pools 1,2,1) after the same 40-request load,
- * with `logStats` off and on: the README's numbers. Run: `npx tsx bench/metrics-lines.ts`;
- * `--write README.md` also rewrites the sentence between the file's `metrics-lines` markers.
+ * with `logStats` off and on: the numbers of docs/exposition.md. Run: `npx tsx bench/metrics-lines.ts`;
+ * `--write docs/exposition.md` also rewrites the sentence between the file's `metrics-lines` markers.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { runLoad } from '../examples/load';

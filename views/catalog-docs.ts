@@ -18,12 +18,12 @@ const GROUP_TITLES: ReadonlyArray<[FamilyGroup, string]> = [
   ['process', 'Process and Node.js runtime (`processMetrics`, default on)'],
 ];
 
-/** Markdown tables of every family, grouped by when it is registered: the README's catalog section. */
+/** Markdown tables of every family, grouped by when it is registered: the page docs/families.md. */
 export function renderFamilyTables(): string {
   const catalog = resolveFullCatalog();
   const sections = GROUP_TITLES.map(([group, title]) => {
     const rows = catalog.families.filter((family) => family.group === group).map(row);
-    return [`#### ${title}`, '', '| name | type | labels | buckets | HELP |', '|---|---|---|---|---|', ...rows].join('\n');
+    return [`## ${title}`, '', '| name | type | labels | buckets | HELP |', '|---|---|---|---|---|', ...rows].join('\n');
   });
   return sections.join('\n\n');
 }
@@ -41,16 +41,16 @@ function bucketText(family: ResolvedFamily): string {
   return values.length > 6 ? `${values.slice(0, 3).join(', ')} … ${values.at(-1) ?? ''} (${values.length})` : values.join(', ');
 }
 
-/** The README with its generated section replaced by the current tables. */
-export function withGeneratedTables(readme: string): string {
-  const start = readme.indexOf(BEGIN);
-  const end = readme.indexOf(END);
-  if (start < 0 || end < start) throw new Error(`README has no ${BEGIN} … ${END} section`);
-  return `${readme.slice(0, start + BEGIN.length)}\n${renderFamilyTables()}\n${readme.slice(end)}`;
+/** A page with its generated section replaced by the current tables. */
+export function withGeneratedTables(page: string): string {
+  const start = page.indexOf(BEGIN);
+  const end = page.indexOf(END);
+  if (start < 0 || end < start) throw new Error(`the page has no ${BEGIN} … ${END} section`);
+  return `${page.slice(0, start + BEGIN.length)}\n${renderFamilyTables()}\n${page.slice(end)}`;
 }
 
 if (require.main === module) {
-  const file = process.argv[2] ?? 'README.md';
+  const file = process.argv[2] ?? 'docs/families.md';
   writeFileSync(file, withGeneratedTables(readFileSync(file, 'utf8')));
   console.log(`updated the family tables in ${file}`);
 }

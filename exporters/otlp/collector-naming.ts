@@ -138,7 +138,7 @@ export const NAMING_EXAMPLE_FAMILIES: readonly FamilyKey[] = Object.freeze([
 ] as FamilyKey[]);
 
 /**
- * The README section on OTLP naming: what representative families are called over OTLP under
+ * The section of docs/otlp.md on OTLP naming: what representative families are called over OTLP under
  * each naming scheme, and what a collector's Prometheus translation makes of them. Generated from
  * the catalog so the table cannot drift from the code.
  */

@@ -2,10 +2,12 @@ import {
   METRICS_EXPORTER_NAMES,
   OTLP_COMPRESSIONS,
   OTLP_PROTOCOLS,
+  RESOURCE_DETECTOR_NAMES,
   TEMPORALITY_PREFERENCES,
   type MetricsExporterName,
   type OtlpCompression,
   type OtlpProtocol,
+  type ResourceDetectorName,
   type TemporalityPreference,
 } from './types';
 
@@ -42,6 +44,20 @@ export interface OtelEnvConfig {
   readonly temporality?: FromVariable<TemporalityPreference>;
   /** `OTEL_RESOURCE_ATTRIBUTES`, with `OTEL_SERVICE_NAME` as `service.name` (it wins). */
   readonly resourceAttributes: Readonly<Record<string, string>>;
+  /** `OTEL_NODE_RESOURCE_DETECTORS`: absent when unset (every detector runs). */
+  readonly resourceDetectors?: ResourceDetectorSelection;
+}
+
+/**
+ * The detectors `OTEL_NODE_RESOURCE_DETECTORS` selects, read as `@opentelemetry/sdk-node` reads
+ * it: a comma-separated list in which `all` anywhere selects every detector and otherwise `none`
+ * anywhere selects none. Names this package has no detector for (the cloud and container detectors
+ * of `@opentelemetry/auto-instrumentations-node` share the variable) are kept in `unknown`, to be
+ * warned about and ignored rather than refused.
+ */
+export interface ResourceDetectorSelection {
+  readonly names: readonly ResourceDetectorName[];
+  readonly unknown: readonly string[];
 }
 
 /**
@@ -71,6 +87,7 @@ export function parseOtelEnv(env: OtelEnvironment): OtelEnvConfig {
       oneOf(env, 'OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE', TEMPORALITY_PREFERENCES),
     ),
     resourceAttributes: resourceAttributes(env),
+    resourceDetectors: resourceDetectors(env),
   };
 }
 
@@ -178,4 +195,17 @@ function resourceAttributes(env: OtelEnvironment): Record<string, string> {
   const serviceName = read(env, 'OTEL_SERVICE_NAME');
   if (serviceName !== undefined) attributes['service.name'] = serviceName;
   return attributes;
+}
+
+function resourceDetectors(env: OtelEnvironment): ResourceDetectorSelection | undefined {
+  const raw = read(env, 'OTEL_NODE_RESOURCE_DETECTORS');
+  if (raw === undefined) return undefined;
+  const entries = raw
+    .split(',')
+    .map((entry) => entry.trim().toLowerCase())
+    .filter((entry) => entry !== '');
+  if (entries.includes('all')) return { names: RESOURCE_DETECTOR_NAMES, unknown: [] };
+  if (entries.includes('none')) return { names: [], unknown: [] };
+  const known = (entry: string): entry is ResourceDetectorName => (RESOURCE_DETECTOR_NAMES as readonly string[]).includes(entry);
+  return { names: [...new Set(entries.filter(known))], unknown: [...new Set(entries.filter((entry) => !known(entry)))] };
 }

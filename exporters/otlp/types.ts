@@ -20,6 +20,14 @@ export const OTLP_COMPRESSIONS: readonly OtlpCompression[] = Object.freeze(['gzi
 export type TemporalityPreference = 'cumulative' | 'delta' | 'lowmemory';
 export const TEMPORALITY_PREFERENCES: readonly TemporalityPreference[] = Object.freeze(['cumulative', 'delta', 'lowmemory']);
 
+/**
+ * `OTEL_NODE_RESOURCE_DETECTORS` values, as `@opentelemetry/sdk-node` names its detectors (besides
+ * `all` and `none`): `env` is `OTEL_RESOURCE_ATTRIBUTES` and `OTEL_SERVICE_NAME`; `serviceinstance`
+ * is `service.instance.id`.
+ */
+export type ResourceDetectorName = 'env' | 'host' | 'os' | 'process' | 'serviceinstance';
+export const RESOURCE_DETECTOR_NAMES: readonly ResourceDetectorName[] = Object.freeze(['env', 'host', 'os', 'process', 'serviceinstance']);
+
 export const DEFAULT_OTLP_PROTOCOL: OtlpProtocol = 'http/protobuf';
 export const DEFAULT_EXPORT_INTERVAL_MILLIS = 60_000;
 export const DEFAULT_EXPORT_TIMEOUT_MILLIS = 30_000;

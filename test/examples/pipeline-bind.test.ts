@@ -51,7 +51,7 @@ describe('examples: where the reference pipeline listens', function () {
     }
   });
 
-  it('reads HOST, PORT and OpenTelemetry’s OTEL_EXPORTER_PROMETHEUS_HOST / _PORT (METRICS_PORT an alias); README and examples/README.md document every variable', () => {
+  it('reads HOST, PORT and OpenTelemetry’s OTEL_EXPORTER_PROMETHEUS_HOST / _PORT (METRICS_PORT an alias); docs/development.md and examples/README.md document every variable', () => {
     assert.deepEqual(
       [optionsFromEnv({}).host, optionsFromEnv({}).port, optionsFromEnv({}).metricsHost, optionsFromEnv({}).metricsPort],
       ['127.0.0.1', 8000, '127.0.0.1', 9464],
@@ -80,7 +80,7 @@ describe('examples: where the reference pipeline listens', function () {
       'PROFILE',
     ]);
     const root = join(__dirname, '..', '..');
-    for (const doc of ['README.md', join('examples', 'README.md')]) {
+    for (const doc of [join('docs', 'development.md'), join('examples', 'README.md')]) {
       const text = readFileSync(join(root, doc), 'utf8');
       for (const variable of Object.keys(PIPELINE_VARIABLES)) assert.ok(text.includes(`\`${variable}\``), `${doc} documents ${variable}`);
     }

@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import {
   collectorNamingMarkdown,
   collectorPrometheusName,
@@ -6,6 +8,7 @@ import {
   NAMING_EXAMPLE_FAMILIES,
   type CollectorTranslationStrategy,
 } from '../../exporters/otlp/collector-naming';
+import { withGeneratedNamingSection } from '../../exporters/otlp/collector-naming-docs';
 import type { FamilyType } from '../../views/family-definition';
 import { resolveFullCatalog } from '../../views/catalog';
 
@@ -152,7 +155,12 @@ describe('collectorPrometheusName: OTLP names after a collector translation', ()
     }
   });
 
-  it('the README section is generated from the catalog, with one row per naming scheme per example family', () => {
+  it('docs/otlp.md carries the generated section as it is now (regenerate with `npm run docs`)', () => {
+    const page = readFileSync(join(__dirname, '..', '..', 'docs', 'otlp.md'), 'utf8');
+    assert.equal(page, withGeneratedNamingSection(page), 'docs/otlp.md naming section is stale: run `npm run docs`');
+  });
+
+  it('the docs section is generated from the catalog, with one row per naming scheme per example family', () => {
     const markdown = collectorNamingMarkdown();
     for (const key of NAMING_EXAMPLE_FAMILIES) {
       const family = resolveFullCatalog().byKey(key);

@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { resolveExportSettings } from '../../exporters/otlp/export-settings';
 import { parseOtelEnv } from '../../exporters/otlp/otel-env';
-import { hostname } from 'node:os';
+import { hostname, release } from 'node:os';
+import { readFileSync } from 'node:fs';
+import { captureConsole, withEnv } from '../support/console-capture';
 import { buildResource, serviceInstanceId } from '../../exporters/otlp/otel-resource';
 import { registerOmniMetrics } from '../../register';
 import { resourceFromAttributes } from '@opentelemetry/resources';
@@ -21,6 +23,7 @@ describe('parseOtelEnv (pure)', () => {
       exportTimeoutMillis: undefined,
       temporality: undefined,
       resourceAttributes: {},
+      resourceDetectors: undefined,
     });
   });
 
@@ -258,5 +261,129 @@ describe('buildResource', () => {
     } finally {
       await handle.shutdown();
     }
+  });
+});
+
+describe('OTEL_NODE_RESOURCE_DETECTORS', () => {
+  const SDK = ['service.name', 'telemetry.sdk.language', 'telemetry.sdk.name', 'telemetry.sdk.version'];
+  const ENV = { OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment.name=prod,host.name=env-host', OTEL_SERVICE_NAME: 'tts' };
+
+  async function attributes(variables: Record<string, string>, options: Parameters<typeof buildResource>[1] = {}): Promise<Record<string, unknown>> {
+    const resource = buildResource(parseOtelEnv(variables), options);
+    await resource.waitForAsyncAttributes?.();
+    return { ...resource.attributes };
+  }
+  const keys = (record: Record<string, unknown>): string[] => Object.keys(record).sort();
+
+  it('is read as @opentelemetry/sdk-node reads it: a comma list, `all` before `none`, unknown names kept apart', () => {
+    assert.equal(parseOtelEnv({ OTEL_NODE_RESOURCE_DETECTORS: ' ' }).resourceDetectors, undefined);
+    assert.deepEqual(parseOtelEnv({ OTEL_NODE_RESOURCE_DETECTORS: 'host, OS ,process,,host' }).resourceDetectors, {
+      names: ['host', 'os', 'process'],
+      unknown: [],
+    });
+    assert.deepEqual(parseOtelEnv({ OTEL_NODE_RESOURCE_DETECTORS: 'none,all,aws' }).resourceDetectors, {
+      names: ['env', 'host', 'os', 'process', 'serviceinstance'],
+      unknown: [],
+    });
+    assert.deepEqual(parseOtelEnv({ OTEL_NODE_RESOURCE_DETECTORS: 'host,none' }).resourceDetectors, { names: [], unknown: [] });
+    assert.deepEqual(parseOtelEnv({ OTEL_NODE_RESOURCE_DETECTORS: 'env,aws,gcp,aws' }).resourceDetectors, { names: ['env'], unknown: ['aws', 'gcp'] });
+  });
+
+  it('none: only the SDK default, OTEL_RESOURCE_ATTRIBUTES and OTEL_SERVICE_NAME ignored (the env detector did not run), the options still applied', async () => {
+    const none = await attributes({ ...ENV, OTEL_NODE_RESOURCE_DETECTORS: 'none' });
+    assert.deepEqual(keys(none), SDK);
+    assert.match(String(none['service.name']), /^unknown_service:/);
+    assert.deepEqual([none['telemetry.sdk.language'], none['telemetry.sdk.name']], ['nodejs', 'opentelemetry']);
+    const withOptions = await attributes(
+      { ...ENV, OTEL_NODE_RESOURCE_DETECTORS: 'none' },
+      { resource: resourceFromAttributes({ team: 'speech' }), serviceName: 'svc' },
+    );
+    assert.deepEqual(keys(withOptions), [...SDK, 'team'].sort());
+    assert.deepEqual([withOptions['service.name'], withOptions.team], ['svc', 'speech']);
+  });
+
+  it('each detector adds exactly its attributes', async () => {
+    const only = async (name: string): Promise<Record<string, unknown>> => attributes({ ...ENV, OTEL_NODE_RESOURCE_DETECTORS: name });
+    const env = await only('env');
+    assert.deepEqual(keys(env), [...SDK, 'deployment.environment.name', 'host.name'].sort());
+    assert.deepEqual([env['service.name'], env['deployment.environment.name'], env['host.name']], ['tts', 'prod', 'env-host']);
+
+    const instance = await only('serviceinstance');
+    assert.deepEqual(keys(instance), [...SDK, 'service.instance.id'].sort());
+    assert.equal(instance['service.instance.id'], serviceInstanceId());
+
+    const host = await only('host');
+    assert.deepEqual(keys(host), [...SDK, 'host.arch', 'host.id', 'host.name'].sort());
+    assert.deepEqual(
+      [host['host.name'], host['host.arch'], host['host.id']],
+      [hostname(), process.arch === 'x64' ? 'amd64' : process.arch, readFileSync('/etc/machine-id', 'utf8').trim()],
+    );
+
+    const os = await only('os');
+    assert.deepEqual(keys(os), [...SDK, 'os.type', 'os.version'].sort());
+    assert.deepEqual([os['os.type'], os['os.version']], ['linux', release()]);
+
+    const proc = await only('process');
+    assert.deepEqual(
+      keys(proc),
+      [
+        ...SDK,
+        'process.command',
+        'process.command_args',
+        'process.executable.name',
+        'process.executable.path',
+        'process.owner',
+        'process.pid',
+        'process.runtime.description',
+        'process.runtime.name',
+        'process.runtime.version',
+      ].sort(),
+    );
+    assert.deepEqual([proc['process.pid'], proc['process.runtime.name'], proc['process.runtime.version']], [process.pid, 'nodejs', process.versions.node]);
+
+    const two = await only('os,serviceinstance');
+    assert.deepEqual(keys(two), [...SDK, 'os.type', 'os.version', 'service.instance.id'].sort());
+  });
+
+  it('unset or `all`: every detector, as without the variable', async () => {
+    const unset = await attributes(ENV);
+    const all = await attributes({ ...ENV, OTEL_NODE_RESOURCE_DETECTORS: 'all' });
+    assert.deepEqual(keys(all), keys(unset));
+    for (const key of ['service.instance.id', 'host.id', 'os.type', 'process.pid', 'deployment.environment.name']) assert.ok(key in all, key);
+    assert.deepEqual([all['service.name'], all['host.name']], ['tts', 'env-host']);
+  });
+
+  it('a name it has no detector for is ignored with one warning, on the console when no diag logger is installed', async () => {
+    let resource: Record<string, unknown> = {};
+    const lines = await captureConsole(async () => {
+      resource = await attributes({ OTEL_NODE_RESOURCE_DETECTORS: 'serviceinstance,no-such-detector' });
+      await attributes({ OTEL_NODE_RESOURCE_DETECTORS: 'no-such-detector' });
+    });
+    assert.deepEqual(keys(resource), [...SDK, 'service.instance.id'].sort());
+    assert.deepEqual(lines, [
+      {
+        method: 'warn',
+        text:
+          'omni-otel-metrics: OTEL_NODE_RESOURCE_DETECTORS names "no-such-detector", which is none of env, host, os, process, serviceinstance, all, none: ' +
+          'ignored for the resource of the provider this package creates',
+      },
+    ]);
+  });
+
+  it("registerOmniMetrics builds its provider's resource with them (target_info shows it)", async () => {
+    await withEnv({ OTEL_NODE_RESOURCE_DETECTORS: 'serviceinstance,env', OTEL_RESOURCE_ATTRIBUTES: 'team=speech', OTEL_SERVICE_NAME: undefined }, async () => {
+      const handle = await registerOmniMetrics({ modelName: 'm', prometheus: { port: 0, withTargetInfo: true }, selfCheck: false, processMetrics: false });
+      try {
+        const targetInfo = (await handle.metricsText()).split('\n').find((line) => line.startsWith('target_info{')) ?? '';
+        assert.match(
+          targetInfo,
+          new RegExp(
+            `^target_info\\{service_instance_id="${serviceInstanceId()}",service_name="unknown_service:[^"]*",team="speech",telemetry_sdk_language="nodejs",telemetry_sdk_name="opentelemetry",telemetry_sdk_version="[^"]+"\\} 1(\\.0)?$`,
+          ),
+        );
+      } finally {
+        await handle.shutdown();
+      }
+    });
   });
 });

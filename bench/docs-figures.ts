@@ -1,0 +1,130 @@
+/**
+ * The benchmark's figures quoted in the docs, rendered from bench/results.json so that no number
+ * there is typed by hand: each `<!-- bench:NAME -->…<!-- /bench:NAME -->` span of a page is
+ * replaced by the figure NAME. Run after `npm run bench`: `npx tsx bench/docs-figures.ts`
+ * (also part of `npm run docs`); test/docs/bench-figures.test.ts fails while a page is stale.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ratioOf, type Measurement, type Ratio } from './measure';
+
+/** The parts of bench/results.json the docs quote. */
+export interface BenchResults {
+  readonly machine: string;
+  readonly interToken: Readonly<Record<'ours' | 'prom-client' | 'floor', Measurement>>;
+  readonly scrapeCpu: ReadonlyArray<{
+    readonly replicas: number;
+    readonly vsProm: Ratio;
+    readonly vsConcat: Ratio;
+    readonly results: Readonly<Record<string, { readonly cpuNsPerScrape: Measurement; readonly series: Measurement }>>;
+  }>;
+  readonly scrapeBlock: ReadonlyArray<{ readonly replicas: number; readonly results: Readonly<Record<string, Readonly<Record<string, Measurement>>>> }>;
+  readonly memory: Readonly<Record<'counter' | 'gauge' | 'histogram', { readonly ours: Measurement; readonly promClient: Measurement }>>;
+  readonly coldStart: {
+    readonly require: Readonly<Record<'ours' | 'prom-client' | 'sdk', { readonly requireNs: Measurement }>>;
+    readonly registrations: Readonly<Record<string, Readonly<Record<'ours' | 'prom-client' | 'sdk', { readonly registerNs: Measurement }>>>>;
+  };
+}
+
+/** The pages holding figures, relative to the repository root. */
+export const FIGURE_PAGES = ['docs/performance.md', 'docs/exposition.md'];
+
+const LARGE = 256;
+const ms = (ns: number, digits = 1): string => (ns / 1e6).toFixed(digits);
+const spread = (m: Measurement): string => `${ms(m.median)} ms (${ms(m.min)}–${ms(m.max)})`;
+const times = (ratio: number): string => `×${ratio.toFixed(2)}`;
+const grouped = (n: number): string => String(n).replace(/\B(?=(\d{3})+$)/g, ' ');
+const megabytes = (bytes: number): string => `${Math.round(bytes / 2 ** 20)} MB`;
+
+function block(results: BenchResults, replicas: number): Readonly<Record<string, Readonly<Record<string, Measurement>>>> {
+  const found = results.scrapeBlock.find((entry) => entry.replicas === replicas);
+  if (found === undefined) throw new Error(`bench/results.json has no scrape-block run at 3 × ${replicas}`);
+  return found.results;
+}
+
+function measure(record: Readonly<Record<string, Measurement>> | undefined, key: string): Measurement {
+  const value = record?.[key];
+  if (value === undefined) throw new Error(`bench/results.json lacks ${key}`);
+  return value;
+}
+
+/** Every figure the docs quote, by name. */
+export function benchFigures(results: BenchResults): Record<string, string> {
+  const large = block(results, LARGE);
+  const one = large.one;
+  const oneBlock = measure(one, 'worstBlockNs');
+  const series = grouped(measure(one, 'series').median);
+  const text = megabytes(measure(one, 'bytes').median);
+  const concurrent = large.concurrent;
+  const small = block(results, 64);
+  const sizes = results.scrapeCpu.map((entry) => entry.replicas).join(' / ');
+  const largeCpu = results.scrapeCpu.find((entry) => entry.replicas === LARGE)?.results.ours;
+  const registration = (replicas: number, who: 'ours' | 'prom-client' | 'sdk'): string =>
+    `${ms(results.coldStart.registrations[String(replicas)]?.[who].registerNs.median ?? NaN, 0)} ms`;
+  const renderings = measure(concurrent, 'renderingsPerScrape').median;
+  const rows: Array<[string, string]> = [
+    [`worst event-loop block during one scrape, 3 × ${LARGE}`, `${spread(oneBlock)}; gzip ${ms(measure(large.gzip, 'worstBlockNs').median)} ms`],
+    ['same, 3 × 64', `${spread(measure(small.one, 'worstBlockNs'))}; gzip ${ms(measure(small.gzip, 'worstBlockNs').median)} ms`],
+    [
+      `ten scrapers at once, 3 × ${LARGE}`,
+      `${renderings === 1 ? 'one rendering' : `${renderings} renderings`}; worst block ${ms(measure(concurrent, 'worstBlockNs').median)} ms; ` +
+        `last response ${times(ratioOf(measure(concurrent, 'wallNs'), measure(one, 'wallNs')).median)} one scrape's time (ten times the bytes through ` +
+        `loopback to a scraper process on the same 2 cores); RSS growth ${times(ratioOf(measure(concurrent, 'firstRssGrowthBytes'), measure(one, 'firstRssGrowthBytes')).median)} one scrape's`,
+    ],
+    [`scrape CPU against prom-client holding the same series, 3 × ${sizes}`, results.scrapeCpu.map((entry) => times(entry.vsProm.median)).join(' / ')],
+    [
+      'scrape CPU against concatenating the pre-rendered lines of the same exposition',
+      results.scrapeCpu.map((entry) => times(entry.vsConcat.median)).join(' / '),
+    ],
+    [
+      'heap per series: counter, gauge, histogram (22 buckets)',
+      `${(['counter', 'gauge', 'histogram'] as const).map((kind) => `${results.memory[kind].ours.median.toFixed(0)} B`).join(', ')}; prom-client ` +
+        (['counter', 'gauge', 'histogram'] as const).map((kind) => `${results.memory[kind].promClient.median.toFixed(0)} B`).join(', '),
+    ],
+    [
+      'one inter-token latency observation',
+      `${results.interToken.ours.median.toFixed(0)} ns, ${times(ratioOf(results.interToken.ours, results.interToken.floor).median)} a \`Float64Array\` histogram; ` +
+        `prom-client ${results.interToken['prom-client'].median.toFixed(0)} ns`,
+    ],
+    [
+      `registration, 3 × 64 / 3 × ${LARGE} (cold process)`,
+      `${registration(64, 'ours')} / ${registration(LARGE, 'ours')}; prom-client ${registration(64, 'prom-client')} / ${registration(LARGE, 'prom-client')}; ` +
+        `sdk-metrics ${registration(64, 'sdk')} / ${registration(LARGE, 'sdk')}`,
+    ],
+    [
+      '`require` of the package (cold process)',
+      `${ms(results.coldStart.require.ours.requireNs.median, 0)} ms; prom-client ${ms(results.coldStart.require['prom-client'].requireNs.median, 0)} ms; ` +
+        `sdk-metrics + exporter-prometheus ${ms(results.coldStart.require.sdk.requireNs.median, 0)} ms`,
+    ],
+  ];
+  const cpuPerThousand = largeCpu ? (largeCpu.cpuNsPerScrape.median / largeCpu.series.median) * 1000 : NaN;
+  return {
+    run: `Latest run, ${results.machine.replace('Node v', 'Node ')}, every series populated (3 stages × ${LARGE} replicas is ${series} series, ${text} of text):`,
+    // A block of its own: blank lines keep the markers out of the table.
+    table: `\n\n${['| what | measured (median, spread in parentheses) |', '|---|---|', ...rows.map(([what, value]) => `| ${what} | ${value} |`)].join('\n')}\n\n`,
+    'scrape-large': `At 3 stages × ${LARGE} replicas (${series} series, ${text} of text) the host's event loop was blocked at most ${ms(oneBlock.median)} ms`,
+    'text-large': `at 3 × ${LARGE} replicas, ${text}`,
+    'cpu-per-thousand': `about ${Math.round(cpuPerThousand / 1e6)} ms of CPU per thousand series`,
+  };
+}
+
+/** `page` with each `<!-- bench:NAME -->` span holding the current figure; an unknown NAME throws. */
+export function withBenchFigures(page: string, results: BenchResults): string {
+  const figures = benchFigures(results);
+  return page.replace(/<!-- bench:([a-z-]+) -->[^]*?<!-- \/bench:\1 -->/g, (_span, name: string) => {
+    const figure = figures[name];
+    if (figure === undefined) throw new Error(`no bench figure named ${name} (known: ${Object.keys(figures).join(', ')})`);
+    return `<!-- bench:${name} -->${figure}<!-- /bench:${name} -->`;
+  });
+}
+
+export function readBenchResults(root: string): BenchResults {
+  return JSON.parse(readFileSync(join(root, 'bench', 'results.json'), 'utf8')) as BenchResults;
+}
+
+if (require.main === module) {
+  const root = join(__dirname, '..');
+  const results = readBenchResults(root);
+  for (const page of FIGURE_PAGES) writeFileSync(join(root, page), withBenchFigures(readFileSync(join(root, page), 'utf8'), results));
+  console.log(`wrote the bench figures of ${FIGURE_PAGES.join(', ')} from bench/results.json`);
+}

@@ -1,0 +1,22 @@
+import assert from 'node:assert/strict';
+import { benchFigures, FIGURE_PAGES, readBenchResults, withBenchFigures, type BenchResults } from '../../bench/docs-figures';
+import { readPage, ROOT } from './doc-pages';
+
+describe('benchmark figures in docs/', () => {
+  const results = readBenchResults(ROOT);
+
+  for (const page of FIGURE_PAGES) {
+    it(`${page} quotes bench/results.json as it is (regenerate with \`npx tsx bench/docs-figures.ts\`)`, () => {
+      const text = readPage(page);
+      assert.equal(text, withBenchFigures(text, results), `${page}: the bench figures are stale`);
+    });
+  }
+
+  it('every figure is quoted somewhere, and a changed result changes the page', () => {
+    const quoted = FIGURE_PAGES.map(readPage).join('\n');
+    for (const name of Object.keys(benchFigures(results))) assert.ok(quoted.includes(`<!-- bench:${name} -->`), `a page quotes ${name}`);
+    const faster: BenchResults = JSON.parse(JSON.stringify(results).replace('"AMD EPYC', '"Another CPU')) as BenchResults;
+    assert.match(withBenchFigures(readPage('docs/performance.md'), faster), /<!-- bench:run -->Latest run, Another CPU/);
+    assert.throws(() => withBenchFigures('<!-- bench:nope -->x<!-- /bench:nope -->', results), /no bench figure named nope/);
+  });
+});
