@@ -99,7 +99,7 @@ describe('hooks: realtime server-side VAD (vllm-omni metrics/realtime.py)', () =
       () => serving.appendRealtimeAudio('a', overflow),
       (error) => error === overflow,
     );
-    await assert.rejects(serving.appendRealtimeAudio('a', Promise.reject(new InputOverflow('again'))), /again/);
+    await assert.rejects(serving.appendRealtimeAudio('a', Promise.reject(new InputOverflow('again'))) as Promise<ServerVadBatch>, /again/);
     assert.throws(() => serving.appendRealtimeAudio('a', new Error('onnx session failed')), /onnx session failed/);
     const text = await metrics.metricsText();
     assert.deepEqual(
