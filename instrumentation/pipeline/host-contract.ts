@@ -150,7 +150,7 @@ export interface DiffusionStageMetrics {
   readonly kvRecvTimeS?: number;
   /** Diffusion scheduler enqueue to first execution admission (`stage_in_queue_s`). */
   readonly schedulerQueueWaitS?: number;
-  /** Used when the stage statistics carry no `numInferenceSteps`. */
+  /** The per-step figures' count when the stage statistics carry no `numInferenceSteps` (not `num_inference_steps`, as upstream). */
   readonly numInferenceSteps?: number;
 }
 
