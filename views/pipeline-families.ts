@@ -1,5 +1,6 @@
 import { BYTES_BUCKETS, RTF_BUCKETS, SECONDS_BUCKETS, SECONDS_FAST_BUCKETS } from './buckets';
 import type { FamilyDefinition } from './family-definition';
+import { REALTIME_VAD_FAMILIES } from './realtime-vad-families';
 import { DIFFUSION_FAMILIES, STAGE_SERVICE_FAMILIES } from './stage-service-families';
 
 /** Label sets of the multi-stage design (vLLM-Omni `metrics/definitions.py`). */
@@ -13,7 +14,7 @@ export const TRANSFER_LABELS = ['model_name', 'from_stage', 'from_replica', 'to_
 /**
  * The pipeline-level families: the 15 of the seed design (4 pipeline, 7 audio, 4 transfer), then
  * the newer token counters and per-replica queue gauges, then the stage-service and diffusion
- * families of image / diffusion stages. Names are relative to the configurable
+ * families of image / diffusion stages, then the realtime server-VAD families. Names are relative to the configurable
  * prefix (`vllm:omni_` by default, `vllm_omni:` as newer upstream spells it).
  */
 export const PIPELINE_FAMILIES = {
@@ -161,6 +162,7 @@ export const PIPELINE_FAMILIES = {
     labels: PIPELINE_LABELS,
     unit: '{token}',
     group: 'pipeline',
+    eager: true,
   },
   generationTokens: {
     baseName: 'generation_tokens',
@@ -169,6 +171,7 @@ export const PIPELINE_FAMILIES = {
     labels: PIPELINE_LABELS,
     unit: '{token}',
     group: 'pipeline',
+    eager: true,
   },
   stageOutputsQueueSize: {
     baseName: 'stage_outputs_queue_size',
@@ -188,6 +191,7 @@ export const PIPELINE_FAMILIES = {
   },
   ...STAGE_SERVICE_FAMILIES,
   ...DIFFUSION_FAMILIES,
+  ...REALTIME_VAD_FAMILIES,
 } as const satisfies Record<string, FamilyDefinition>;
 
 export type PipelineFamilyKey = keyof typeof PIPELINE_FAMILIES;

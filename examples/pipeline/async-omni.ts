@@ -1,9 +1,10 @@
-import type { OmniRequestOutput, OmniServingLike } from 'omni-otel-metrics';
+import type { OmniRealtimeLike, OmniRequestOutput, OmniServingLike, RealtimeSessionRequest, ServerVadBatch } from 'omni-otel-metrics';
 import { AUDIO_SAMPLE_RATE } from './code2wav-engine';
 import { InvalidRequestError } from './invalid-request-error';
 import type { Orchestrator } from './orchestrator';
 import type { OutputModality, PipelineEvent, PipelineRequest } from './pipeline-types';
 import { RequestStream } from './request-stream';
+import { DEFAULT_SERVER_VAD, ServerVadSession } from './server-vad';
 import type { ImageSpec } from './stage-engine';
 import { ToyTokenizer } from './toy-tokenizer';
 
@@ -50,12 +51,14 @@ export interface AsyncOmniOptions {
  * `return()` (client disconnect), an abort signal or an error — `generate`'s `finally` calls
  * `orchestrator.cleanupRequest(requestId)` exactly once, which also aborts it in the engines.
  */
-export class AsyncOmni implements OmniServingLike {
+export class AsyncOmni implements OmniServingLike, OmniRealtimeLike {
   readonly maxModelLen: number;
   readonly tokenizer: ToyTokenizer;
   private readonly defaultInferenceSteps: number;
   /** The event stream of every request being generated, so `abort` can end it. */
   private readonly open = new Map<string, RequestStream<PipelineEvent>>();
+  /** Open realtime sessions: their server VAD, or null when the client detects turns itself. */
+  private readonly realtime = new Map<string, ServerVadSession | null>();
 
   constructor(
     private readonly orchestrator: Orchestrator,
@@ -69,6 +72,32 @@ export class AsyncOmni implements OmniServingLike {
   /** Ends these requests' streams now (an API cancel); their `generate` cleans them up as it returns. Unknown ids are ignored. */
   abort(requestId: string | readonly string[]): void {
     for (const id of typeof requestId === 'string' ? [requestId] : requestId) this.open.get(id)?.close();
+  }
+
+  /**
+   * Opens a realtime audio session (vLLM-Omni's `/v1/realtime`); `turnDetection: { type: 'server_vad' }`
+   * runs the server-side VAD on its audio, null leaves turns to the client.
+   */
+  openRealtimeSession(session: RealtimeSessionRequest): void {
+    const type = session.turnDetection?.type ?? null;
+    if (type !== null && type !== 'server_vad') throw new InvalidRequestError("turn_detection.type must be 'server_vad'", 'turn_detection');
+    if (this.realtime.has(session.sessionId)) throw new InvalidRequestError(`realtime session ${session.sessionId} is already open`, 'session');
+    this.realtime.set(session.sessionId, type === 'server_vad' ? new ServerVadSession(DEFAULT_SERVER_VAD) : null);
+  }
+
+  hasRealtimeSession(sessionId: string): boolean {
+    return this.realtime.has(sessionId);
+  }
+
+  /** Appends 16 kHz mono PCM16 to a session; with server VAD, returns what the detector decided for each frame. */
+  appendRealtimeAudio(sessionId: string, pcm16: Int16Array): ServerVadBatch | undefined {
+    const vad = this.realtime.get(sessionId);
+    if (vad === undefined) throw new InvalidRequestError(`no realtime session ${sessionId}`, 'session');
+    return vad?.push(pcm16);
+  }
+
+  closeRealtimeSession(sessionId: string): void {
+    this.realtime.delete(sessionId);
   }
 
   /** Prompt tokens of `prompt`, as `generate` will count them. */

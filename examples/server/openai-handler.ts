@@ -4,6 +4,7 @@ import { ADMIN_REPLICAS_PATH, handleAdminReplicas, type AdminOptions } from './a
 import { sendApiError } from './api-errors';
 import { handleChatCompletions } from './chat-completions';
 import { handleImageGenerations } from './image-generations';
+import { handleRealtimeSessions, REALTIME_SESSIONS_PATH } from './realtime-sessions';
 import { HttpError } from './http-error';
 import { sendError, sendJson } from './http-json';
 
@@ -28,7 +29,8 @@ export interface OpenAiHandlerOptions {
 
 /**
  * The request listener of an OpenAI-compatible server on plain `node:http`:
- * `POST /v1/chat/completions`, `POST /v1/images/generations`, `GET /v1/models`, `GET /health`; JSON errors in OpenAI's shape
+ * `POST /v1/chat/completions`, `POST /v1/images/generations`, the realtime audio sessions under `/v1/realtime/sessions`,
+ * `GET /v1/models`, `GET /health`; JSON errors in OpenAI's shape
  * (400 bad input, 404 unknown route or model, 405 wrong method, 413 body too large).
  */
 export function createOpenAiHandler(options: OpenAiHandlerOptions): RequestHandler {
@@ -41,6 +43,10 @@ export function createOpenAiHandler(options: OpenAiHandlerOptions): RequestHandl
     const admin = options.admin;
     if (admin !== undefined && (pathname === ADMIN_REPLICAS_PATH || pathname.startsWith(`${ADMIN_REPLICAS_PATH}/`))) {
       handleAdminReplicas(request, response, pathname, admin).catch((error: unknown) => sendApiError(response, error));
+      return;
+    }
+    if (pathname === REALTIME_SESSIONS_PATH || pathname.startsWith(`${REALTIME_SESSIONS_PATH}/`)) {
+      handleRealtimeSessions(request, response, pathname, options.omni).catch((error: unknown) => sendApiError(response, error));
       return;
     }
     switch (pathname) {

@@ -1,5 +1,13 @@
 import diagnosticsChannel from 'node:diagnostics_channel';
-import type { EngineCoreOutputs, OmniRequestOutput, ReceiveReceipt, StageRequest, TransferReceipt } from '../pipeline/host-contract';
+import type {
+  EngineCoreOutputs,
+  OmniRequestOutput,
+  RealtimeSessionRequest,
+  ReceiveReceipt,
+  ServerVadBatch,
+  StageRequest,
+  TransferReceipt,
+} from '../pipeline/host-contract';
 import type { GenerateOutcome, PipelineObserver } from '../pipeline/pipeline-observer';
 import type { TelemetryGuard } from './telemetry-guard';
 import type { HostCallCounts } from '../self-check/host-calls';
@@ -21,6 +29,10 @@ export const OMNI_CHANNELS = {
   generateOutput: 'omni-otel-metrics:serving.generate-output',
   generateEnd: 'omni-otel-metrics:serving.generate-end',
   abort: 'omni-otel-metrics:serving.abort',
+  realtimeSessionOpened: 'omni-otel-metrics:serving.realtime-session-opened',
+  realtimeSessionClosed: 'omni-otel-metrics:serving.realtime-session-closed',
+  realtimeAudioAppended: 'omni-otel-metrics:serving.realtime-audio-appended',
+  realtimeVadError: 'omni-otel-metrics:serving.realtime-vad-error',
 } as const;
 
 /** Message shapes, by channel. */
@@ -35,6 +47,10 @@ export interface OmniChannelMessages {
   generateOutput: { readonly requestId: string; readonly output: OmniRequestOutput };
   generateEnd: { readonly requestId: string; readonly outcome: GenerateOutcome };
   abort: { readonly requestId: string };
+  realtimeSessionOpened: RealtimeSessionRequest;
+  realtimeSessionClosed: { readonly sessionId: string };
+  realtimeAudioAppended: { readonly sessionId: string; readonly batch: ServerVadBatch };
+  realtimeVadError: { readonly sessionId: string; readonly reason: string };
 }
 
 type Handlers = { [K in keyof OmniChannelMessages]: (message: OmniChannelMessages[K]) => void };
@@ -70,6 +86,10 @@ export function subscribeChannels(observer: () => PipelineObserver, guard: Telem
       if (stream !== undefined) observer().generateEnded(stream, m.outcome);
     },
     abort: (m) => observer().requestAborted(m.requestId),
+    realtimeSessionOpened: (m) => observer().realtime.sessionOpened(m),
+    realtimeSessionClosed: (m) => observer().realtime.sessionClosed(m.sessionId),
+    realtimeAudioAppended: (m) => observer().realtime.audioAppended(m.batch),
+    realtimeVadError: (m) => observer().realtime.appendFailed(m),
   };
   const subscriptions = (Object.keys(OMNI_CHANNELS) as Array<keyof OmniChannelMessages>).map((key) => {
     const name = OMNI_CHANNELS[key];

@@ -5,6 +5,7 @@ import type { HostMethod } from '../self-check/types';
 import type { HandleFeed } from './handle-feed';
 import type { HostMethodFn, MethodPatch } from './host-patches';
 import type { InstrumentedMetrics } from './instrumented-metrics';
+import { REALTIME_METHODS } from './realtime-wrappers';
 import { observeStream } from './stream-observer';
 import { followResult, isThenable } from './telemetry-guard';
 
@@ -19,7 +20,7 @@ export const ORCHESTRATOR_METHODS = [
   'removeReplica',
 ] as const;
 export type OrchestratorMethod = (typeof ORCHESTRATOR_METHODS)[number];
-export const SERVING_METHODS = ['generate', 'abort'] as const;
+export const SERVING_METHODS = ['generate', 'abort', ...REALTIME_METHODS] as const;
 
 /** A wrapper factory: the original method and its patch, whose listeners the wrapper reads per call. */
 export type WrapperFactory = (original: HostMethodFn, patch: MethodPatch<HandleFeed>) => HostMethodFn;

@@ -28,6 +28,7 @@ import {
   type WrapperFactory,
 } from './host-wrappers';
 import { checkHostClasses } from './host-class-checks';
+import { REALTIME_METHODS, realtimeWrapper, type RealtimeMethod } from './realtime-wrappers';
 
 /** A host module to hook when it is loaded (`require` or `import`), and which exports are the classes. */
 export interface HostModuleHook {
@@ -257,5 +258,6 @@ function methodsOf(hostClass: HostClass | undefined, kind: 'orchestrator' | 'ser
 
 function wrapperFor(kind: 'orchestrator' | 'serving', name: string): WrapperFactory {
   if (kind === 'orchestrator') return orchestratorWrapper(name as OrchestratorMethod);
+  if ((REALTIME_METHODS as readonly string[]).includes(name)) return realtimeWrapper(name as RealtimeMethod);
   return name === 'abort' ? abortWrapper : generateWrapper;
 }

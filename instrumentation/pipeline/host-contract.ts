@@ -61,7 +61,7 @@ export interface EngineCoreOutput {
    * A completed wait for KV blocks from another stage's connector (`vllm_omni:kv_wait_s`), on the
    * output where the wait ended; absent when the request waited for nothing.
    */
-  readonly kvTransferParams?: { readonly kvWaitS?: number; readonly connectorType?: string } | null;
+  readonly kvTransferParams?: { readonly kvWaitS?: number | null; readonly connectorType?: string | null } | null;
 }
 
 /** What one poll of one replica returns (vLLM's EngineCoreOutputs). */
@@ -150,7 +150,7 @@ export interface DiffusionStageMetrics {
   readonly kvRecvTimeS?: number;
   /** Diffusion scheduler enqueue to first execution admission (`stage_in_queue_s`). */
   readonly schedulerQueueWaitS?: number;
-  /** Used when the stage statistics carry no `numInferenceSteps`. */
+  /** The per-step figures' count when the stage statistics carry no `numInferenceSteps` (not `num_inference_steps`, as upstream). */
   readonly numInferenceSteps?: number;
 }
 
@@ -205,8 +205,8 @@ export interface OmniRequestOutput {
  *
  * A request that never yields its finished output is counted as failed, with the reason
  * `client_disconnect` when the consumer leaves the stream early, `stage_error` when the stream
- * throws, `client_abort` when the host's `abort` named it first, and `unknown` when the idle
- * timeout or the tracking limit ended it.
+ * throws or ends without its finished output, `client_abort` when the host's `abort` named it
+ * first, and `unknown` when the idle timeout or the tracking limit ended it.
  */
 export interface OmniServingLike {
   generate(request: { readonly requestId: string; readonly [key: string]: unknown }, ...rest: unknown[]): AsyncIterable<OmniRequestOutput>;
@@ -215,4 +215,39 @@ export interface OmniServingLike {
    * named request counts as failed with reason `client_abort` at once; its later outputs are not counted.
    */
   abort?(requestId: string | readonly string[], ...rest: unknown[]): unknown;
+}
+
+/** A realtime session as the serving layer opens it (vLLM-Omni's `/v1/realtime` connection). */
+export interface RealtimeSessionRequest {
+  readonly sessionId: string;
+  /** The session's turn detection; `{ type: 'server_vad' }` runs the server-side VAD, null or absent leaves turns to the client. */
+  readonly turnDetection?: { readonly type?: string | null } | null;
+}
+
+/** The server VAD's decision for one detector frame (vLLM-Omni `SpeechEndpointDecision`). */
+export interface ServerVadDecision {
+  readonly speechStarted?: boolean;
+  readonly speechStopped?: boolean;
+  /** Trailing silence the detector waited before committing the endpoint, milliseconds; set when `speechStopped`. */
+  readonly endpointDelayMs?: number | null;
+}
+
+/** What one appended audio batch yields (vLLM-Omni `ServerVADBatch`). */
+export interface ServerVadBatch {
+  /** Time the detector spent on this batch, milliseconds. */
+  readonly inferenceMs: number;
+  readonly frames: readonly { readonly decision: ServerVadDecision }[];
+}
+
+/**
+ * Realtime audio sessions with server-side VAD, on the serving class next to `generate` (each
+ * method optional). A session counts as active from `openRealtimeSession` with `server_vad` to its
+ * `closeRealtimeSession`; each `appendRealtimeAudio` reports its batch's inference time and every
+ * committed endpoint's delay. An append that throws or rejects counts one VAD error, with the
+ * reason its error carries in a string `reason` property (`input_overflow`, …), else `error`.
+ */
+export interface OmniRealtimeLike {
+  openRealtimeSession?(session: RealtimeSessionRequest, ...rest: unknown[]): unknown;
+  closeRealtimeSession?(sessionId: string, ...rest: unknown[]): unknown;
+  appendRealtimeAudio?(sessionId: string, ...rest: unknown[]): ServerVadBatch | undefined | Promise<ServerVadBatch | undefined>;
 }

@@ -9,6 +9,7 @@ import type { FailureReason } from '../../views/stage-service-families';
 import type { StageReplicaMap } from '../../views/stage-replica-map';
 import { EngineStatsFeed } from './engine-stats-feed';
 import type { EngineCoreOutputs, OmniRequestOutput, ReceiveReceipt, StagePoolLike, StageRequest, TransferReceipt } from './host-contract';
+import { RealtimeVadObserver } from './realtime-vad-observer';
 import { observeFinishedStages } from './stage-finish';
 
 /**
@@ -76,6 +77,8 @@ export class PipelineObserver {
   /** Forwards to the current recorders, so a rebuilt recorder set is used at once. */
   private readonly transferEmitter: TransferEmitter;
   private orchestratorSeen = false;
+  /** The realtime sessions' server-side VAD. */
+  readonly realtime: RealtimeVadObserver;
 
   constructor(
     private readonly recorders: () => OmniRecorders,
@@ -92,6 +95,7 @@ export class PipelineObserver {
       observeInFlightTime: (fs, fr, ts, tr, seconds) => this.recorders().transfer.observeInFlightTime(fs, fr, ts, tr, seconds),
     };
     this.unboundAggregator = this.createAggregator(undefined);
+    this.realtime = new RealtimeVadObserver(recorders, this.maxTracked);
   }
 
   // ---- orchestrator side ----
@@ -132,7 +136,8 @@ export class PipelineObserver {
       if (waiting !== undefined) stageService.setReplicaWaiting(stageId, replicaId, waiting);
       for (const output of outputs.outputs) {
         const kv = output.kvTransferParams;
-        if (kv?.kvWaitS !== undefined) stageService.observeKvWait(kv.connectorType, kv.kvWaitS);
+        // Present and not null: a host bridging Python's `None` sends null, which is no wait.
+        if (kv?.kvWaitS !== undefined && kv.kvWaitS !== null) stageService.observeKvWait(kv.connectorType, kv.kvWaitS);
       }
     }
     const pool = source?.stagePools?.[stageId];
@@ -301,6 +306,7 @@ export class PipelineObserver {
     this.generating.clear();
     this.streamsById.clear();
     this.feed.stop();
+    this.realtime.settle();
     this.publishGauges();
   }
 
@@ -382,7 +388,7 @@ function failureReasonOf(outcome: GenerateOutcome): FailureReason {
     case 'failed':
       return 'stage_error';
     default:
-      // A stream that ran out without its finished output.
-      return 'unknown';
+      // A stream that ran out without its finished output: vLLM-Omni's cleanup default.
+      return 'stage_error';
   }
 }

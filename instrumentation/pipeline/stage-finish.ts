@@ -19,11 +19,12 @@ export function observeFinishedStages(recorders: Pick<OmniRecorders, 'stageServi
       outputUnitType: stage.outputUnitType,
       outputUnitCount: stage.outputUnitCount,
       imagePixels: stage.imagePixels,
-      numInferenceSteps: stage.numInferenceSteps ?? breakdown?.numInferenceSteps,
+      // The stage's own count only: the breakdown's count serves the per-step figures, not this histogram.
+      numInferenceSteps: stage.numInferenceSteps,
       peakMemoryMb: stage.peakMemoryMb,
       schedulerQueueWaitS: breakdown?.schedulerQueueWaitS,
     });
-    if (typeof stage.imageTimeToFirstOutputMs === 'number' && replica !== undefined) {
+    if (stage.outputUnitType === 'image' && typeof stage.imageTimeToFirstOutputMs === 'number' && replica !== undefined) {
       diffusion.observeImageTtfp(stage.stageId, replica, stage.imageTimeToFirstOutputMs / 1000);
     }
     if (stage.stageId === output.stageId) {

@@ -70,8 +70,9 @@ export class OmniDiffusionMetrics {
     const { replicaId: replica, breakdown } = input;
     if (!this.logStats || replica === null || replica === undefined || !breakdown) return;
     const stage = input.stageId;
+    // A whole step count, as vLLM-Omni's `int(...)` makes it before dividing (2.9 steps are 2).
     const stepsReported = input.numInferenceSteps || breakdown.numInferenceSteps;
-    const steps = isPositive(stepsReported) ? stepsReported : 0;
+    const steps = isPositive(stepsReported) ? Math.trunc(stepsReported) : 0;
     const exec = breakdown.diffusionEngineExecTimeS;
     if (typeof exec === 'number') {
       this.exec.get(stage, replica).record(exec);

@@ -19,22 +19,18 @@ export class OmniPrometheusMetrics {
   private readonly waiting: BoundSeries;
   private readonly e2e: BoundSeries;
   private readonly success: SeriesTable;
-  // Bound on first use: the catalog does not make these eager.
-  private promptTokens: BoundSeries | undefined;
-  private generationTokens: BoundSeries | undefined;
+  // Bound at construction, as vLLM-Omni's `__init__` binds them: a zero series from the start.
+  private readonly promptTokens: BoundSeries;
+  private readonly generationTokens: BoundSeries;
 
-  private readonly model: readonly string[];
-
-  constructor(
-    private readonly store: SeriesStore,
-    options: RecorderOptions,
-  ) {
+  constructor(store: SeriesStore, options: RecorderOptions) {
     this.logStats = options.logStats;
     const model = [options.modelName];
-    this.model = model;
     this.running = store.bind('pipeline.numRequestsRunning', model);
     this.waiting = store.bind('pipeline.numRequestsWaiting', model);
     this.e2e = store.bind('pipeline.e2eRequestLatency', model);
+    this.promptTokens = store.bind('pipeline.promptTokens', model);
+    this.generationTokens = store.bind('pipeline.generationTokens', model);
     this.success = new SeriesTable(store, 'pipeline.requestsSuccess', model);
     neverThrow(this, 'OmniPrometheusMetrics', ['setRunning', 'setWaiting', 'requestSucceeded', 'requestFailed', 'observeTokens']);
   }
@@ -62,8 +58,8 @@ export class OmniPrometheusMetrics {
   /** Token totals of a finished request; zero or negative counts are skipped. */
   observeTokens(promptTokens: number, generationTokens: number): void {
     if (!this.logStats) return;
-    if (isPositive(promptTokens)) (this.promptTokens ??= this.store.bind('pipeline.promptTokens', this.model)).record(promptTokens);
-    if (isPositive(generationTokens)) (this.generationTokens ??= this.store.bind('pipeline.generationTokens', this.model)).record(generationTokens);
+    if (isPositive(promptTokens)) this.promptTokens.record(promptTokens);
+    if (isPositive(generationTokens)) this.generationTokens.record(generationTokens);
   }
 }
 

@@ -9,6 +9,7 @@ import { GEN_AI_METER_NAME, OmniGenAiMetrics } from './gen-ai-metrics';
 import { OmniDiffusionMetrics } from './diffusion-metrics';
 import { OmniModalityMetrics } from './modality-metrics';
 import { OmniPrometheusMetrics } from './pipeline-metrics';
+import { OmniRealtimeVadMetrics } from './realtime-vad-metrics';
 import { OmniStageReplicaMetrics } from './stage-replica-metrics';
 import { OmniStageServiceMetrics } from './stage-service-metrics';
 import { OmniStatLogger, type CacheConfigInfo } from './stat-logger';
@@ -37,6 +38,8 @@ export interface OmniRecorders {
   readonly diffusion: OmniDiffusionMetrics;
   readonly transfer: OmniTransferMetrics;
   readonly stageReplica: OmniStageReplicaMetrics;
+  /** Realtime sessions with server-side VAD. */
+  readonly realtimeVad: OmniRealtimeVadMetrics;
   /**
    * The families declared under `families:` in `configFile`, recorded through the store like the
    * catalog's own: `custom.counter(name).add(value, labels)`, `custom.gauge(name).set(…)`,
@@ -75,6 +78,7 @@ export function createRecorders(store: SeriesStore, settings: RecorderSettings, 
     diffusion: new OmniDiffusionMetrics(store, options),
     transfer: new OmniTransferMetrics(store, options),
     stageReplica: new OmniStageReplicaMetrics(store, settings.modelName),
+    realtimeVad: new OmniRealtimeVadMetrics(store, options),
     custom: new OmniCustomMetrics(store, settings.modelName),
     statLogger: settings.logStats
       ? new OmniStatLogger(store, {

@@ -23,6 +23,8 @@ export interface StageFinishInput {
   readonly schedulerQueueWaitS?: number | null;
 }
 
+const NO_SNAPSHOTS: ReadonlyMap<number, number> = new Map();
+
 /** A known failure reason, or `unknown`: the label stays bounded whatever the caller passes. */
 export function normalizeFailureReason(reason: unknown): FailureReason {
   return FAILURE_REASONS.includes(reason as FailureReason) ? (reason as FailureReason) : 'unknown';
@@ -99,7 +101,10 @@ export class OmniStageServiceMetrics {
     if (this.logStats) this.queueWait.record(Math.max(seconds, 0));
   }
 
-  /** One replica's latest waiting count; the stage's gauge becomes the sum over its replicas. */
+  /**
+   * One replica's latest waiting count, stored as a whole non-negative number (vLLM-Omni keeps
+   * `max(int(n_waiting), 0)`); the stage's gauge becomes the sum over its replicas.
+   */
   setReplicaWaiting(stage: number, replica: number, waiting: number): void {
     if (!this.logStats || typeof waiting !== 'number' || !Number.isFinite(waiting)) return;
     let replicas = this.waitingByStage.get(stage);
@@ -107,14 +112,19 @@ export class OmniStageServiceMetrics {
       replicas = new Map();
       this.waitingByStage.set(stage, replicas);
     }
-    replicas.set(replica, Math.max(waiting, 0));
+    replicas.set(replica, Math.max(Math.trunc(waiting), 0));
     this.publishWaiting(stage, replicas);
   }
 
-  /** A replica left: its snapshot no longer counts toward its stage's sum. */
+  /**
+   * A replica left: its snapshot no longer counts toward its stage's sum, and the stage total is
+   * published again even when that replica never reported (as vLLM-Omni's eviction does).
+   */
   forgetReplicaWaiting(stage: number, replica: number): void {
+    if (!this.logStats) return;
     const replicas = this.waitingByStage.get(stage);
-    if (this.logStats && replicas?.delete(replica)) this.publishWaiting(stage, replicas);
+    replicas?.delete(replica);
+    this.publishWaiting(stage, replicas ?? NO_SNAPSHOTS);
   }
 
   /** Stops following replica changes (the recorder set is being replaced or shut down). */
@@ -151,9 +161,9 @@ export class OmniStageServiceMetrics {
     if (this.logStats) this.failed.get(normalizeFailureReason(reason)).record(1);
   }
 
-  /** A completed KV-transfer wait; negative waits are skipped, a missing connector is `unknown`. */
-  observeKvWait(connectorType: string | null | undefined, seconds: number): void {
-    if (!this.logStats || !(seconds >= 0)) return;
+  /** A completed KV-transfer wait; negative or missing (`null`) waits are skipped, a missing connector is `unknown`. */
+  observeKvWait(connectorType: string | null | undefined, seconds: number | null | undefined): void {
+    if (!this.logStats || typeof seconds !== 'number' || !(seconds >= 0)) return;
     this.kvWait.get(connectorType || 'unknown').record(seconds);
   }
 

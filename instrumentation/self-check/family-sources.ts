@@ -77,6 +77,11 @@ export const PIPELINE_FAMILY_SOURCES: Readonly<Record<PipelineFamilyKey, FamilyS
   diffusionKvLoad: s('event', GENERATE, `${STAGE_METRICS} diffusionMetrics.kvRecvTimeS`),
   imageTtfp: s('event', GENERATE, `${STAGE_METRICS} imageTimeToFirstOutputMs`),
   denoiseStepLatency: s('event', GENERATE, `${STAGE_METRICS} diffusionMetrics.forwardTimeS per step`),
+  // Realtime sessions are their own traffic, not part of every request: tracked, never reported.
+  realtimeVadActiveSessions: s('snapshot', [], 'openRealtimeSession / closeRealtimeSession with server_vad'),
+  realtimeVadInferenceLatency: s('event', [], 'inferenceMs of the batch appendRealtimeAudio returns'),
+  realtimeVadEndpointDelay: s('event', [], 'endpointDelayMs of the frames appendRealtimeAudio returns'),
+  realtimeVadErrors: s('event', [], 'an appendRealtimeAudio that throws or rejects'),
 };
 
 /** Which engine statistics feed each upstream family (`OmniStatLogger.record`, reached through `pollEngine`). */

@@ -8,7 +8,7 @@ import { serializePrometheus } from '../../exporters/prometheus-serializer';
 import type { OmniMetricsOptions } from '../../options';
 import { registerOmniMetrics } from '../../register';
 import { declaredFamilies } from '../../views/declared-families';
-import { PROMETHEUS_CLIENT_DEFAULT_BUCKETS, SECONDS_BUCKETS } from '../../views/buckets';
+import { PROMETHEUS_CLIENT_DEFAULT_BUCKETS, SECONDS_BUCKETS, SECONDS_FAST_BUCKETS } from '../../views/buckets';
 import { declaredFamilyNames, parseSamples } from '../support/exposition';
 
 const SUM_ALL: GaugeMergePolicy = () => 'sum';
@@ -137,7 +137,8 @@ describe('cluster snapshots and their merge', () => {
       overIpc(takeSnapshot((await (handle.prometheusReader as OmniPrometheusReader).collect()).resourceMetrics));
     const replicasIn = (snapshot: ClusterSnapshot): string[] =>
       [...new Set(snapshot.metrics.flatMap((metric) => metric.points.map((point) => `${String(point.attributes.stage)}/${String(point.attributes.replica)}`)))]
-        .filter((key) => key !== 'undefined/undefined')
+        // Model-level series, and per-stage ones such as stage_waiting_requests, name no replica.
+        .filter((key) => !key.endsWith('/undefined'))
         .sort();
     try {
       scaling.stageReplica.observe([{ stage: 1, replica: 1, inflight: 2, outputsQueueSize: 0 }]);
@@ -197,11 +198,12 @@ describe('startClusterPrimary', () => {
       const modelOnly = parseSamples(fresh).filter((sample) => Object.keys(sample.labels).every((name) => name === 'model_name' || name === 'le'));
       assert.deepEqual(parseSamples(text), modelOnly);
       const histogramSeries = (buckets: readonly number[]): number => buckets.length + 1 + 2;
-      const eagerHistograms = histogramSeries(SECONDS_BUCKETS) * 2 + histogramSeries(PROMETHEUS_CLIENT_DEFAULT_BUCKETS) * 2;
+      const eagerHistograms =
+        histogramSeries(SECONDS_BUCKETS) * 2 + histogramSeries(PROMETHEUS_CLIENT_DEFAULT_BUCKETS) * 2 + histogramSeries(SECONDS_FAST_BUCKETS) * 2;
       assert.equal(
         modelOnly.length,
-        2 + eagerHistograms + 1,
-        'running, waiting, image count and the e2e, queue wait, inference steps and image pixels histograms at zero',
+        2 + eagerHistograms + 1 + 2 + 1,
+        'running, waiting, image count, prompt and generation tokens, realtime VAD sessions, and the e2e, queue wait, inference steps, image pixels and realtime VAD latency histograms at zero',
       );
     } finally {
       await worker.shutdown();

@@ -118,9 +118,10 @@ describe('Prometheus serializer: golden text from a populated registry', () => {
     assert.equal(e2e[2], 'vllm:omni_e2e_request_latency_s_bucket{le="0.05",model_name="m"} 0.0');
     assert.equal(e2e.at(-1), 'vllm:omni_e2e_request_latency_s_sum{model_name="m"} 0.0');
     assert.ok(!text.includes('vllm:num_requests_running'), 'upstream families absent with logStats off');
-    // 38 families, and the `_created` gauge families of the eager histograms and counter
-    // (e2e, request queue wait, inference steps, image pixels, image count).
-    assert.equal(text.split('\n').filter((l) => l.startsWith('# HELP')).length, 38 + 5);
+    // 42 families, and the `_created` gauge families of the eager histograms and counters (e2e, prompt
+    // and generation tokens, request queue wait, inference steps, image pixels, image count, realtime
+    // VAD inference latency and endpoint delay).
+    assert.equal(text.split('\n').filter((l) => l.startsWith('# HELP')).length, 42 + 9);
     assert.match(
       text,
       /\n# HELP vllm:omni_e2e_request_latency_s_created Pipeline-global end-to-end request latency in seconds \(user arrival to complete response\)\.\n# TYPE vllm:omni_e2e_request_latency_s_created gauge\nvllm:omni_e2e_request_latency_s_created\{model_name="m"\} 1\.\d+e\+09\n/,

@@ -42,7 +42,7 @@ describe('store exposition: golden text', () => {
         'vllm:omni_num_requests_waiting{model_name="m"} 0.0',
       ].join('\n'),
     );
-    // Creation order: running (…0.5), waiting (…1.5), e2e (…2.5) at construction; then stop, length, abort.
+    // Creation order: running (…0.5), waiting (…1.5), e2e (…2.5), prompt and generation tokens (…3.5, …4.5) at construction; then stop, length, abort.
     assert.equal(
       block(text, `# HELP vllm:omni_requests_success_total ${SUCCESS_HELP}`, 8),
       [
@@ -53,7 +53,7 @@ describe('store exposition: golden text', () => {
         'vllm:omni_requests_success_total{finished_reason="abort",model_name="m"} 1.0',
         `# HELP vllm:omni_requests_success_created ${SUCCESS_HELP}`,
         '# TYPE vllm:omni_requests_success_created gauge',
-        'vllm:omni_requests_success_created{finished_reason="stop",model_name="m"} 1.7000000035e+09',
+        'vllm:omni_requests_success_created{finished_reason="stop",model_name="m"} 1.7000000055e+09',
       ].join('\n'),
     );
     const e2e = block(text, `# HELP vllm:omni_e2e_request_latency_s ${E2E_HELP}`, 2 + SECONDS_BUCKETS.length + 1 + 2 + 3);
@@ -90,7 +90,7 @@ describe('store exposition: golden text', () => {
         `# HELP vllm:omni_requests_success ${SUCCESS_HELP}`,
         '# TYPE vllm:omni_requests_success counter',
         'vllm:omni_requests_success_total{finished_reason="stop",model_name="m"} 1.0',
-        'vllm:omni_requests_success_created{finished_reason="stop",model_name="m"} 1.7000000035e+09',
+        'vllm:omni_requests_success_created{finished_reason="stop",model_name="m"} 1.7000000055e+09',
       ].join('\n'),
     );
     assert.ok(

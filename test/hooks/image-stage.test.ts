@@ -202,7 +202,7 @@ describe('hooks: image / diffusion stages and failure reasons', () => {
       serving.abort(['ab']);
       serving.abort('ab');
       await drain(aborted);
-      // The stream ends without its finished output.
+      // The stream ends without its finished output: `stage_error`, vLLM-Omni's cleanup default.
       await drain(serving.generate({ requestId: 'short', outputs: [partial('short'), imageOutput('short')], stopAfter: 1 }));
       // Nobody reads this one; the idle timeout ends it.
       const idle = serving.generate({ requestId: 'idle', outputs: [imageOutput('idle')] });
@@ -210,9 +210,9 @@ describe('hooks: image / diffusion stages and failure reasons', () => {
 
       assert.deepEqual(serving.aborted, ['ab', 'ab'], 'the host abort ran');
       assert.equal(await failed('client_disconnect'), 1);
-      assert.equal(await failed('stage_error'), 1);
+      assert.equal(await failed('stage_error'), 2);
       assert.equal(await failed('client_abort'), 1);
-      assert.equal(await failed('unknown'), 2);
+      assert.equal(await failed('unknown'), 1);
       const text = await metrics.metricsText();
       const success = sampleValue(text, 'vllm:omni_requests_success_total', { ...M, finished_reason: 'stop' });
       const abort = sampleValue(text, 'vllm:omni_requests_success_total', { ...M, finished_reason: 'abort' });

@@ -70,7 +70,7 @@ describe('wiring mistakes are refused, naming the option', () => {
     refused(
       { servingClass: FakeOrchestrator },
       'servingClass',
-      'servingClass FakeOrchestrator has none of the methods the hooks patch (generate, abort) on its prototype; pass the class that defines them (methods assigned in the constructor or as arrow-function fields cannot be patched)',
+      'servingClass FakeOrchestrator has none of the methods the hooks patch (generate, abort, openRealtimeSession, closeRealtimeSession, appendRealtimeAudio) on its prototype; pass the class that defines them (methods assigned in the constructor or as arrow-function fields cannot be patched)',
     );
   });
 

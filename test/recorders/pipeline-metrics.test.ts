@@ -4,7 +4,7 @@ import { OmniRequestCounter, waitingRequests } from '../../instrumentation/recor
 import { SECONDS_BUCKETS } from '../../views/buckets';
 import { PIPELINE_FAMILIES } from '../../views/pipeline-families';
 import { declaredFamilyNames, parseSamples, sampleValue, seriesOf } from '../support/exposition';
-import { assertHistogram, assertNoSeries, assertSample, register } from './harness';
+import { assertHistogram, assertSample, register } from './harness';
 
 const M = { model_name: 'm' };
 const E2E = 'vllm:omni_e2e_request_latency_s';
@@ -92,12 +92,12 @@ describe('recorders: OmniPrometheusMetrics (pipeline families)', () => {
       assertSample(text, 'vllm:omni_generation_tokens_total', M, 5 + 3);
     });
 
-    it('observeTokens with only non-positive counts creates no token series', async () => {
+    it('observeTokens with only non-positive counts leaves the token series (bound at construction, as upstream) at zero', async () => {
       handle.pipeline.observeTokens(0, 0);
       handle.pipeline.observeTokens(-1, -20);
       const text = await handle.metricsText();
-      assertNoSeries(text, 'vllm:omni_prompt_tokens_total', 'vllm:omni_generation_tokens_total');
-      assert.ok(text.includes('# TYPE vllm:omni_prompt_tokens_total counter'), 'the family is still declared');
+      assertSample(text, 'vllm:omni_prompt_tokens_total', M, 0);
+      assertSample(text, 'vllm:omni_generation_tokens_total', M, 0);
     });
   });
 
@@ -220,6 +220,8 @@ describe('recorders: OmniPrometheusMetrics (pipeline families)', () => {
         'vllm:omni_e2e_request_latency_s_count',
         'vllm:omni_e2e_request_latency_s_created',
         'vllm:omni_e2e_request_latency_s_sum',
+        'vllm:omni_generation_tokens_created',
+        'vllm:omni_generation_tokens_total',
         'vllm:omni_image_count_created',
         'vllm:omni_image_count_total',
         'vllm:omni_image_pixels_bucket',
@@ -232,6 +234,17 @@ describe('recorders: OmniPrometheusMetrics (pipeline families)', () => {
         'vllm:omni_num_inference_steps_sum',
         'vllm:omni_num_requests_running',
         'vllm:omni_num_requests_waiting',
+        'vllm:omni_prompt_tokens_created',
+        'vllm:omni_prompt_tokens_total',
+        'vllm:omni_realtime_vad_active_sessions',
+        'vllm:omni_realtime_vad_endpoint_delay_s_bucket',
+        'vllm:omni_realtime_vad_endpoint_delay_s_count',
+        'vllm:omni_realtime_vad_endpoint_delay_s_created',
+        'vllm:omni_realtime_vad_endpoint_delay_s_sum',
+        'vllm:omni_realtime_vad_inference_latency_s_bucket',
+        'vllm:omni_realtime_vad_inference_latency_s_count',
+        'vllm:omni_realtime_vad_inference_latency_s_created',
+        'vllm:omni_realtime_vad_inference_latency_s_sum',
         'vllm:omni_request_queue_wait_s_bucket',
         'vllm:omni_request_queue_wait_s_count',
         'vllm:omni_request_queue_wait_s_created',
@@ -252,7 +265,7 @@ describe('recorders: OmniPrometheusMetrics (pipeline families)', () => {
       const text = await handle.metricsText();
       const declared = declaredFamilyNames(text);
       const expected = Object.values(PIPELINE_FAMILIES).map((def) => `vllm:omni_${def.baseName}${def.type === 'counter' ? '_total' : ''}`);
-      assert.equal(expected.length, 38);
+      assert.equal(expected.length, 42);
       // An eager histogram's or counter's `_created` companion is its own gauge family in the 0.0.4 text format, as prometheus_client prints it.
       const eager = Object.values(PIPELINE_FAMILIES).filter((def) => 'eager' in def && def.eager && def.type !== 'gauge');
       const createdOf = new Map(
@@ -262,10 +275,14 @@ describe('recorders: OmniPrometheusMetrics (pipeline families)', () => {
         [...createdOf.values()],
         [
           'vllm:omni_e2e_request_latency_s_created',
+          'vllm:omni_prompt_tokens_created',
+          'vllm:omni_generation_tokens_created',
           'vllm:omni_request_queue_wait_s_created',
           'vllm:omni_num_inference_steps_created',
           'vllm:omni_image_count_created',
           'vllm:omni_image_pixels_created',
+          'vllm:omni_realtime_vad_inference_latency_s_created',
+          'vllm:omni_realtime_vad_endpoint_delay_s_created',
         ],
       );
       const withCreated = expected.flatMap((name) => (createdOf.has(name) ? [name, createdOf.get(name) as string] : [name]));

@@ -7,9 +7,9 @@ import { build125Buckets } from '../../views/buckets';
 const names = (catalog: ReturnType<typeof resolveCatalog>): string[] => catalog.families.map((f) => f.name);
 
 describe('catalog resolution', () => {
-  it('declares only the 38 pipeline families when logStats is off', () => {
+  it('declares only the 42 pipeline families when logStats is off', () => {
     const catalog = resolveCatalog({ logStats: false });
-    assert.equal(catalog.families.length, 38);
+    assert.equal(catalog.families.length, 42);
     assert.ok(catalog.families.every((f) => f.group === 'pipeline' && f.name.startsWith('vllm:omni_')));
     assert.deepEqual(names(catalog).slice(0, 4), [
       'vllm:omni_num_requests_running',
@@ -21,7 +21,7 @@ describe('catalog resolution', () => {
 
   it('adds the 37 always-registered upstream families when logStats is on', () => {
     const catalog = resolveCatalog({ logStats: true });
-    assert.equal(catalog.families.length, 38 + 37);
+    assert.equal(catalog.families.length, 42 + 37);
     assert.equal(catalog.families.filter((f) => f.group === 'core').length, 37);
     assert.ok(catalog.byName('vllm:iteration_tokens_total'), 'histogram keeps its _total');
     assert.ok(catalog.byName('vllm:estimated_flops_per_gpu_total'), 'counter gets _total once');
@@ -37,7 +37,7 @@ describe('catalog resolution', () => {
     assert.equal(count({ features: { kvCacheMetrics: true } }) - base, 3);
     assert.equal(count({ features: { corruptedRequests: true } }) - base, 1);
     assert.equal(count({ showHiddenMetrics: true }) - base, 4);
-    assert.equal(resolveCatalog({ logStats: false, showHiddenMetrics: true, features: { kvConnector: 'nixl' } }).families.length, 38);
+    assert.equal(resolveCatalog({ logStats: false, showHiddenMetrics: true, features: { kvConnector: 'nixl' } }).families.length, 42);
   });
 
   it('rewrites engine into stage and replica on every upstream family', () => {

@@ -1,0 +1,154 @@
+import assert from 'node:assert/strict';
+import diagnosticsChannel from 'node:diagnostics_channel';
+import { OMNI_CHANNELS } from '../../instrumentation/hooks/channels';
+import { OmniInstrumentation } from '../../instrumentation/hooks/omni-instrumentation';
+import type { RealtimeSessionRequest, ServerVadBatch } from '../../instrumentation/pipeline/host-contract';
+import { registerOmniMetrics, type OmniMetricsHandle } from '../../register';
+import { SECONDS_FAST_BUCKETS } from '../../views/buckets';
+import { seriesOf } from '../support/exposition';
+import { assertHistogram, assertSample } from '../recorders/harness';
+
+const M = { model_name: 'm' };
+const ACTIVE = 'vllm:omni_realtime_vad_active_sessions';
+const INFERENCE = 'vllm:omni_realtime_vad_inference_latency_s';
+const ENDPOINT = 'vllm:omni_realtime_vad_endpoint_delay_s';
+const ERRORS = 'vllm:omni_realtime_vad_errors_total';
+
+/** An overflow the host reports as a rejection with a reason, as vLLM-Omni's realtime input does. */
+class InputOverflow extends Error {
+  readonly reason = 'input_overflow';
+}
+
+/** The serving layer's realtime half: sessions and appended PCM16 batches run through a server VAD. */
+class RealtimeServing {
+  opened: string[] = [];
+  closed: string[] = [];
+  openRealtimeSession(session: RealtimeSessionRequest): string {
+    this.opened.push(session.sessionId);
+    return session.sessionId;
+  }
+  closeRealtimeSession(sessionId: string): void {
+    this.closed.push(sessionId);
+    if (sessionId === 'broken') throw new Error('socket already closed');
+  }
+  appendRealtimeAudio(sessionId: string, batch: ServerVadBatch | Error | Promise<ServerVadBatch>): ServerVadBatch | Promise<ServerVadBatch> {
+    void sessionId;
+    if (batch instanceof Error) throw batch;
+    return batch;
+  }
+}
+
+const batch = (inferenceMs: number, ...endpointDelaysMs: Array<number | null>): ServerVadBatch => ({
+  inferenceMs,
+  frames: [{ decision: {} }, ...endpointDelaysMs.map((endpointDelayMs) => ({ decision: { speechStopped: endpointDelayMs !== null, endpointDelayMs } }))],
+});
+
+describe('hooks: realtime server-side VAD (vllm-omni metrics/realtime.py)', () => {
+  let metrics: OmniMetricsHandle;
+  let instrumentation: OmniInstrumentation;
+  beforeEach(async () => {
+    metrics = await registerOmniMetrics({ modelName: 'm', stagePools: [1], logStats: true, prometheus: false, exporters: [], logIntervalSeconds: 0 });
+    instrumentation = new OmniInstrumentation({ metrics, servingClass: RealtimeServing });
+  });
+  afterEach(async () => {
+    instrumentation.disable();
+    await metrics.shutdown();
+  });
+
+  it('the gauge and both histograms exist from startup at zero (RealtimeVADMetrics.__init__ binds them); errors appear with their first reason', async () => {
+    const text = await metrics.metricsText();
+    assertSample(text, ACTIVE, M, 0);
+    assertHistogram(text, INFERENCE, M, SECONDS_FAST_BUCKETS, []);
+    assertHistogram(text, ENDPOINT, M, SECONDS_FAST_BUCKETS, []);
+    assert.deepEqual(seriesOf(text, ERRORS), []);
+  });
+
+  it('counts sessions with server_vad from open to close, once each, whatever the host repeats', async () => {
+    const serving = new RealtimeServing();
+    assert.equal(serving.openRealtimeSession({ sessionId: 'a', turnDetection: { type: 'server_vad' } }), 'a', "the host's value comes back");
+    serving.openRealtimeSession({ sessionId: 'a', turnDetection: { type: 'server_vad' } });
+    serving.openRealtimeSession({ sessionId: 'client-turns', turnDetection: null });
+    serving.openRealtimeSession({ sessionId: 'no-field' });
+    serving.openRealtimeSession({ sessionId: 'b', turnDetection: { type: 'server_vad' } });
+    assertSample(await metrics.metricsText(), ACTIVE, M, 2);
+    serving.closeRealtimeSession('client-turns');
+    serving.closeRealtimeSession('a');
+    serving.closeRealtimeSession('a');
+    assertSample(await metrics.metricsText(), ACTIVE, M, 1);
+    serving.openRealtimeSession({ sessionId: 'broken', turnDetection: { type: 'server_vad' } });
+    assert.throws(() => serving.closeRealtimeSession('broken'), /socket already closed/, "the host's error is rethrown as it was");
+    assertSample(await metrics.metricsText(), ACTIVE, M, 1);
+    assert.deepEqual(serving.closed, ['client-turns', 'a', 'a', 'broken']);
+  });
+
+  it('records each batch’s inference time and each committed endpoint’s delay, milliseconds to seconds (`latency_ms / 1000`)', async () => {
+    const serving = new RealtimeServing();
+    serving.appendRealtimeAudio('a', batch(12.5));
+    serving.appendRealtimeAudio('a', batch(4, 512, null));
+    const resolved = await serving.appendRealtimeAudio('a', Promise.resolve(batch(250, 1500)));
+    assert.equal(resolved.inferenceMs, 250, 'the resolved batch is the host’s');
+    const text = await metrics.metricsText();
+    assertHistogram(text, INFERENCE, M, SECONDS_FAST_BUCKETS, [0.0125, 0.004, 0.25]);
+    assertHistogram(text, ENDPOINT, M, SECONDS_FAST_BUCKETS, [0.512, 1.5]);
+  });
+
+  it('an append that throws or rejects counts one error by the reason it carries (else `error`), and reaches the host unchanged', async () => {
+    const serving = new RealtimeServing();
+    const overflow = new InputOverflow('input buffer full');
+    assert.throws(
+      () => serving.appendRealtimeAudio('a', overflow),
+      (error) => error === overflow,
+    );
+    await assert.rejects(serving.appendRealtimeAudio('a', Promise.reject(new InputOverflow('again'))) as Promise<ServerVadBatch>, /again/);
+    assert.throws(() => serving.appendRealtimeAudio('a', new Error('onnx session failed')), /onnx session failed/);
+    const text = await metrics.metricsText();
+    assert.deepEqual(
+      seriesOf(text, ERRORS).map((labels) => labels.reason),
+      ['input_overflow', 'error'],
+    );
+    assertSample(text, ERRORS, { ...M, reason: 'input_overflow' }, 2);
+    assertSample(text, ERRORS, { ...M, reason: 'error' }, 1);
+    assertHistogram(text, INFERENCE, M, SECONDS_FAST_BUCKETS, []);
+  });
+
+  it('the same events published on the diagnostics channels reach the same families', async () => {
+    diagnosticsChannel.channel(OMNI_CHANNELS.realtimeSessionOpened).publish({ sessionId: 'ch', turnDetection: { type: 'server_vad' } });
+    diagnosticsChannel.channel(OMNI_CHANNELS.realtimeAudioAppended).publish({ sessionId: 'ch', batch: batch(8, 300) });
+    diagnosticsChannel.channel(OMNI_CHANNELS.realtimeVadError).publish({ sessionId: 'ch', reason: 'input_overflow' });
+    let text = await metrics.metricsText();
+    assertSample(text, ACTIVE, M, 1);
+    assertHistogram(text, INFERENCE, M, SECONDS_FAST_BUCKETS, [0.008]);
+    assertHistogram(text, ENDPOINT, M, SECONDS_FAST_BUCKETS, [0.3]);
+    assertSample(text, ERRORS, { ...M, reason: 'input_overflow' }, 1);
+    diagnosticsChannel.channel(OMNI_CHANNELS.realtimeSessionClosed).publish({ sessionId: 'ch' });
+    text = await metrics.metricsText();
+    assertSample(text, ACTIVE, M, 0);
+  });
+
+  it('disable() forgets the open sessions: the gauge returns to 0', async () => {
+    const serving = new RealtimeServing();
+    serving.openRealtimeSession({ sessionId: 'x', turnDetection: { type: 'server_vad' } });
+    assertSample(await metrics.metricsText(), ACTIVE, M, 1);
+    instrumentation.disable();
+    assertSample(await metrics.metricsText(), ACTIVE, M, 0);
+    serving.closeRealtimeSession('x');
+    assertSample(await metrics.metricsText(), ACTIVE, M, 0);
+  });
+
+  it('with logStats off nothing is recorded (`if self._log_stats`), the zero series stay', async () => {
+    const off = await registerOmniMetrics({ modelName: 'off', stagePools: [1], logStats: false, prometheus: false, exporters: [] });
+    try {
+      off.realtimeVad.sessionStarted();
+      off.realtimeVad.observeInference(5);
+      off.realtimeVad.observeEndpointDelay(500);
+      off.realtimeVad.error('input_overflow');
+      const text = await off.metricsText();
+      assertSample(text, ACTIVE, { model_name: 'off' }, 0);
+      assertHistogram(text, INFERENCE, { model_name: 'off' }, SECONDS_FAST_BUCKETS, []);
+      assertHistogram(text, ENDPOINT, { model_name: 'off' }, SECONDS_FAST_BUCKETS, []);
+      assert.deepEqual(seriesOf(text, ERRORS), []);
+    } finally {
+      await off.shutdown();
+    }
+  });
+});
