@@ -15,7 +15,6 @@ export {
   OrchestratorAggregator,
   type OrchestratorAggregatorOptions,
   type ReplicaResolver,
-  type TransferEdgeStats,
   type TransferRxInput,
   type TransferTxInput,
 } from './recorders/orchestrator-aggregator';

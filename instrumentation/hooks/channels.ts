@@ -94,14 +94,20 @@ export function subscribeChannels(observer: () => PipelineObserver, guard: Telem
   const subscriptions = (Object.keys(OMNI_CHANNELS) as Array<keyof OmniChannelMessages>).map((key) => {
     const name = OMNI_CHANNELS[key];
     const method = CHANNEL_METHODS[key];
-    const listener = (message: unknown): void =>
-      guard.run(`channel ${name}`, () => {
+    const site = `channel ${name}`;
+    const handler = handlers[key] as (m: unknown) => void;
+    // The one never-throw boundary of a channel: whatever the message holds, the publisher goes on.
+    const listener = (message: unknown): void => {
+      try {
         if (method !== undefined && hostCalls !== undefined) {
           hostCalls.called(method);
           if (method === 'pollEngine') hostCalls.polled((message as { stageId?: unknown })?.stageId, (message as { replicaId?: unknown })?.replicaId);
         }
-        (handlers[key] as (m: unknown) => void)(message);
-      });
+        handler(message);
+      } catch (error) {
+        guard.report(site, error);
+      }
+    };
     diagnosticsChannel.subscribe(name, listener);
     return () => diagnosticsChannel.unsubscribe(name, listener);
   });

@@ -44,7 +44,6 @@ export class HandleFeed {
     this.owners.set(owner, stop);
     if (this.owners.size > 1) return;
     this.lifetime = lifetime;
-    this.hostCalls?.attach();
     const idleMillis = lifetime.requestIdleTimeoutMillis ?? DEFAULT_REQUEST_IDLE_TIMEOUT_MILLIS;
     this.sweeper = setInterval(() => this.sweep(), Math.max(10, Math.min(idleMillis / 4, 30_000)));
     this.sweeper.unref();
@@ -58,15 +57,19 @@ export class HandleFeed {
     return this.claims.get(source)?.get(name);
   }
 
+  /** `owner` feeds the handle from this source; the self-check counts it as attached until it is released. */
   claim(owner: object, source: object, name: string): void {
     let names = this.claims.get(source);
     if (names === undefined) this.claims.set(source, (names = new Map()));
+    if (!names.has(name)) this.hostCalls?.attach();
     names.set(name, owner);
   }
 
   release(owner: object, source: object, name: string): void {
     const names = this.claims.get(source);
-    if (names?.get(name) === owner) names.delete(name);
+    if (names?.get(name) !== owner) return;
+    names.delete(name);
+    this.hostCalls?.detach();
   }
 
   /**

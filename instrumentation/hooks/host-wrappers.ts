@@ -111,7 +111,7 @@ function observerOf(name: OrchestratorMethod): Observe {
     case 'addRequest':
       return (feed, _s, first) => feed.observer.requestAdded((first as OrchestratorRequest).requestId);
     case 'cleanupRequest':
-      return (feed, source, first) => feed.observer.requestCleanedUp(first as string, source as BindingSource);
+      return (feed, _s, first) => feed.observer.requestCleanedUp(first as string);
     case 'submitToStage':
       return (feed, _s, first) => feed.observer.stageSubmitted(first as StageRequest);
     case 'pollEngine':

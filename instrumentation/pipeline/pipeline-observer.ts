@@ -1,7 +1,7 @@
 import { DEFAULT_AUDIO_SAMPLE_RATE, resolveAudioSampleRate } from '../audio/sample-rate';
 import { audioChunkPcmBytes } from '../audio/frames';
-import { OrchestratorAggregator, type TransferEmitter } from '../recorders/orchestrator-aggregator';
-import { OmniRequestCounter, waitingRequests } from '../recorders/pipeline-metrics';
+import { OrchestratorAggregator, type ReplicaResolver, type TransferEmitter } from '../recorders/orchestrator-aggregator';
+import { waitingRequests } from '../recorders/pipeline-metrics';
 import type { OmniRecorders } from '../recorders/recorders';
 import { monotonicSeconds } from '../stats/clock';
 import { LimitedWarning } from '../../views/diag-warnings';
@@ -58,8 +58,7 @@ export const DEFAULT_MAX_TRACKED_REQUESTS = 100_000;
  * continuity), cross-stage transfers, and per-replica engine statistics.
  */
 export class PipelineObserver {
-  private readonly running = new OmniRequestCounter();
-  /** Admitted requests and when (monotonic seconds). */
+  /** Admitted requests and when (monotonic seconds); the orchestrator runs `admitted.size` of them. */
   private readonly admitted = new Map<string, number>();
   /**
    * One entry per `generate` call, keyed by the token `generateStarted` returned: calls that share
@@ -72,10 +71,11 @@ export class PipelineObserver {
   private readonly maxTracked: number;
   private readonly ended = new LimitedWarning();
   private readonly feed: EngineStatsFeed;
-  private readonly aggregators = new WeakMap<object, OrchestratorAggregator>();
-  private readonly unboundAggregator: OrchestratorAggregator;
-  /** Forwards to the current recorders, so a rebuilt recorder set is used at once. */
-  private readonly transferEmitter: TransferEmitter;
+  /**
+   * Transfers of every orchestrator: request ids are unique per handle (admissions are keyed by
+   * them too), so one replica cache serves all; each call brings its orchestrator's bindings.
+   */
+  private readonly transfers: OrchestratorAggregator;
   private orchestratorSeen = false;
   /** The realtime sessions' server-side VAD. */
   readonly realtime: RealtimeVadObserver;
@@ -88,13 +88,14 @@ export class PipelineObserver {
     this.idleTimeoutSeconds = (lifetime.requestIdleTimeoutMillis ?? DEFAULT_REQUEST_IDLE_TIMEOUT_MILLIS) / 1000;
     this.maxTracked = lifetime.maxTrackedRequests ?? DEFAULT_MAX_TRACKED_REQUESTS;
     this.feed = new EngineStatsFeed(stageReplicaMap);
-    this.transferEmitter = {
+    // Forwards to the current recorders, so a rebuilt recorder set is used at once.
+    const transferEmitter: TransferEmitter = {
       observeSize: (fs, fr, ts, tr, bytes) => this.recorders().transfer.observeSize(fs, fr, ts, tr, bytes),
       observeTxTime: (fs, fr, ts, tr, seconds) => this.recorders().transfer.observeTxTime(fs, fr, ts, tr, seconds),
       observeRxTime: (fs, fr, ts, tr, seconds) => this.recorders().transfer.observeRxTime(fs, fr, ts, tr, seconds),
       observeInFlightTime: (fs, fr, ts, tr, seconds) => this.recorders().transfer.observeInFlightTime(fs, fr, ts, tr, seconds),
     };
-    this.unboundAggregator = this.createAggregator(undefined);
+    this.transfers = new OrchestratorAggregator({ transferEmitter });
     this.realtime = new RealtimeVadObserver(recorders, this.maxTracked);
   }
 
@@ -105,16 +106,14 @@ export class PipelineObserver {
     if (this.admitted.has(requestId)) return;
     if (this.admitted.size >= this.maxTracked) this.evictOldestAdmitted();
     this.admitted.set(requestId, monotonicSeconds());
-    this.running.increment();
     this.publishGauges();
   }
 
   /** Idempotent: only the first cleanup of an admitted request counts. */
-  requestCleanedUp(requestId: string, source?: BindingSource): void {
+  requestCleanedUp(requestId: string): void {
     this.feed.released(requestId);
-    this.aggregator(source).onFinalizeRequest(requestId);
+    this.transfers.onFinalizeRequest(requestId);
     if (!this.admitted.delete(requestId)) return;
-    this.running.decrement();
     this.publishGauges();
   }
 
@@ -150,23 +149,24 @@ export class PipelineObserver {
 
   transferSent(receipt: TransferReceipt | undefined, source?: BindingSource): void {
     if (!receipt) return;
-    const aggregator = this.aggregator(source);
-    if (receipt.fromReplica !== undefined) aggregator.cacheReplica(receipt.fromStage, receipt.requestId, receipt.fromReplica);
-    if (receipt.toReplica !== undefined) aggregator.cacheReplica(receipt.toStage, receipt.requestId, receipt.toReplica);
-    aggregator.recordTransferTx(receipt);
+    if (receipt.fromReplica !== undefined) this.transfers.cacheReplica(receipt.fromStage, receipt.requestId, receipt.fromReplica);
+    if (receipt.toReplica !== undefined) this.transfers.cacheReplica(receipt.toStage, receipt.requestId, receipt.toReplica);
+    this.transfers.recordTransferTx(receipt, bindingsOf(source));
   }
 
   transferReceived(receipt: ReceiveReceipt | undefined, source?: BindingSource): void {
     if (!receipt) return;
-    this.aggregator(source).recordTransferRx({
-      stageId: receipt.stageId,
-      fromStage: receipt.fromStage,
-      requestId: receipt.requestId,
-      replicaId: receipt.replicaId,
-      rxTransferBytes: receipt.sizeBytes,
-      rxDecodeTimeMs: receipt.rxDecodeTimeMs,
-      rxInFlightTimeMs: receipt.inFlightTimeMs,
-    });
+    this.transfers.recordTransferRx(
+      {
+        stageId: receipt.stageId,
+        fromStage: receipt.fromStage,
+        requestId: receipt.requestId,
+        replicaId: receipt.replicaId,
+        rxDecodeTimeMs: receipt.rxDecodeTimeMs,
+        rxInFlightTimeMs: receipt.inFlightTimeMs,
+      },
+      bindingsOf(source),
+    );
   }
 
   // ---- serving side ----
@@ -356,28 +356,16 @@ export class PipelineObserver {
    */
   private publishGauges(): void {
     const tracked = this.generating.size;
-    const running = this.orchestratorSeen ? this.running.value : tracked;
+    const running = this.orchestratorSeen ? this.admitted.size : tracked;
     const { pipeline } = this.recorders();
     pipeline.setRunning(running);
     pipeline.setWaiting(waitingRequests(tracked, running));
   }
+}
 
-  private aggregator(source: BindingSource | undefined): OrchestratorAggregator {
-    if (source === undefined) return this.unboundAggregator;
-    let aggregator = this.aggregators.get(source);
-    if (aggregator === undefined) {
-      aggregator = this.createAggregator(source);
-      this.aggregators.set(source, aggregator);
-    }
-    return aggregator;
-  }
-
-  private createAggregator(source: BindingSource | undefined): OrchestratorAggregator {
-    return new OrchestratorAggregator({
-      transferEmitter: this.transferEmitter,
-      replicaResolver: source ? (stageId, requestId) => source.stagePools?.[stageId]?.getBoundReplicaId(requestId) : undefined,
-    });
-  }
+/** The sticky replica bindings of the orchestrator a transfer came from (none when a channel reported it). */
+function bindingsOf(source: BindingSource | undefined): ReplicaResolver | undefined {
+  return source === undefined ? undefined : (stageId, requestId) => source.stagePools?.[stageId]?.getBoundReplicaId(requestId);
 }
 
 /** What a stream's end says about why its request failed. */

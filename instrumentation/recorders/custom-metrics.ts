@@ -149,26 +149,27 @@ abstract class CustomFamilyRecorder {
     this.takes = `${this.family.name} takes ${this.callerLabels.length === 0 ? 'no labels' : `labels ${this.callerLabels.join(', ')}`}${filled}`;
   }
 
-  /** Records one value; never throws. */
+  /** Records one value; never throws (the value is checked by type first, the labels read under a guard). */
   protected recordAt(value: number, labels: unknown): void {
-    try {
-      const why = this.valueProblem(value);
-      if (why !== undefined) {
-        this.series.invalidValues.warn(`${this.family.name}: ${typeof value === 'number' ? String(value) : `a ${typeof value}`} dropped (${why})`);
-        return;
-      }
-      const values = this.valuesOf(labels);
-      if (values !== undefined) this.series.bind(values).record(value);
-    } catch (error) {
-      this.unexpected(error);
+    const why = this.valueProblem(value);
+    if (why !== undefined) {
+      this.series.invalidValues.warn(`${this.family.name}: ${typeof value === 'number' ? String(value) : `a ${typeof value}`} dropped (${why})`);
+      return;
     }
+    const values = this.readLabels(labels);
+    if (values !== undefined) this.series.bind(values).record(value);
   }
 
   /** The bound series of `labels`, or one that drops every record when the labels are wrong; never throws. */
   protected bindAt(labels: unknown): RebindingSeries | undefined {
+    const values = this.readLabels(labels);
+    return values === undefined ? undefined : new RebindingSeries(this.series, values);
+  }
+
+  /** `valuesOf` of the caller's labels object, whose getters and proxy traps are the caller's code and may throw. */
+  private readLabels(labels: unknown): LabelValue[] | undefined {
     try {
-      const values = this.valuesOf(labels);
-      return values === undefined ? undefined : new RebindingSeries(this.series, values);
+      return this.valuesOf(labels);
     } catch (error) {
       this.unexpected(error);
       return undefined;

@@ -1,7 +1,7 @@
 import type { LabelValue } from '../../views/store/family-series';
 import type { SeriesStore } from '../../views/store/series-store';
 import { SeriesTable } from '../series-table';
-import { isPositive, neverThrow } from './never-throw';
+import { isPositive, UnreadableInput } from './never-throw';
 import type { RecorderOptions } from './pipeline-metrics';
 
 /** A diffusion stage's timing breakdown for one request, seconds (vLLM-Omni `diffusion_metrics`). */
@@ -40,6 +40,7 @@ export class OmniDiffusionMetrics {
   private readonly kvLoad: SeriesTable;
   private readonly imageTtfp: SeriesTable;
   private readonly denoiseStep: SeriesTable;
+  private readonly unreadable = new UnreadableInput('OmniDiffusionMetrics');
 
   constructor(store: SeriesStore, options: RecorderOptions) {
     this.logStats = options.logStats;
@@ -53,12 +54,12 @@ export class OmniDiffusionMetrics {
     this.kvLoad = new SeriesTable(store, 'pipeline.diffusionKvLoad', model);
     this.imageTtfp = new SeriesTable(store, 'pipeline.imageTtfp', model);
     this.denoiseStep = new SeriesTable(store, 'pipeline.denoiseStepLatency', model);
-    neverThrow(this, 'OmniDiffusionMetrics', ['observeImageTtfp', 'observeDiffusionFinalize']);
   }
 
-  /** Stage submit to the first image; negative values are skipped. */
+  /** Stage submit to the first image; negative (and NaN) values are skipped. */
   observeImageTtfp(stage: LabelValue, replica: LabelValue, seconds: number): void {
-    if (this.logStats && seconds >= 0) this.imageTtfp.get(stage, replica).record(seconds);
+    if (!this.logStats || (typeof seconds === 'number' && !(seconds >= 0))) return;
+    this.imageTtfp.get(stage, replica).record(seconds);
   }
 
   /**
@@ -67,11 +68,22 @@ export class OmniDiffusionMetrics {
    * a positive step count, and the denoise step latency an image output.
    */
   observeDiffusionFinalize(input: DiffusionFinalizeInput): void {
-    const { replicaId: replica, breakdown } = input;
-    if (!this.logStats || replica === null || replica === undefined || !breakdown) return;
-    const stage = input.stageId;
+    if (!this.logStats) return;
+    let stage: LabelValue, replica: LabelValue, breakdown: DiffusionBreakdown, stepsReported: unknown, outputUnitType: unknown;
+    try {
+      const replicaId = input.replicaId;
+      const reported = input.breakdown;
+      if (replicaId === null || replicaId === undefined || !reported) return;
+      const { diffusionEngineExecTimeS, preprocessTimeS, postprocessTimeS, vaeDecodeTimeS, forwardTimeS, kvRecvTimeS, numInferenceSteps } = reported;
+      breakdown = { diffusionEngineExecTimeS, preprocessTimeS, postprocessTimeS, vaeDecodeTimeS, forwardTimeS, kvRecvTimeS };
+      stage = input.stageId;
+      replica = replicaId;
+      stepsReported = input.numInferenceSteps || numInferenceSteps;
+      outputUnitType = input.outputUnitType;
+    } catch {
+      return this.unreadable.dropped('observeDiffusionFinalize');
+    }
     // A whole step count, as vLLM-Omni's `int(...)` makes it before dividing (2.9 steps are 2).
-    const stepsReported = input.numInferenceSteps || breakdown.numInferenceSteps;
     const steps = isPositive(stepsReported) ? Math.trunc(stepsReported) : 0;
     const exec = breakdown.diffusionEngineExecTimeS;
     if (typeof exec === 'number') {
@@ -85,7 +97,7 @@ export class OmniDiffusionMetrics {
     if (isMeasured(forward)) {
       this.forward.get(stage, replica).record(forward);
       const perStep = steps > 0 ? forward / steps : 0;
-      if (input.outputUnitType === 'image' && perStep > 0) this.denoiseStep.get(stage, replica).record(perStep);
+      if (outputUnitType === 'image' && perStep > 0) this.denoiseStep.get(stage, replica).record(perStep);
     }
     if (isMeasured(breakdown.kvRecvTimeS)) this.kvLoad.get(stage, replica).record(breakdown.kvRecvTimeS);
   }

@@ -5,7 +5,7 @@ import { countAudioFrames } from '../audio/frames';
 import type { LabelValue } from '../../views/store/family-series';
 import type { SeriesStore } from '../../views/store/series-store';
 import { SeriesTable } from '../series-table';
-import { isPositive, neverThrow } from './never-throw';
+import { clampedAtZero, isPositive, UnreadableInput } from './never-throw';
 import type { RecorderOptions } from './pipeline-metrics';
 
 /** What the final stage reports about a finished request (vLLM-Omni `StageRequestStats`). */
@@ -61,6 +61,7 @@ export class OmniModalityMetrics {
   private readonly underrun: SeriesTable;
   private readonly continuityOk: SeriesTable;
   private readonly skipped: SeriesTable;
+  private readonly unreadable = new UnreadableInput('OmniModalityMetrics');
 
   constructor(store: SeriesStore, options: RecorderOptions) {
     this.logStats = options.logStats;
@@ -72,18 +73,6 @@ export class OmniModalityMetrics {
     this.underrun = new SeriesTable(store, 'pipeline.audioUnderrun', model);
     this.continuityOk = new SeriesTable(store, 'pipeline.audioContinuityOk', model);
     this.skipped = new SeriesTable(store, 'pipeline.audioSkippedRequests', model);
-    neverThrow(this, 'OmniModalityMetrics', [
-      'observeAudioTtfp',
-      'observeAudioDuration',
-      'observeAudioRtf',
-      'incAudioFrames',
-      'observeAudioUnderrun',
-      'incAudioContinuityOk',
-      'incAudioSkipped',
-      'observeModalityAtFinalize',
-      'observeAudioFirstPacket',
-      'observeAudioStreamingFinalize',
-    ]);
   }
 
   observeAudioTtfp(stage: LabelValue, replica: LabelValue, seconds: number): void {
@@ -105,12 +94,12 @@ export class OmniModalityMetrics {
 
   /** Negative underruns clamp to 0. */
   observeAudioUnderrun(stage: LabelValue, replica: LabelValue, seconds: number): void {
-    if (this.logStats) this.underrun.get(stage, replica).record(Math.max(seconds, 0));
+    if (this.logStats) this.underrun.get(stage, replica).record(clampedAtZero(seconds));
   }
 
-  /** `threshold_ms` is truncated to an integer, as upstream's `str(int(threshold_ms))`. */
+  /** `threshold_ms` is truncated to an integer, as upstream's `str(int(threshold_ms))`; a label that is not a number is kept as given. */
   incAudioContinuityOk(stage: LabelValue, replica: LabelValue, thresholdMs: number): void {
-    if (this.logStats) this.continuityOk.get(stage, replica, Math.trunc(thresholdMs)).record(1);
+    if (this.logStats) this.continuityOk.get(stage, replica, typeof thresholdMs === 'number' ? Math.trunc(thresholdMs) : thresholdMs).record(1);
   }
 
   /** An empty reason is recorded as `unknown`. */
@@ -124,13 +113,20 @@ export class OmniModalityMetrics {
    */
   observeModalityAtFinalize(input: FinalizeInput): void {
     if (!this.logStats) return;
-    const { replicaId, stageMetrics } = input;
-    if (replicaId === null || replicaId === undefined || !stageMetrics || input.outputType !== 'audio') return;
-    const stage = input.stageId;
-    const generationSeconds = Number(stageMetrics.stageGenTimeMs ?? 0) / 1000;
-    const mmOut = input.multimodalOutput ?? {};
-    const sampleRate = resolveAudioSampleRate(mmOut);
-    const frames = Math.trunc(Number(stageMetrics.audioGeneratedFrames ?? 0)) || countAudioFrames(mmOut);
+    let stage: LabelValue, replicaId: LabelValue, generationSeconds: number, sampleRate: number, frames: number;
+    try {
+      const { stageMetrics } = input;
+      const replica = input.replicaId;
+      if (replica === null || replica === undefined || !stageMetrics || input.outputType !== 'audio') return;
+      stage = input.stageId;
+      replicaId = replica;
+      generationSeconds = Number(stageMetrics.stageGenTimeMs ?? 0) / 1000;
+      const mmOut = input.multimodalOutput ?? {};
+      sampleRate = resolveAudioSampleRate(mmOut);
+      frames = Math.trunc(Number(stageMetrics.audioGeneratedFrames ?? 0)) || countAudioFrames(mmOut);
+    } catch {
+      return this.unreadable.dropped('observeModalityAtFinalize');
+    }
     this.incAudioFrames(stage, replicaId, frames);
     const durationSeconds = sampleRate > 0 ? frames / sampleRate : 0;
     if (durationSeconds > 0) {
@@ -143,8 +139,15 @@ export class OmniModalityMetrics {
 
   /** First audio packet of a request; the once-per-request guard is the caller's. Skew clamps to 0. */
   observeAudioFirstPacket(input: FirstPacketInput): void {
-    if (!this.logStats || input.replicaId === null || input.replicaId === undefined || !(input.arrivalTs > 0)) return;
-    this.observeAudioTtfp(input.stageId, input.replicaId, Math.max(input.nowTs - input.arrivalTs, 0));
+    if (!this.logStats) return;
+    let stage: LabelValue, replica: LabelValue | null | undefined, arrivalTs: unknown, nowTs: unknown;
+    try {
+      ({ stageId: stage, replicaId: replica, arrivalTs, nowTs } = input);
+    } catch {
+      return this.unreadable.dropped('observeAudioFirstPacket');
+    }
+    if (replica === null || replica === undefined || !isPositive(arrivalTs)) return;
+    this.observeAudioTtfp(stage, replica, typeof nowTs === 'number' ? clampedAtZero(nowTs - arrivalTs) : (nowTs as number));
   }
 
   /**
@@ -152,15 +155,24 @@ export class OmniModalityMetrics {
    * continuity counter moves when it stayed within the threshold (inclusive).
    */
   observeAudioStreamingFinalize(input: StreamingFinalizeInput): void {
-    if (!this.logStats || input.replicaId === null || input.replicaId === undefined) return;
-    if (input.chunkArrivalTimesS.length === 0) return;
-    const thresholdS = input.thresholdS ?? AUDIO_CONTINUITY_DEFAULT_THRESHOLD_S;
-    const stats = computeContinuityStats(input.chunkArrivalTimesS, input.chunkBytes, {
-      sampleRate: input.sampleRate,
-      channels: input.channels ?? 1,
-      thresholdS,
-    });
-    this.observeAudioUnderrun(input.stageId, input.replicaId, stats.maxUnderrunS);
-    if (stats.isContinuous) this.incAudioContinuityOk(input.stageId, input.replicaId, Math.trunc(thresholdS * 1000));
+    if (!this.logStats) return;
+    let stage: LabelValue, replica: LabelValue, stats: ReturnType<typeof computeContinuityStats>, thresholdMs: number;
+    try {
+      const replicaId = input.replicaId;
+      if (replicaId === null || replicaId === undefined || input.chunkArrivalTimesS.length === 0) return;
+      stage = input.stageId;
+      replica = replicaId;
+      const thresholdS = input.thresholdS ?? AUDIO_CONTINUITY_DEFAULT_THRESHOLD_S;
+      stats = computeContinuityStats(input.chunkArrivalTimesS, input.chunkBytes, {
+        sampleRate: input.sampleRate,
+        channels: input.channels ?? 1,
+        thresholdS,
+      });
+      thresholdMs = Math.trunc(thresholdS * 1000);
+    } catch {
+      return this.unreadable.dropped('observeAudioStreamingFinalize');
+    }
+    this.observeAudioUnderrun(stage, replica, stats.maxUnderrunS);
+    if (stats.isContinuous) this.incAudioContinuityOk(stage, replica, thresholdMs);
   }
 }

@@ -1,33 +1,33 @@
 import { LimitedWarning } from '../../views/diag-warnings';
 
-type Method = (this: unknown, a?: unknown, b?: unknown, c?: unknown, d?: unknown, e?: unknown) => unknown;
-
-/**
- * Makes the named methods of a recorder unable to throw into the host: a call that fails (an
- * argument of a type no caller should pass, a getter that throws) is dropped with one
- * rate-limited diag warning per method, and returns undefined. Called at the end of a recorder's
- * constructor; the wrapper takes up to five arguments, as many as any recorder method has.
- */
-export function neverThrow<T extends object>(recorder: T, owner: string, names: ReadonlyArray<keyof T & string>): void {
-  for (const name of names) {
-    const method = recorder[name] as unknown as Method;
-    const warning = new LimitedWarning();
-    Object.defineProperty(recorder, name, {
-      configurable: true,
-      writable: true,
-      value: function (this: unknown, a?: unknown, b?: unknown, c?: unknown, d?: unknown, e?: unknown): unknown {
-        try {
-          return method.call(this, a, b, c, d, e);
-        } catch (error) {
-          warning.warn(`${owner}.${name} dropped a call it could not record (${error instanceof Error ? error.message : typeof error})`);
-          return undefined;
-        }
-      },
-    });
-  }
-}
+// Recorder methods are public API and take values from untyped hosts. They never throw because
+// they never convert a value they have not checked: `typeof` comes before any arithmetic,
+// comparison or text, and the series drop what is not a finite number with their own warning.
 
 /** A number above zero; `false` for anything else, without converting it (a Symbol would throw). */
 export function isPositive(value: unknown): value is number {
   return typeof value === 'number' && value > 0;
+}
+
+/**
+ * A negative number becomes 0; anything else is returned as it is, for the series to record or,
+ * not being a finite number, to drop with its warning (`Math.max` would throw on a Symbol).
+ */
+export function clampedAtZero(value: number): number {
+  return typeof value === 'number' && value < 0 ? 0 : value;
+}
+
+/**
+ * The one warning of a recorder that drops a call because the object it was handed could not be
+ * read: the caller's getters, proxies and iterators are the caller's code and may throw. A
+ * recorder reads such an object into locals inside a `try` of its own and records after it.
+ */
+export class UnreadableInput {
+  private readonly warning = new LimitedWarning();
+
+  constructor(private readonly owner: string) {}
+
+  dropped(method: string): void {
+    this.warning.warn(`${this.owner}.${method} dropped a call: reading the object it was given threw`);
+  }
 }

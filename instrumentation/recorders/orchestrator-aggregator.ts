@@ -1,17 +1,6 @@
 import { packageDiag } from '../../views/package-diag';
+import { UnreadableInput } from './never-throw';
 import type { OmniTransferMetrics } from './transfer-metrics';
-
-/** Accumulated transfer of one request over one edge, in milliseconds (vLLM-Omni `TransferEdgeStats`). */
-export interface TransferEdgeStats {
-  readonly fromStage: number;
-  readonly toStage: number;
-  readonly requestId: string;
-  sizeBytes: number;
-  txTimeMs: number;
-  rxDecodeTimeMs: number;
-  inFlightTimeMs: number;
-  usedShm: boolean;
-}
 
 export interface TransferTxInput {
   readonly fromStage: number;
@@ -19,6 +8,7 @@ export interface TransferTxInput {
   readonly requestId: string;
   readonly sizeBytes: number;
   readonly txTimeMs: number;
+  /** Accepted as hosts report it; no family records it. */
   readonly usedShm?: boolean;
 }
 
@@ -29,6 +19,7 @@ export interface TransferRxInput {
   readonly fromStage?: number | null;
   readonly requestId: string;
   readonly replicaId?: number | null;
+  /** Accepted as hosts report it; the size family is recorded on the sending side only. */
   readonly rxTransferBytes?: number;
   readonly rxDecodeTimeMs?: number;
   readonly rxInFlightTimeMs?: number;
@@ -46,59 +37,55 @@ export interface OrchestratorAggregatorOptions {
 }
 
 /**
- * Per-edge transfer accumulation (milliseconds) plus the per-hop emit hook (seconds), as
- * vLLM-Omni's `OrchestratorAggregator`. The emit resolves `from_replica` / `to_replica` through
- * the replica cache, then the resolver; if a side stays unknown the emit is skipped silently and
- * the accumulation is unaffected. Unlike upstream (one aggregator per request) this one may be
- * long-lived, so `onFinalizeRequest` drops everything kept for the request.
+ * The per-hop emit of cross-stage transfers (vLLM-Omni's `OrchestratorAggregator`, its transfer
+ * half): milliseconds in, seconds out. The emit resolves `from_replica` / `to_replica` through the
+ * replica cache, then the resolver; if a side stays unknown the emit is skipped silently. Upstream
+ * also sums each request's transfers per edge; nothing here reads such sums, so none are kept.
+ * One aggregator may serve many requests and orchestrators: `onFinalizeRequest` drops what it
+ * cached for a request, and a call may bring the resolver of its own orchestrator.
  */
 export class OrchestratorAggregator {
-  private readonly edges = new Map<string, Map<string, TransferEdgeStats>>();
   private readonly replicaCache = new Map<string, Map<number, number>>();
+  private readonly unreadable = new UnreadableInput('OrchestratorAggregator');
 
   constructor(private readonly options: OrchestratorAggregatorOptions = {}) {}
 
-  recordTransferTx(input: TransferTxInput): TransferEdgeStats | undefined {
+  /** One sent transfer; `resolver` (default: the one given at construction) finds replicas the cache lacks. */
+  recordTransferTx(input: TransferTxInput, resolver: ReplicaResolver | undefined = this.options.replicaResolver): void {
+    let fromStage: number, toStage: number, requestId: string, sizeBytes: unknown, txTimeMs: unknown;
     try {
-      const edge = this.edge(input.fromStage, input.toStage, input.requestId);
-      edge.sizeBytes += input.sizeBytes;
-      edge.txTimeMs += input.txTimeMs;
-      edge.usedShm ||= input.usedShm === true;
-      this.emit(input.fromStage, input.toStage, input.requestId, (metrics, fs, fr, ts, tr) => {
-        metrics.observeSize(fs, fr, ts, tr, Math.trunc(input.sizeBytes));
-        metrics.observeTxTime(fs, fr, ts, tr, input.txTimeMs / 1000);
-      });
-      return edge;
-    } catch (error) {
-      packageDiag.debug('omni-otel-metrics: recordTransferTx failed', error);
-      return undefined;
+      ({ fromStage, toStage, requestId, sizeBytes, txTimeMs } = input);
+    } catch {
+      return this.unreadable.dropped('recordTransferTx');
     }
+    const size = typeof sizeBytes === 'number' ? Math.trunc(sizeBytes) : sizeBytes;
+    const seconds = typeof txTimeMs === 'number' ? txTimeMs / 1000 : txTimeMs;
+    this.emit(fromStage, toStage, requestId, resolver, (metrics, fs, fr, ts, tr) => {
+      metrics.observeSize(fs, fr, ts, tr, size as number);
+      metrics.observeTxTime(fs, fr, ts, tr, seconds as number);
+    });
   }
 
-  /** Stage 0 has no inbound edge; unless the input names its sender, the edge is (stage - 1 → stage). */
-  recordTransferRx(input: TransferRxInput): TransferEdgeStats | undefined {
+  /**
+   * One received transfer. Stage 0 has no inbound edge; unless the input names its sender, the
+   * edge is (stage - 1 → stage). The receiving replica, when reported, is cached for the request.
+   */
+  recordTransferRx(input: TransferRxInput, resolver: ReplicaResolver | undefined = this.options.replicaResolver): void {
+    let toStage: unknown, fromStage: unknown, requestId: string, replicaId: unknown, rxDecodeTimeMs: unknown, rxInFlightTimeMs: unknown;
     try {
-      const toStage = input.stageId;
-      if (toStage === null || toStage === undefined || toStage <= 0) return undefined;
-      const fromStage = input.fromStage ?? toStage - 1;
-      if (input.replicaId !== null && input.replicaId !== undefined) {
-        this.cacheReplica(toStage, input.requestId, input.replicaId);
-      }
-      const edge = this.edge(fromStage, toStage, input.requestId);
-      if (edge.sizeBytes === 0) edge.sizeBytes = input.rxTransferBytes ?? 0;
-      const rxDecodeTimeMs = input.rxDecodeTimeMs ?? 0;
-      const rxInFlightTimeMs = input.rxInFlightTimeMs ?? 0;
-      edge.rxDecodeTimeMs += rxDecodeTimeMs;
-      edge.inFlightTimeMs += rxInFlightTimeMs;
-      this.emit(fromStage, toStage, input.requestId, (metrics, fs, fr, ts, tr) => {
-        metrics.observeRxTime(fs, fr, ts, tr, rxDecodeTimeMs / 1000);
-        metrics.observeInFlightTime(fs, fr, ts, tr, rxInFlightTimeMs / 1000);
-      });
-      return edge;
-    } catch (error) {
-      packageDiag.debug('omni-otel-metrics: recordTransferRx failed', error);
-      return undefined;
+      ({ stageId: toStage, fromStage, requestId, replicaId, rxDecodeTimeMs, rxInFlightTimeMs } = input);
+    } catch {
+      return this.unreadable.dropped('recordTransferRx');
     }
+    if (typeof toStage !== 'number' || !(toStage > 0)) return;
+    const from = (fromStage ?? toStage - 1) as number;
+    if (replicaId !== null && replicaId !== undefined) this.cacheReplica(toStage, requestId, replicaId as number);
+    const rxSeconds = inSeconds(rxDecodeTimeMs ?? 0);
+    const inFlightSeconds = inSeconds(rxInFlightTimeMs ?? 0);
+    this.emit(from, toStage, requestId, resolver, (metrics, fs, fr, ts, tr) => {
+      metrics.observeRxTime(fs, fr, ts, tr, rxSeconds);
+      metrics.observeInFlightTime(fs, fr, ts, tr, inFlightSeconds);
+    });
   }
 
   /** Remember which replica served a stage, for when the binding is gone by emit time. */
@@ -111,48 +98,40 @@ export class OrchestratorAggregator {
     byStage.set(stageId, replicaId);
   }
 
-  edgeStats(fromStage: number, toStage: number, requestId: string): TransferEdgeStats | undefined {
-    return this.edges.get(requestId)?.get(`${fromStage}->${toStage}`);
-  }
-
+  /** The request is over: the replicas cached for it are dropped. */
   onFinalizeRequest(requestId: string): void {
     this.replicaCache.delete(requestId);
-    this.edges.delete(requestId);
   }
 
-  private edge(fromStage: number, toStage: number, requestId: string): TransferEdgeStats {
-    let byEdge = this.edges.get(requestId);
-    if (byEdge === undefined) {
-      byEdge = new Map();
-      this.edges.set(requestId, byEdge);
-    }
-    const key = `${fromStage}->${toStage}`;
-    let edge = byEdge.get(key);
-    if (edge === undefined) {
-      edge = { fromStage, toStage, requestId, sizeBytes: 0, txTimeMs: 0, rxDecodeTimeMs: 0, inFlightTimeMs: 0, usedShm: false };
-      byEdge.set(key, edge);
-    }
-    return edge;
-  }
-
+  /** Hands one hop to the emitter. The resolver and the emitter are the caller's code: a failure of theirs drops the hop. */
   private emit(
     fromStage: number,
     toStage: number,
     requestId: string,
+    resolver: ReplicaResolver | undefined,
     observe: (metrics: TransferEmitter, fs: number, fr: number, ts: number, tr: number) => void,
   ): void {
     const metrics = this.options.transferEmitter;
     if (metrics === undefined) return;
-    const fromReplica = this.resolveReplica(fromStage, requestId);
-    const toReplica = this.resolveReplica(toStage, requestId);
-    if (fromReplica === undefined || toReplica === undefined) return;
-    observe(metrics, fromStage, fromReplica, toStage, toReplica);
+    try {
+      const fromReplica = this.resolveReplica(fromStage, requestId, resolver);
+      const toReplica = this.resolveReplica(toStage, requestId, resolver);
+      if (fromReplica === undefined || toReplica === undefined) return;
+      observe(metrics, fromStage, fromReplica, toStage, toReplica);
+    } catch (error) {
+      packageDiag.debug('omni-otel-metrics: a transfer emitter or replica resolver failed; the hop is dropped', error);
+    }
   }
 
-  private resolveReplica(stageId: number, requestId: string): number | undefined {
+  private resolveReplica(stageId: number, requestId: string, resolver: ReplicaResolver | undefined): number | undefined {
     const cached = this.replicaCache.get(requestId)?.get(stageId);
     if (cached !== undefined) return cached;
-    const resolved = this.options.replicaResolver?.(stageId, requestId);
-    return resolved === null || resolved === undefined ? undefined : Math.trunc(resolved);
+    const resolved = resolver?.(stageId, requestId);
+    return typeof resolved === 'number' ? Math.trunc(resolved) : undefined;
   }
+}
+
+/** Milliseconds as seconds; what is not a number goes on as it is, for the series to drop. */
+function inSeconds(millis: unknown): number {
+  return (typeof millis === 'number' ? millis / 1000 : millis) as number;
 }

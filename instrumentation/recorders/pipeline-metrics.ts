@@ -1,7 +1,7 @@
 import type { BoundSeries } from '../../views/store/series';
 import type { SeriesStore } from '../../views/store/series-store';
 import { SeriesTable } from '../series-table';
-import { isPositive, neverThrow } from './never-throw';
+import { isPositive } from './never-throw';
 
 export interface RecorderOptions {
   readonly modelName: string;
@@ -32,7 +32,6 @@ export class OmniPrometheusMetrics {
     this.promptTokens = store.bind('pipeline.promptTokens', model);
     this.generationTokens = store.bind('pipeline.generationTokens', model);
     this.success = new SeriesTable(store, 'pipeline.requestsSuccess', model);
-    neverThrow(this, 'OmniPrometheusMetrics', ['setRunning', 'setWaiting', 'requestSucceeded', 'requestFailed', 'observeTokens']);
   }
 
   setRunning(count: number): void {
@@ -43,7 +42,7 @@ export class OmniPrometheusMetrics {
     if (this.logStats) this.waiting.record(count);
   }
 
-  /** A request finished at the final stage: one completion for its reason and one e2e sample. */
+  /** A request finished at the final stage: one completion for its reason (a label: any value is safe) and one e2e sample. */
   requestSucceeded(e2eSeconds: number, finishedReason: string = 'stop'): void {
     if (!this.logStats) return;
     this.success.get(finishedReason || 'stop').record(1);

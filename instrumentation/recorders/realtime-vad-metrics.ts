@@ -1,7 +1,6 @@
 import type { BoundSeries } from '../../views/store/series';
 import type { SeriesStore } from '../../views/store/series-store';
 import { SeriesTable } from '../series-table';
-import { neverThrow } from './never-throw';
 import type { RecorderOptions } from './pipeline-metrics';
 
 /**
@@ -24,7 +23,6 @@ export class OmniRealtimeVadMetrics {
     this.inferenceLatency = store.bind('pipeline.realtimeVadInferenceLatency', model);
     this.endpointDelay = store.bind('pipeline.realtimeVadEndpointDelay', model);
     this.errors = new SeriesTable(store, 'pipeline.realtimeVadErrors', model);
-    neverThrow(this, 'OmniRealtimeVadMetrics', ['sessionStarted', 'sessionFinished', 'observeInference', 'observeEndpointDelay', 'error']);
   }
 
   sessionStarted(): void {

@@ -1,7 +1,7 @@
 import type { LabelValue } from '../../views/store/family-series';
 import type { SeriesStore } from '../../views/store/series-store';
 import { SeriesTable } from '../series-table';
-import { neverThrow } from './never-throw';
+import { UnreadableInput } from './never-throw';
 
 export interface StageReplicaSample {
   readonly stage: LabelValue;
@@ -19,17 +19,23 @@ export interface StageReplicaSample {
 export class OmniStageReplicaMetrics {
   private readonly queueSize: SeriesTable;
   private readonly inflight: SeriesTable;
+  private readonly unreadable = new UnreadableInput('OmniStageReplicaMetrics');
 
   constructor(store: SeriesStore, modelName: string) {
     this.queueSize = new SeriesTable(store, 'pipeline.stageOutputsQueueSize', [modelName]);
     this.inflight = new SeriesTable(store, 'pipeline.stageInflightRequests', [modelName]);
-    neverThrow(this, 'OmniStageReplicaMetrics', ['observe']);
   }
 
+  /** The samples are the caller's iterable and objects: a read of them that throws drops the rest of the call. */
   observe(samples: Iterable<StageReplicaSample>): void {
-    for (const sample of samples) {
-      this.queueSize.get(sample.stage, sample.replica).record(sample.outputsQueueSize);
-      this.inflight.get(sample.stage, sample.replica).record(sample.inflight);
+    try {
+      for (const sample of samples) {
+        const { stage, replica } = sample;
+        this.queueSize.get(stage, replica).record(sample.outputsQueueSize);
+        this.inflight.get(stage, replica).record(sample.inflight);
+      }
+    } catch {
+      this.unreadable.dropped('observe');
     }
   }
 }

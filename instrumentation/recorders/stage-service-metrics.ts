@@ -4,7 +4,7 @@ import type { SeriesStore } from '../../views/store/series-store';
 import type { StageReplicaMap } from '../../views/stage-replica-map';
 import { FAILURE_REASONS, type FailureReason } from '../../views/stage-service-families';
 import { SeriesTable } from '../series-table';
-import { isPositive, neverThrow } from './never-throw';
+import { clampedAtZero, isPositive, UnreadableInput } from './never-throw';
 import type { RecorderOptions } from './pipeline-metrics';
 
 /** What one stage reports when it finishes a request (vLLM-Omni `StageRequestStats`, reduced). */
@@ -51,6 +51,7 @@ export class OmniStageServiceMetrics {
   /** Latest waiting snapshot per replica, per stage: the gauge is their sum. */
   private readonly waitingByStage = new Map<number, Map<number, number>>();
   private readonly unsubscribe: () => void;
+  private readonly unreadable = new UnreadableInput('OmniStageServiceMetrics');
 
   /** With `stageReplicaMap`, a replica that leaves drops out of its stage's waiting sum at once. */
   constructor(store: SeriesStore, options: RecorderOptions, stageReplicaMap?: StageReplicaMap) {
@@ -70,35 +71,21 @@ export class OmniStageServiceMetrics {
       stageReplicaMap?.onChange((change) => {
         if (change.kind === 'removed') this.forgetReplicaWaiting(change.stage, change.replica);
       }) ?? (() => undefined);
-    neverThrow(this, 'OmniStageServiceMetrics', [
-      'observeStageGenTime',
-      'observeStageInQueue',
-      'observeQueueWait',
-      'setReplicaWaiting',
-      'observeNumInferenceSteps',
-      'incImageCount',
-      'observeImagePixels',
-      'setPeakMemory',
-      'incRequestsFailed',
-      'observeKvWait',
-      'observeStageFinished',
-      'forgetReplicaWaiting',
-    ]);
   }
 
   /** Negative times clamp to 0. */
   observeStageGenTime(stage: LabelValue, stageType: string, seconds: number): void {
-    if (this.logStats) this.stageGenTime.get(stage, stageType).record(Math.max(seconds, 0));
+    if (this.logStats) this.stageGenTime.get(stage, stageType).record(clampedAtZero(seconds));
   }
 
   /** Negative times clamp to 0; zero is the healthy baseline and is counted. */
   observeStageInQueue(stage: LabelValue, seconds: number): void {
-    if (this.logStats) this.stageInQueue.get(stage).record(Math.max(seconds, 0));
+    if (this.logStats) this.stageInQueue.get(stage).record(clampedAtZero(seconds));
   }
 
   /** Arrival to the first stage submit; negative clamps to 0, zero is counted. */
   observeQueueWait(seconds: number): void {
-    if (this.logStats) this.queueWait.record(Math.max(seconds, 0));
+    if (this.logStats) this.queueWait.record(clampedAtZero(seconds));
   }
 
   /**
@@ -174,14 +161,21 @@ export class OmniStageServiceMetrics {
    */
   observeStageFinished(input: StageFinishInput): void {
     if (!this.logStats) return;
-    const stageType = input.stageType || 'llm';
-    if (typeof input.stageGenTimeMs === 'number') this.observeStageGenTime(input.stageId, stageType, input.stageGenTimeMs / 1000);
-    if (stageType === 'diffusion') this.observeNumInferenceSteps(input.numInferenceSteps ?? 0);
-    if (input.outputUnitType === 'image') {
-      this.observeImagePixels(input.imagePixels ?? 0);
-      this.incImageCount(input.outputUnitCount ?? 0);
+    let finished: StageFinishInput;
+    try {
+      const { stageId, stageType, stageGenTimeMs, numInferenceSteps, outputUnitType, imagePixels, outputUnitCount, schedulerQueueWaitS, peakMemoryMb } = input;
+      finished = { stageId, stageType, stageGenTimeMs, numInferenceSteps, outputUnitType, imagePixels, outputUnitCount, schedulerQueueWaitS, peakMemoryMb };
+    } catch {
+      return this.unreadable.dropped('observeStageFinished');
     }
-    if (typeof input.schedulerQueueWaitS === 'number') this.observeStageInQueue(input.stageId, input.schedulerQueueWaitS);
-    this.setPeakMemory(input.stageId, input.peakMemoryMb ?? 0);
+    const stageType = finished.stageType || 'llm';
+    if (typeof finished.stageGenTimeMs === 'number') this.observeStageGenTime(finished.stageId, stageType, finished.stageGenTimeMs / 1000);
+    if (stageType === 'diffusion') this.observeNumInferenceSteps(finished.numInferenceSteps ?? 0);
+    if (finished.outputUnitType === 'image') {
+      this.observeImagePixels(finished.imagePixels ?? 0);
+      this.incImageCount(finished.outputUnitCount ?? 0);
+    }
+    if (typeof finished.schedulerQueueWaitS === 'number') this.observeStageInQueue(finished.stageId, finished.schedulerQueueWaitS);
+    this.setPeakMemory(finished.stageId, finished.peakMemoryMb ?? 0);
   }
 }

@@ -1,6 +1,6 @@
 import { packageDiag } from '../../views/package-diag';
 import type { FeatureOptions } from '../../views/catalog';
-import { WarnOnce } from '../../views/diag-warnings';
+import { LimitedWarning, WarnOnce } from '../../views/diag-warnings';
 import { checkObject, optionKeys } from '../../views/option-checks';
 import type { StageReplica, StageReplicaMap } from '../../views/stage-replica-map';
 import type { SeriesStore } from '../../views/store/series-store';
@@ -11,7 +11,7 @@ import { DEFAULT_LOG_STATS_INTERVAL_SECONDS, PeriodicLogger } from '../stats/per
 import { isFinishReason, type SchedulerStats } from '../stats/types';
 import { pythonFloatRepr } from '../../views/go-float';
 import { LABEL_NAME_PATTERN } from '../../views/names';
-import { neverThrow } from './never-throw';
+import { UnreadableInput } from './never-throw';
 import { bindEngineSeries, type EngineSeries } from './engine-series';
 
 /** vLLM's `CacheConfig.metrics_info()`: field name → value, exposed as `vllm:cache_config_info` labels. */
@@ -61,6 +61,8 @@ export class OmniStatLogger {
   private cacheConfigLabels: Readonly<Record<string, string>> | undefined;
   private readonly unsubscribe: () => void;
   private readonly unknownEngines = new WarnOnce();
+  private readonly invalidCacheConfig = new LimitedWarning();
+  private readonly unreadable = new UnreadableInput('OmniStatLogger');
   private readonly wallClock: () => number;
   private genAi: IterationStatsSink | undefined;
 
@@ -94,7 +96,6 @@ export class OmniStatLogger {
     this.unsubscribe = options.stageReplicaMap.onChange((change) =>
       change.kind === 'added' ? this.addEngine(change.engineIndex) : this.removeEngine(change.engineIndex),
     );
-    neverThrow(this, 'OmniStatLogger', ['recordSleepState', 'logEngineInitialized', 'addEngine', 'removeEngine']);
   }
 
   /**
@@ -163,10 +164,21 @@ export class OmniStatLogger {
     }
   }
 
-  /** `vllm:cache_config_info` = 1 for every engine, labelled with the config's fields (checked: see `validateCacheConfig`). */
+  /**
+   * `vllm:cache_config_info` = 1 for every engine, labelled with the config's fields. A config
+   * `validateCacheConfig` refuses is dropped with a warning; the fields are read once, so a getter
+   * cannot hand the check one value and the labels another.
+   */
   logEngineInitialized(cacheConfig: CacheConfigInfo): void {
-    validateCacheConfig(cacheConfig);
-    const labels = Object.fromEntries(Object.entries(cacheConfig).map(([key, value]) => [key, pythonStr(key, value)]));
+    let fields: Array<[string, unknown]> | undefined;
+    try {
+      fields = isConfigObject(cacheConfig) ? Object.entries(cacheConfig) : undefined;
+    } catch {
+      return this.unreadable.dropped('logEngineInitialized');
+    }
+    const error = fields === undefined ? notAConfigObject() : cacheConfigError(fields);
+    if (error !== undefined) return this.invalidCacheConfig.warn(`OmniStatLogger.logEngineInitialized dropped a call: ${error.message}`);
+    const labels = Object.fromEntries((fields as Array<[string, CacheConfigValue]>).map(([key, value]) => [key, pythonStr(key, value)]));
     this.cacheConfigLabels = labels;
     for (const [, { stage, replica }] of this.options.stageReplicaMap.entries()) {
       this.store.bind('upstream.cacheConfigInfo', [stage, replica], labels).record(1);
@@ -190,7 +202,7 @@ export class OmniStatLogger {
   private engine(engineIdx: number): EngineSeries | undefined {
     const series = this.engines.get(engineIdx);
     if (series === undefined) {
-      const text = String(engineIdx);
+      const text = indexText(engineIdx);
       this.unknownEngines.warn(text, `engine index ${text} is not in the stage/replica map; its stats are dropped`);
     }
     return series;
@@ -311,17 +323,37 @@ const CACHE_CONFIG_RESERVED = new Set(['stage', 'replica', 'le']);
  * unparseable, so it is refused at registration.
  */
 export function validateCacheConfig(cacheConfig: CacheConfigInfo): void {
-  if (typeof cacheConfig !== 'object' || cacheConfig === null || Array.isArray(cacheConfig))
-    throw new TypeError('cacheConfig must be an object of field → value');
-  for (const [key, value] of Object.entries(cacheConfig)) {
+  const error = isConfigObject(cacheConfig) ? cacheConfigError(Object.entries(cacheConfig)) : notAConfigObject();
+  if (error !== undefined) throw error;
+}
+
+type CacheConfigValue = CacheConfigInfo[string];
+
+function isConfigObject(cacheConfig: unknown): cacheConfig is CacheConfigInfo {
+  return typeof cacheConfig === 'object' && cacheConfig !== null && !Array.isArray(cacheConfig);
+}
+
+function notAConfigObject(): TypeError {
+  return new TypeError('cacheConfig must be an object of field → value');
+}
+
+/** What is wrong with a config's fields (already read), or undefined. */
+function cacheConfigError(fields: ReadonlyArray<[string, unknown]>): TypeError | RangeError | undefined {
+  for (const [key, value] of fields) {
     if (!LABEL_NAME_PATTERN.test(key) || key.startsWith('__') || CACHE_CONFIG_RESERVED.has(key)) {
-      throw new RangeError(
+      return new RangeError(
         `cacheConfig key ${JSON.stringify(key)} is not usable as a label name (want [a-zA-Z_][a-zA-Z0-9_]*, not __-prefixed, not stage / replica / le)`,
       );
     }
     const valid = value === null || typeof value === 'string' || typeof value === 'boolean' || (typeof value === 'number' && Number.isFinite(value));
-    if (!valid) throw new TypeError(`cacheConfig.${key} must be a string, finite number, boolean or null`);
+    if (!valid) return new TypeError(`cacheConfig.${key} must be a string, finite number, boolean or null`);
   }
+  return undefined;
+}
+
+/** An engine index as text for a warning, without converting what could throw (a Symbol, an object's `toString`). */
+function indexText(engineIdx: unknown): string {
+  return typeof engineIdx === 'number' || typeof engineIdx === 'string' ? String(engineIdx) : `of type ${typeof engineIdx}`;
 }
 
 /** Python's `str()` of a config value, as vLLM's `metrics_info()` builds its labels. */

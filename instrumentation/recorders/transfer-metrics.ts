@@ -1,13 +1,13 @@
 import type { LabelValue } from '../../views/store/family-series';
 import type { SeriesStore } from '../../views/store/series-store';
 import { SeriesTable } from '../series-table';
-import { neverThrow } from './never-throw';
 import type { RecorderOptions } from './pipeline-metrics';
 
 /**
  * Cross-stage transfer histograms (vLLM-Omni `OmniTransferMetrics`), one observation per physical
  * hop between a replica of one stage and a replica of the next. Values are observed as given
- * (seconds, bytes): no clamping, zero is a valid sample.
+ * (seconds, bytes): no clamping, zero is a valid sample. Nothing here converts a value: labels and
+ * values go to the series as given, which make text of any label and drop what is not a number.
  */
 export class OmniTransferMetrics {
   private readonly logStats: boolean;
@@ -23,7 +23,6 @@ export class OmniTransferMetrics {
     this.tx = new SeriesTable(store, 'pipeline.transferTx', model);
     this.rx = new SeriesTable(store, 'pipeline.transferRx', model);
     this.inFlight = new SeriesTable(store, 'pipeline.transferInFlight', model);
-    neverThrow(this, 'OmniTransferMetrics', ['observeSize', 'observeTxTime', 'observeRxTime', 'observeInFlightTime']);
   }
 
   observeSize(fromStage: LabelValue, fromReplica: LabelValue, toStage: LabelValue, toReplica: LabelValue, bytes: number): void {

@@ -6,7 +6,7 @@ const MAX_COUNTED_REPLICA_ID = 4096;
 
 /**
  * How often the hooks saw each host method called, and each replica polled: one increment per
- * host call (never per record), read by the self-check. Whether the hooks are attached at all
+ * host call (never per record), read by the self-check. Whether hooks ever fed the handle
  * decides between "the host never called X" and "nothing reached the recorders". A poll costs two
  * array increments: it runs for every replica on every orchestrator tick.
  */
@@ -23,7 +23,9 @@ export class HostCallCounts {
   };
   /** Polls per stage, per replica id; a replica's slot starts over when the replica joins or leaves. */
   private readonly polls: number[][] = [];
-  private hooked = false;
+  /** Sources feeding the handle now: patched host methods and the diagnostics channels. */
+  private sources = 0;
+  private everAttached = false;
 
   constructor(private readonly stageReplicaMap: StageReplicaMap) {
     stageReplicaMap.onChange(({ stage, replica }) => {
@@ -32,16 +34,28 @@ export class HostCallCounts {
     });
   }
 
-  /**
-   * Hooks started feeding this handle (enable). It stays true after they are disabled: the counts
-   * they left still say which methods were called (the shutdown summary comes after disable).
-   */
+  /** One more source feeds this handle: a host method an instrumentation listens to, or its channels. */
   attach(): void {
-    this.hooked = true;
+    this.sources++;
+    this.everAttached = true;
   }
 
+  /** A source stopped feeding it: `disable()`, the handle's `shutdown()`, or a module hook's unpatch. */
+  detach(): void {
+    if (this.sources > 0) this.sources--;
+  }
+
+  /** Whether hooks feed the handle now. */
   get attached(): boolean {
-    return this.hooked;
+    return this.sources > 0;
+  }
+
+  /**
+   * Whether hooks ever fed it. The counts they left still say which methods were called once they
+   * are gone (the shutdown summary comes after disable).
+   */
+  get wereAttached(): boolean {
+    return this.everAttached;
   }
 
   called(method: HostMethod): void {

@@ -198,13 +198,14 @@ export class SilentFamilyCheck {
         detail: "logStats is off, so the pipeline recorders drop every observation (vLLM-Omni's log_stats gating): set logStats: true",
       };
     }
-    if (hostCalls.attached) {
+    if (hostCalls.wereAttached) {
       const missing = source.methods.find((method) => hostCalls.count(method) === 0);
       if (missing !== undefined) {
+        const hooks = hostCalls.attached ? 'the hooks are attached' : 'the hooks were attached (they are detached now)';
         return {
           reason: 'host-method-not-called',
           method: missing,
-          detail: `the hooks are attached but ${missing} was never called (nor its diagnostics channel published): the host class has no ${missing}, or never calls it`,
+          detail: `${hooks} but ${missing} was never called (nor its diagnostics channel published): the host class has no ${missing}, or never calls it`,
         };
       }
       const calls = source.methods.map((method) => `${method} ×${hostCalls.count(method)}`).join(', ');

@@ -49,7 +49,10 @@ export interface SelfCheckReport {
   readonly requestsObserved: number;
   /** Whether requests flowed since the previous check. */
   readonly requestsFlowed: boolean;
-  /** Whether `OmniInstrumentation` hooks have fed this handle (host-method reasons need them). */
+  /**
+   * Whether `OmniInstrumentation` hooks feed this handle now: false again once they are disabled,
+   * shut down with the handle or unpatched (host-method reasons still use the counts they left).
+   */
   readonly hooksAttached: boolean;
   /** Silent families in catalog order (the exposition's order); replica entries follow their family's. */
   readonly silent: readonly SilentFamily[];

@@ -29,27 +29,16 @@ describe('recorders: OrchestratorAggregator', () => {
   afterEach(() => handle.shutdown());
 
   describe('recordTransferTx', () => {
-    it('emits size as given and tx in seconds (ms / 1000) on the resolved edge, and returns the ms accumulation', async () => {
+    it('emits size as given and tx in seconds (ms / 1000) on the resolved edge, once per transfer', async () => {
       const resolver = tableResolver({ r1: [1, 0] });
       const aggregator = new OrchestratorAggregator({ transferEmitter: handle.transfer, replicaResolver: resolver });
-      const first = aggregator.recordTransferTx({ fromStage: 0, toStage: 1, requestId: 'r1', sizeBytes: 2048, txTimeMs: 12.5 });
-      const second = aggregator.recordTransferTx({
+      aggregator.recordTransferTx({ fromStage: 0, toStage: 1, requestId: 'r1', sizeBytes: 2048, txTimeMs: 12.5 });
+      aggregator.recordTransferTx({
         fromStage: 0,
         toStage: 1,
         requestId: 'r1',
         sizeBytes: 30000,
         txTimeMs: 0.5,
-        usedShm: true,
-      });
-      assert.equal(first, second, 'one TransferEdgeStats per (request, edge)');
-      assert.deepEqual(second, {
-        fromStage: 0,
-        toStage: 1,
-        requestId: 'r1',
-        sizeBytes: 2048 + 30000,
-        txTimeMs: 12.5 + 0.5,
-        rxDecodeTimeMs: 0,
-        inFlightTimeMs: 0,
         usedShm: true,
       });
       const text = await handle.metricsText();
@@ -70,39 +59,30 @@ describe('recorders: OrchestratorAggregator', () => {
 
     it('observes a fractional size truncated to an integer', async () => {
       const aggregator = new OrchestratorAggregator({ transferEmitter: handle.transfer, replicaResolver: () => 0 });
-      const stats = aggregator.recordTransferTx({ fromStage: 0, toStage: 1, requestId: 'r', sizeBytes: 1500.7, txTimeMs: 1 });
-      assert.equal(stats?.sizeBytes, 1500.7, 'the accumulation keeps what it was given');
+      aggregator.recordTransferTx({ fromStage: 0, toStage: 1, requestId: 'r', sizeBytes: 1500.7, txTimeMs: 1 });
       const text = await handle.metricsText();
       assertHistogram(text, SIZE, edge(0, 0, 1, 0), BYTES_BUCKETS, [1500]);
     });
 
-    it('without an emitter, nothing is observed but the edge stats still accumulate', async () => {
+    it('without an emitter, nothing is observed and nothing is resolved', async () => {
       const resolver = tableResolver({ r: [0, 0] });
       const aggregator = new OrchestratorAggregator({ replicaResolver: resolver });
-      const stats = aggregator.recordTransferTx({ fromStage: 0, toStage: 1, requestId: 'r', sizeBytes: 10, txTimeMs: 1.0 });
-      assert.ok(stats);
+      aggregator.recordTransferTx({ fromStage: 0, toStage: 1, requestId: 'r', sizeBytes: 10, txTimeMs: 1.0 });
       assert.deepEqual(resolver.calls, [], 'no emitter: nothing to resolve');
-      assert.equal(stats.txTimeMs, 1.0);
-      assert.equal(stats.sizeBytes, 10);
-      assert.equal(stats.usedShm, false);
-      assert.equal(aggregator.edgeStats(0, 1, 'r'), stats);
       assertNoSeries(await handle.metricsText(), SIZE, TX, RX, IN_FLIGHT);
     });
 
-    it('without a resolver and with nothing cached, the emit is skipped silently; the accumulation is unaffected', async () => {
+    it('without a resolver and with nothing cached, the emit is skipped silently', async () => {
       const aggregator = new OrchestratorAggregator({ transferEmitter: handle.transfer });
-      const stats = aggregator.recordTransferTx({ fromStage: 0, toStage: 1, requestId: 'r', sizeBytes: 10, txTimeMs: 1.0 });
-      assert.equal(stats?.txTimeMs, 1.0);
+      aggregator.recordTransferTx({ fromStage: 0, toStage: 1, requestId: 'r', sizeBytes: 10, txTimeMs: 1.0 });
       assertNoSeries(await handle.metricsText(), SIZE, TX);
     });
 
     it('an unresolved side (resolver returns null / undefined) skips the emit', async () => {
       const resolver = tableResolver({ fromUnknown: [null, 1], toUnknown: [1] });
       const aggregator = new OrchestratorAggregator({ transferEmitter: handle.transfer, replicaResolver: resolver });
-      const a = aggregator.recordTransferTx({ fromStage: 0, toStage: 1, requestId: 'fromUnknown', sizeBytes: 1, txTimeMs: 3 });
-      const b = aggregator.recordTransferTx({ fromStage: 0, toStage: 1, requestId: 'toUnknown', sizeBytes: 1, txTimeMs: 4 });
-      assert.equal(a?.txTimeMs, 3);
-      assert.equal(b?.txTimeMs, 4);
+      aggregator.recordTransferTx({ fromStage: 0, toStage: 1, requestId: 'fromUnknown', sizeBytes: 1, txTimeMs: 3 });
+      aggregator.recordTransferTx({ fromStage: 0, toStage: 1, requestId: 'toUnknown', sizeBytes: 1, txTimeMs: 4 });
       assertNoSeries(await handle.metricsText(), SIZE, TX);
     });
 
@@ -124,30 +104,19 @@ describe('recorders: OrchestratorAggregator', () => {
       assert.equal(aggregator.recordTransferRx({ stageId: 0, requestId: 'r', replicaId: 0, rxDecodeTimeMs: 5 }), undefined);
       assert.equal(aggregator.recordTransferRx({ stageId: null, requestId: 'r', rxDecodeTimeMs: 5 }), undefined);
       assert.equal(aggregator.recordTransferRx({ stageId: undefined, requestId: 'r', rxDecodeTimeMs: 5 }), undefined);
-      assert.equal(aggregator.edgeStats(-1, 0, 'r'), undefined);
       assertNoSeries(await handle.metricsText(), RX, IN_FLIGHT);
     });
 
     it('emits rx and in-flight in seconds on the edge (stage - 1 → stage), the receiving replica taken from the report', async () => {
       const resolver = tableResolver({ r1: [1, 0] });
       const aggregator = new OrchestratorAggregator({ transferEmitter: handle.transfer, replicaResolver: resolver });
-      const stats = aggregator.recordTransferRx({
+      aggregator.recordTransferRx({
         stageId: 1,
         requestId: 'r1',
         replicaId: 1, // the resolver would say 0: the cache wins
         rxTransferBytes: 4096,
         rxDecodeTimeMs: 3,
         rxInFlightTimeMs: 70,
-      });
-      assert.deepEqual(stats, {
-        fromStage: 0,
-        toStage: 1,
-        requestId: 'r1',
-        sizeBytes: 4096,
-        txTimeMs: 0,
-        rxDecodeTimeMs: 3,
-        inFlightTimeMs: 70,
-        usedShm: false,
       });
       assert.deepEqual(resolver.calls, [[0, 'r1']], 'only the uncached side is resolved');
       const text = await handle.metricsText();
@@ -172,25 +141,17 @@ describe('recorders: OrchestratorAggregator', () => {
       assertHistogram(text, IN_FLIGHT, edge(1, 0, 2, 1), SECONDS_FAST_BUCKETS, [0, 0]);
     });
 
-    it('accumulates ms, and takes the size from rxTransferBytes only while it is still 0', () => {
-      const aggregator = new OrchestratorAggregator();
+    it('each transfer is its own sample (no per-request sums), and the size is observed on the sending side only', async () => {
+      const aggregator = new OrchestratorAggregator({ transferEmitter: handle.transfer, replicaResolver: () => 0 });
       aggregator.recordTransferTx({ fromStage: 0, toStage: 1, requestId: 'r', sizeBytes: 0, txTimeMs: 2 });
       aggregator.recordTransferRx({ stageId: 1, requestId: 'r', rxTransferBytes: 500, rxDecodeTimeMs: 1, rxInFlightTimeMs: 4 });
-      const stats = aggregator.recordTransferRx({
-        stageId: 1,
-        requestId: 'r',
-        rxTransferBytes: 900,
-        rxDecodeTimeMs: 2,
-        rxInFlightTimeMs: 6,
-      });
-      assert.ok(stats);
-      assert.equal(stats.sizeBytes, 500);
-      assert.equal(stats.txTimeMs, 2);
-      assert.equal(stats.rxDecodeTimeMs, 1 + 2);
-      assert.equal(stats.inFlightTimeMs, 4 + 6);
-      const other = aggregator.recordTransferTx({ fromStage: 0, toStage: 1, requestId: 'sent', sizeBytes: 64, txTimeMs: 1 });
-      aggregator.recordTransferRx({ stageId: 1, requestId: 'sent', rxTransferBytes: 900 });
-      assert.equal(other?.sizeBytes, 64, 'a size already set by TX is kept');
+      aggregator.recordTransferRx({ stageId: 1, requestId: 'r', rxTransferBytes: 900, rxDecodeTimeMs: 2, rxInFlightTimeMs: 6 });
+      const text = await handle.metricsText();
+      const labels = edge(0, 0, 1, 0);
+      assertHistogram(text, SIZE, labels, BYTES_BUCKETS, [0]);
+      assertHistogram(text, TX, labels, SECONDS_FAST_BUCKETS, [2 / 1000]);
+      assertHistogram(text, RX, labels, SECONDS_FAST_BUCKETS, [1 / 1000, 2 / 1000]);
+      assertHistogram(text, IN_FLIGHT, labels, SECONDS_FAST_BUCKETS, [4 / 1000, 6 / 1000]);
     });
   });
 
@@ -221,7 +182,7 @@ describe('recorders: OrchestratorAggregator', () => {
       assertHistogram(text, RX, edge(0, 0, 1, 1), SECONDS_FAST_BUCKETS, [1 / 1000]);
     });
 
-    it('onFinalizeRequest drops the request cache (and edge stats): later emits go back to the resolver', async () => {
+    it('onFinalizeRequest drops the request cache: later emits go back to the resolver', async () => {
       let binding = 1;
       const aggregator = new OrchestratorAggregator({
         transferEmitter: handle.transfer,
@@ -230,12 +191,9 @@ describe('recorders: OrchestratorAggregator', () => {
       aggregator.recordTransferRx({ stageId: 1, requestId: 'r', replicaId: 1, rxDecodeTimeMs: 10 });
       binding = 0; // the orchestrator released the binding; the cache still says 1
       aggregator.recordTransferTx({ fromStage: 0, toStage: 1, requestId: 'r', sizeBytes: 1, txTimeMs: 5 });
-      assert.ok(aggregator.edgeStats(0, 1, 'r'));
 
       aggregator.onFinalizeRequest('r');
-      assert.equal(aggregator.edgeStats(0, 1, 'r'), undefined);
-      const fresh = aggregator.recordTransferTx({ fromStage: 0, toStage: 1, requestId: 'r', sizeBytes: 1, txTimeMs: 7 });
-      assert.equal(fresh?.txTimeMs, 7, 'a new accumulation after finalize');
+      aggregator.recordTransferTx({ fromStage: 0, toStage: 1, requestId: 'r', sizeBytes: 1, txTimeMs: 7 });
 
       const text = await handle.metricsText();
       assertHistogram(text, TX, edge(0, 0, 1, 1), SECONDS_FAST_BUCKETS, [5 / 1000]);
