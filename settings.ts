@@ -15,7 +15,7 @@ import { OmniPrometheusReader, type OmniPrometheusReaderOptions } from './export
 import { validateCacheConfig, type CacheConfigInfo } from './instrumentation/recorders/stat-logger';
 import { resolveSelfCheckInterval } from './instrumentation/self-check/self-check-monitor';
 import type { LogSink, OmniMetricsOptions, PrometheusOptions } from './options';
-import { resolveCatalog, type FeatureOptions, type ResolvedCatalog } from './views/catalog';
+import { KV_CONNECTOR_KINDS, resolveCatalog, type FeatureOptions, type ResolvedCatalog } from './views/catalog';
 import { loadMetricsConfig } from './views/metrics-config';
 import { PIPELINE_PREFIXES } from './views/names';
 import { StageReplicaMap } from './views/stage-replica-map';
@@ -103,8 +103,8 @@ const PROMETHEUS_KEYS = [
   ...PROMETHEUS_SERVER_OPTION_KEYS,
   ...optionKeys<Omit<PrometheusOptions, keyof PrometheusServerOptions>>({ withTargetInfo: true, withScopeLabels: true, createdSeries: true }),
 ];
-const FEATURE_KEYS = optionKeys<FeatureOptions>({ specDecode: true, kvConnector: true, lora: true, kvCacheMetrics: true, corruptedRequests: true });
-const KV_CONNECTORS = ['nixl'] as const;
+const FEATURE_KEYS = optionKeys<FeatureOptions>({ specDecode: true, kvConnector: true, lora: true, kvCacheMetrics: true, corruptedRequests: true, admissionControl: true });
+const KV_CONNECTORS = KV_CONNECTOR_KINDS;
 
 /**
  * Options and environment to settings, checking everything: unknown keys, wrong types, values out
@@ -251,6 +251,7 @@ function checkFeatures(features: FeatureOptions | undefined): void {
   checkOneOf(features.kvConnector, 'features.kvConnector', KV_CONNECTORS);
   checkBoolean(features.kvCacheMetrics, 'features.kvCacheMetrics');
   checkBoolean(features.corruptedRequests, 'features.corruptedRequests');
+  checkBoolean(features.admissionControl, 'features.admissionControl');
   if (features.specDecode !== undefined) {
     checkObject(features.specDecode, 'features.specDecode', ['numSpeculativeTokens']);
     if (!(Number.isInteger(features.specDecode.numSpeculativeTokens) && features.specDecode.numSpeculativeTokens > 0)) {

@@ -8,6 +8,9 @@ import { FINISH_REASONS, PromptTokenStats, type FinishReason, type PromptTokenSo
 const SLEEP_STATES = ['awake', 'weights_offloaded', 'discard_all'] as const;
 export type SleepStateLabel = (typeof SLEEP_STATES)[number];
 const WAITING_REASONS = ['capacity', 'deferred'] as const;
+/** vLLM's `_TransferType.ALL`: the deprecated offload families' children, created per engine at start. */
+export const KV_OFFLOAD_TRANSFER_TYPES = ['CPU_to_GPU', 'GPU_to_CPU'] as const;
+type TransferType = (typeof KV_OFFLOAD_TRANSFER_TYPES)[number];
 
 /** Upstream families labelled by `model_name` and the engine alone: one series per engine. */
 type PerEngineKey = {
@@ -27,6 +30,9 @@ export type EngineSeries = { readonly [K in PerEngineKey]: BoundSeries } & {
   readonly promptTokensBySource: Readonly<Record<PromptTokenSource, BoundSeries>>;
   readonly requestSuccess: Readonly<Record<FinishReason, BoundSeries>>;
   readonly specDecodeNumAcceptedTokensPerPos: readonly BoundSeries[];
+  readonly kvOffloadTotalBytes: Readonly<Record<TransferType, BoundSeries>>;
+  readonly kvOffloadTotalTime: Readonly<Record<TransferType, BoundSeries>>;
+  readonly kvOffloadSize: Readonly<Record<TransferType, BoundSeries>>;
 };
 
 const PER_ENGINE_KEYS = (Object.keys(UPSTREAM_FAMILIES) as UpstreamFamilyKey[]).filter(
@@ -53,6 +59,9 @@ export function bindEngineSeries(store: SeriesStore, modelName: string, engines:
   const sleepState = perValue('engineSleepState', SLEEP_STATES);
   const promptTokensBySource = perValue('promptTokensBySource', PromptTokenStats.ALL_SOURCES);
   const requestSuccess = perValue('requestSuccess', FINISH_REASONS);
+  const offloadBytes = perValue('kvOffloadTotalBytes', KV_OFFLOAD_TRANSFER_TYPES);
+  const offloadTime = perValue('kvOffloadTotalTime', KV_OFFLOAD_TRANSFER_TYPES);
+  const offloadSize = perValue('kvOffloadSize', KV_OFFLOAD_TRANSFER_TYPES);
   // A loop, not entries and spreads: this runs once per engine, hundreds of times in a large pipeline's registration.
   return engines.map((_, engine) => {
     const series: Record<string, unknown> = {};
@@ -61,6 +70,9 @@ export function bindEngineSeries(store: SeriesStore, modelName: string, engines:
     series.engineSleepState = sleepState[engine];
     series.promptTokensBySource = promptTokensBySource[engine];
     series.requestSuccess = requestSuccess[engine];
+    series.kvOffloadTotalBytes = offloadBytes[engine];
+    series.kvOffloadTotalTime = offloadTime[engine];
+    series.kvOffloadSize = offloadSize[engine];
     series.specDecodeNumAcceptedTokensPerPos = acceptedPerPosition.map((byEngine) => byEngine[engine] as BoundSeries);
     return series as EngineSeries;
   });

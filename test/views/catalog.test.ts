@@ -118,6 +118,7 @@ describe('catalog against the upstream reference', () => {
       );
       if (ref.buckets) assert.deepEqual(family.buckets, ref.buckets, `${ref.exposed_name} buckets`);
     }
-    assert.equal(catalog.families.filter((f) => f.name.startsWith('vllm:') && !f.name.startsWith('vllm:omni_')).length, 57);
+    const newer = new Set(['kvOffload', 'simpleKvOffload', 'admissionControl']);
+    assert.equal(catalog.families.filter((f) => f.name.startsWith('vllm:') && !f.name.startsWith('vllm:omni_') && !newer.has(f.group)).length, 57);
   });
 });
