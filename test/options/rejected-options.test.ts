@@ -61,9 +61,9 @@ const REJECTED: ReadonlyArray<{ readonly given: Record<string, unknown>; readonl
     given: { features: { specdecode: { numSpeculativeTokens: 2 } } },
     option: 'features.specdecode',
     message:
-      'unknown option "features.specdecode" (did you mean "specDecode"?); features accepts specDecode, kvConnector, lora, kvCacheMetrics, corruptedRequests',
+      'unknown option "features.specdecode" (did you mean "specDecode"?); features accepts specDecode, kvConnector, lora, kvCacheMetrics, corruptedRequests, admissionControl',
   },
-  { given: { features: { kvConnector: 'lmcache' } }, option: 'features.kvConnector', message: 'features.kvConnector must be one of "nixl"; got "lmcache"' },
+  { given: { features: { kvConnector: 'lmcache' } }, option: 'features.kvConnector', message: 'features.kvConnector must be one of "nixl", "offloading", "simple-cpu-offload"; got "lmcache"' },
   { given: { features: { kvCacheMetrics: 'on' } }, option: 'features.kvCacheMetrics', message: 'features.kvCacheMetrics must be true or false; got "on"' },
   {
     given: { features: { specDecode: { numSpeculativeTokens: 0 } } },
