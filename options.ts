@@ -49,6 +49,16 @@ export interface OmniMetricsOptions {
   readonly features?: FeatureOptions;
   /** Expose deprecated upstream names (vLLM's `--show-hidden-metrics-for-version`). */
   readonly showHiddenMetrics?: boolean;
+  /**
+   * vLLM's `--show-hidden-metrics-for-version`: shows the hidden (deprecated) families only when
+   * it names the minor release before the matched vLLM (`'0.31'` for vLLM 0.32), as vLLM does.
+   */
+  readonly showHiddenMetricsForVersion?: string;
+  /**
+   * vLLM's `--custom-histogram-buckets`, the same JSON (string or object): bucket family →
+   * strictly increasing, positive, finite bounds, e.g. `'{"request_latency": [0.01, 0.1, 1]}'`.
+   */
+  readonly customHistogramBuckets?: string | Readonly<Record<string, readonly number[]>>;
   /** YAML/JSON file with bucket overrides and extra families (see `loadMetricsConfig`). */
   readonly configFile?: string;
   /** `vllm:cache_config_info` labels: the engine's CacheConfig fields, as vLLM's `metrics_info()`. */

@@ -30,13 +30,7 @@ export function recordKvOffload(series: EngineSeries, stats: KvOffloadStats): vo
 }
 
 /** vLLM's `SimpleCPUOffloadPromMetrics.observe`: labelled counters by outcome and phase, two gauges, the info gauge. */
-export function recordSimpleKvOffload(
-  store: SeriesStore,
-  modelName: string,
-  engine: StageReplica,
-  series: EngineSeries,
-  stats: SimpleKvOffloadStats,
-): void {
+export function recordSimpleKvOffload(store: SeriesStore, modelName: string, engine: StageReplica, series: EngineSeries, stats: SimpleKvOffloadStats): void {
   const { stage, replica } = engine;
   for (const outcome of SIMPLE_KV_OFFLOAD_OUTCOMES) {
     const value = stats.saveOutcomes?.[outcome];

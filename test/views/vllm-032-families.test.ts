@@ -23,7 +23,14 @@ const FACTS = JSON.parse(readFileSync(join(__dirname, 'fixtures', 'vllm-032-fami
  * stage 1 / replica 1, and `recordAdmissionRejection`), as a vLLM 0.32 engine would report it.
  */
 async function exposition(features: OmniMetricsOptions['features']): Promise<string> {
-  const handle: OmniMetricsHandle = await registerOmniMetrics({ modelName: 'm', stagePools: [1, 2, 1], logStats: true, features, prometheus: false, logIntervalSeconds: 0 });
+  const handle: OmniMetricsHandle = await registerOmniMetrics({
+    modelName: 'm',
+    stagePools: [1, 2, 1],
+    logStats: true,
+    features,
+    prometheus: false,
+    logIntervalSeconds: 0,
+  });
   try {
     const logger = handle.statLogger as OmniStatLogger;
     logger.record(
@@ -62,7 +69,10 @@ describe('vLLM 0.32 families: one generated test each, against upstream facts', 
 
   it('the fixture names exactly the catalog families of the three new groups', () => {
     const ours = catalog.families.filter((f) => f.group in FEATURE_OF).map((f) => f.name);
-    assert.deepEqual(ours, FACTS.map((f) => f.name));
+    assert.deepEqual(
+      ours,
+      FACTS.map((f) => f.name),
+    );
   });
 
   for (const fact of FACTS) {
@@ -79,7 +89,11 @@ describe('vLLM 0.32 families: one generated test each, against upstream facts', 
       const expected = fact.labels.flatMap((l) => (l === 'engine' ? ['replica', 'stage'] : [l]));
       const names = [...(samples.find((l) => l.includes('stage="1"')) ?? samples[0] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="/g)].map((m) => m[1]);
       assert.deepEqual(names, [...expected, ...(fact.buckets ? ['le'] : [])].sort());
-      if (fact.labels.includes('engine')) assert.ok(samples.some((l) => l.includes('replica="1"') && l.includes('stage="1"')), 'engine 2 relabelled');
+      if (fact.labels.includes('engine'))
+        assert.ok(
+          samples.some((l) => l.includes('replica="1"') && l.includes('stage="1"')),
+          'engine 2 relabelled',
+        );
       if (fact.buckets) {
         const les = samples.filter((l) => l.includes('stage="1"') && l.includes('replica="1"') && !l.includes('transfer_type="GPU_to_CPU"'));
         assert.deepEqual(
