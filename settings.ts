@@ -112,7 +112,6 @@ const FEATURE_KEYS = optionKeys<FeatureOptions>({
   lora: true,
   kvCacheMetrics: true,
   corruptedRequests: true,
-  admissionControl: true,
 });
 const KV_CONNECTORS = KV_CONNECTOR_KINDS;
 
@@ -272,7 +271,6 @@ function checkFeatures(features: FeatureOptions | undefined): void {
   checkOneOf(features.kvConnector, 'features.kvConnector', KV_CONNECTORS);
   checkBoolean(features.kvCacheMetrics, 'features.kvCacheMetrics');
   checkBoolean(features.corruptedRequests, 'features.corruptedRequests');
-  checkBoolean(features.admissionControl, 'features.admissionControl');
   if (features.specDecode !== undefined) {
     checkObject(features.specDecode, 'features.specDecode', ['numSpeculativeTokens']);
     if (!(Number.isInteger(features.specDecode.numSpeculativeTokens) && features.specDecode.numSpeculativeTokens > 0)) {

@@ -16,7 +16,6 @@ const GROUP_TITLES: ReadonlyArray<[FamilyGroup, string]> = [
   ['corruptedRequests', 'Corrupted requests (`features.corruptedRequests`)'],
   ['kvOffload', 'KV offloading connector (`features.kvConnector: "offloading"`)'],
   ['simpleKvOffload', 'Simple CPU offload connector (`features.kvConnector: "simple-cpu-offload"`)'],
-  ['admissionControl', 'Admission control (`features.admissionControl: true`)'],
   ['hidden', 'Deprecated names (`showHiddenMetrics: true`)'],
   ['process', 'Process and Node.js runtime (`processMetrics`, default on)'],
 ];

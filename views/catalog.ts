@@ -21,8 +21,6 @@ export interface FeatureOptions {
   readonly kvCacheMetrics?: boolean;
   /** Requests with NaNs in logits (vLLM: `VLLM_COMPUTE_NANS_IN_LOGITS`). */
   readonly corruptedRequests?: boolean;
-  /** Frontend admission limits (vLLM: `--max-num-queued-reqs` / `--max-num-queued-tokens`): `vllm:admission_rejections_total`. */
-  readonly admissionControl?: boolean;
 }
 
 /** The KV connectors whose families the catalog knows. */
@@ -172,7 +170,6 @@ function enabledGroups(options: CatalogOptions): Set<FamilyGroup> {
   groups.add('core');
   if (features.specDecode) groups.add('specDecode');
   if (features.kvConnector) groups.add(KV_CONNECTOR_GROUPS[features.kvConnector]);
-  if (features.admissionControl) groups.add('admissionControl');
   if (features.lora) groups.add('lora');
   if (features.kvCacheMetrics) groups.add('kvCacheResidency');
   if (features.corruptedRequests) groups.add('corruptedRequests');
@@ -215,7 +212,6 @@ export function resolveFullCatalog(options: Pick<CatalogOptions, 'prefix' | 'max
       lora: { maxLoras: 1 },
       kvCacheMetrics: true,
       corruptedRequests: true,
-      admissionControl: true,
     },
   });
 }

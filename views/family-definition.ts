@@ -25,7 +25,6 @@ export type FamilyGroup =
   | 'kvConnector'
   | 'kvOffload'
   | 'simpleKvOffload'
-  | 'admissionControl'
   | 'lora'
   | 'kvCacheResidency'
   | 'corruptedRequests'

@@ -475,10 +475,13 @@ export const UPSTREAM_FAMILIES = {
     baseName: 'admission_rejections',
     type: 'counter',
     help: 'Number of admission attempts rejected',
-    // Counted by the frontend before any engine sees the request: no `engine` label.
+    // Counted by the frontend before any engine sees the request: no `engine` label. Registered
+    // with the other stat-logger families whether or not a queue cap is configured (vLLM lists
+    // it among the families a server started without admission flags must expose); a reason's
+    // series appears with its first rejection.
     labels: ['model_name', 'reason'],
     unit: '{request}',
-    group: 'admissionControl',
+    group: 'core',
   },
   kvOffloadLoadBytes: {
     baseName: 'kv_offload_load_bytes',

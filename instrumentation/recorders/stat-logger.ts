@@ -160,7 +160,6 @@ export class OmniStatLogger {
   /**
    * One rejected frontend admission attempt (vLLM's `check_admission` refusing a request at
    * `--max-num-queued-reqs` / `--max-num-queued-tokens`): `vllm:admission_rejections_total{reason}`.
-   * Needs `features.admissionControl`.
    */
   recordAdmissionRejection(reason: string): void {
     try {

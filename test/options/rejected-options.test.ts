@@ -61,7 +61,7 @@ const REJECTED: ReadonlyArray<{ readonly given: Record<string, unknown>; readonl
     given: { features: { specdecode: { numSpeculativeTokens: 2 } } },
     option: 'features.specdecode',
     message:
-      'unknown option "features.specdecode" (did you mean "specDecode"?); features accepts specDecode, kvConnector, lora, kvCacheMetrics, corruptedRequests, admissionControl',
+      'unknown option "features.specdecode" (did you mean "specDecode"?); features accepts specDecode, kvConnector, lora, kvCacheMetrics, corruptedRequests',
   },
   {
     given: { features: { kvConnector: 'lmcache' } },

@@ -57,8 +57,11 @@ async function exposition(features: OmniMetricsOptions['features']): Promise<str
 const FEATURE_OF: Record<string, OmniMetricsOptions['features']> = {
   kvOffload: { kvConnector: 'offloading' },
   simpleKvOffload: { kvConnector: 'simple-cpu-offload' },
-  admissionControl: { admissionControl: true },
+  // Registered with the stat logger's own families, no feature needed.
+  core: {},
 };
+/** The vLLM 0.32 families that are not in a connector group. */
+const CORE_032 = new Set(['vllm:admission_rejections_total']);
 
 describe('vLLM 0.32 families: one generated test each, against upstream facts', () => {
   const catalog = resolveFullCatalog();
@@ -67,8 +70,8 @@ describe('vLLM 0.32 families: one generated test each, against upstream facts', 
     for (const [group, features] of Object.entries(FEATURE_OF)) texts.set(group, await exposition(features));
   });
 
-  it('the fixture names exactly the catalog families of the three new groups', () => {
-    const ours = catalog.families.filter((f) => f.group in FEATURE_OF).map((f) => f.name);
+  it('the fixture names exactly the catalog families of the two connector groups and admission rejections', () => {
+    const ours = catalog.families.filter((f) => f.group in FEATURE_OF && (f.group !== 'core' || CORE_032.has(f.name))).map((f) => f.name);
     assert.deepEqual(
       ours,
       FACTS.map((f) => f.name),
@@ -117,7 +120,23 @@ describe('vLLM 0.32 families: one generated test each, against upstream facts', 
   });
 
   it('admission rejections carry model_name and reason only (no stage, no replica)', () => {
-    const text = texts.get('admissionControl') ?? '';
+    const text = texts.get('core') ?? '';
     assert.ok(text.includes('vllm:admission_rejections_total{model_name="m",reason="max_num_queued_reqs"} 1'), text);
+  });
+
+  // vLLM #55812 lists `vllm:admission_rejections_total` in EXPECTED_METRICS_V1, which
+  // test_metrics_exist checks (`assert metric in response.text`) on a server started with no
+  // --max-num-queued-* flag: the family is registered whether or not a cap is configured.
+  it('admission rejections: HELP and TYPE with no feature option and no rejection yet, no series', async () => {
+    const handle = await registerOmniMetrics({ modelName: 'm', stagePools: [1], logStats: true, prometheus: false, logIntervalSeconds: 0 });
+    try {
+      const lines = (await handle.metricsText()).split('\n');
+      const help = lines.indexOf('# HELP vllm:admission_rejections_total Number of admission attempts rejected');
+      assert.ok(help >= 0, 'HELP line');
+      assert.equal(lines[help + 1], '# TYPE vllm:admission_rejections_total counter');
+      assert.equal(lines.filter((l) => l.startsWith('vllm:admission_rejections_total')).length, 0, 'no reason series before a rejection');
+    } finally {
+      await handle.shutdown();
+    }
   });
 });
