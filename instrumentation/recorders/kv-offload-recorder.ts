@@ -29,8 +29,11 @@ export function recordKvOffload(series: EngineSeries, stats: KvOffloadStats): vo
   if (stats.storesSkipped !== undefined) series.kvOffloadStoresSkipped.record(stats.storesSkipped);
 }
 
-/** vLLM's `SimpleCPUOffloadPromMetrics.observe`: labelled counters by outcome and phase, two gauges, the info gauge. */
-export function recordSimpleKvOffload(store: SeriesStore, modelName: string, engine: StageReplica, series: EngineSeries, stats: SimpleKvOffloadStats): void {
+/**
+ * vLLM's `SimpleCPUOffloadPromMetrics.observe`: labelled counters by outcome and phase, two gauges,
+ * the info gauge, every series created by the first report that carries it, as vLLM creates them.
+ */
+export function recordSimpleKvOffload(store: SeriesStore, modelName: string, engine: StageReplica, stats: SimpleKvOffloadStats): void {
   const { stage, replica } = engine;
   for (const outcome of SIMPLE_KV_OFFLOAD_OUTCOMES) {
     const value = stats.saveOutcomes?.[outcome];
@@ -40,8 +43,9 @@ export function recordSimpleKvOffload(store: SeriesStore, modelName: string, eng
     const value = stats.loadBlocks?.[phase];
     if (value !== undefined) store.bind('upstream.simpleKvOffloadLoadBlocks', [modelName, stage, replica, phase]).record(value);
   }
-  if (stats.usedBlocks !== undefined) series.simpleKvOffloadUsedBlocks.record(stats.usedBlocks);
-  if (stats.pendingStoreBlocks !== undefined) series.simpleKvOffloadPendingStoreBlocks.record(stats.pendingStoreBlocks);
+  if (stats.usedBlocks !== undefined) store.bind('upstream.simpleKvOffloadUsedBlocks', [modelName, stage, replica]).record(stats.usedBlocks);
+  if (stats.pendingStoreBlocks !== undefined)
+    store.bind('upstream.simpleKvOffloadPendingStoreBlocks', [modelName, stage, replica]).record(stats.pendingStoreBlocks);
   const info = stats.info;
   if (info) {
     const labels = [modelName, stage, replica, info.backend, String(info.pageCache), String(info.lazyOffload), String(info.capacityBlocks)];

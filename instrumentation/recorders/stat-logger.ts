@@ -173,7 +173,7 @@ export class OmniStatLogger {
   private recordOffloadConnectors(engineIdx: number, series: EngineSeries, stats: SchedulerStats): void {
     if (stats.kvOffloadStats) recordKvOffload(series, stats.kvOffloadStats);
     const engine = stats.simpleKvOffloadStats ? this.options.stageReplicaMap.lookup(engineIdx) : undefined;
-    if (engine && stats.simpleKvOffloadStats) recordSimpleKvOffload(this.store, this.options.modelName, engine, series, stats.simpleKvOffloadStats);
+    if (engine && stats.simpleKvOffloadStats) recordSimpleKvOffload(this.store, this.options.modelName, engine, stats.simpleKvOffloadStats);
   }
 
   /** vLLM's `record_sleep_state(sleep, level)` for one engine (every engine when omitted). */
