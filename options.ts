@@ -49,13 +49,23 @@ export interface OmniMetricsOptions {
   readonly features?: FeatureOptions;
   /** Expose deprecated upstream names (vLLM's `--show-hidden-metrics-for-version`). */
   readonly showHiddenMetrics?: boolean;
+  /**
+   * vLLM's `--show-hidden-metrics-for-version`: shows the hidden (deprecated) families only when
+   * it names the minor release before the matched vLLM (`'0.31'` for vLLM 0.32), as vLLM does.
+   */
+  readonly showHiddenMetricsForVersion?: string;
+  /**
+   * vLLM's `--custom-histogram-buckets`, the same JSON (string or object): bucket family →
+   * strictly increasing, positive, finite bounds, e.g. `'{"request_latency": [0.01, 0.1, 1]}'`.
+   */
+  readonly customHistogramBuckets?: string | Readonly<Record<string, readonly number[]>>;
   /** YAML/JSON file with bucket overrides and extra families (see `loadMetricsConfig`). */
   readonly configFile?: string;
   /** `vllm:cache_config_info` labels: the engine's CacheConfig fields, as vLLM's `metrics_info()`. */
   readonly cacheConfig?: CacheConfigInfo;
   /**
    * Serve `/metrics` on its own port (default: `OTEL_EXPORTER_PROMETHEUS_HOST/PORT`, else
-   * 0.0.0.0:9464), or `false` for no server (mount `handle.metricsHandler()` instead). No server
+   * 127.0.0.1:9464), or `false` for no server (mount `handle.metricsHandler()` instead). No server
    * either when `exporters` leaves out `prometheus`; `metricsText()` works in every case.
    */
   readonly prometheus?: false | PrometheusOptions;

@@ -15,7 +15,8 @@ import { OmniPrometheusReader, type OmniPrometheusReaderOptions } from './export
 import { validateCacheConfig, type CacheConfigInfo } from './instrumentation/recorders/stat-logger';
 import { resolveSelfCheckInterval } from './instrumentation/self-check/self-check-monitor';
 import type { LogSink, OmniMetricsOptions, PrometheusOptions } from './options';
-import { resolveCatalog, type FeatureOptions, type ResolvedCatalog } from './views/catalog';
+import { PEP440_VERSION, showsHiddenMetricsFor, vllmHistogramBuckets } from './views/vllm-histogram-buckets';
+import { KV_CONNECTOR_KINDS, resolveCatalog, type FeatureOptions, type ResolvedCatalog } from './views/catalog';
 import { loadMetricsConfig } from './views/metrics-config';
 import { PIPELINE_PREFIXES } from './views/names';
 import { StageReplicaMap } from './views/stage-replica-map';
@@ -80,6 +81,8 @@ export const OPTION_KEYS = optionKeys<OmniMetricsOptions>({
   maxModelLen: true,
   features: true,
   showHiddenMetrics: true,
+  showHiddenMetricsForVersion: true,
+  customHistogramBuckets: true,
   configFile: true,
   cacheConfig: true,
   prometheus: true,
@@ -104,8 +107,14 @@ const PROMETHEUS_KEYS = [
   ...PROMETHEUS_SERVER_OPTION_KEYS,
   ...optionKeys<Omit<PrometheusOptions, keyof PrometheusServerOptions>>({ withTargetInfo: true, withScopeLabels: true, createdSeries: true }),
 ];
-const FEATURE_KEYS = optionKeys<FeatureOptions>({ specDecode: true, kvConnector: true, lora: true, kvCacheMetrics: true, corruptedRequests: true });
-const KV_CONNECTORS = ['nixl'] as const;
+const FEATURE_KEYS = optionKeys<FeatureOptions>({
+  specDecode: true,
+  kvConnector: true,
+  lora: true,
+  kvCacheMetrics: true,
+  corruptedRequests: true,
+});
+const KV_CONNECTORS = KV_CONNECTOR_KINDS;
 
 /**
  * Options and environment to settings, checking everything: unknown keys, wrong types, values out
@@ -170,13 +179,24 @@ export function resolveOmniSettings(options: OmniMetricsOptions, env: NodeJS.Pro
   const enginePull = options.enginePull === undefined ? undefined : checked('enginePull', () => resolveEnginePullSettings(options.enginePull!, stagePools));
   const selfCheckIntervalSeconds = checked('selfCheck', () => resolveSelfCheckInterval(options.selfCheck));
   const config = options.configFile === undefined ? undefined : loadMetricsConfig(options.configFile, options.prefix);
+  const hiddenFor = options.showHiddenMetricsForVersion;
+  if (hiddenFor !== undefined && (typeof hiddenFor !== 'string' || !PEP440_VERSION.test(hiddenFor))) {
+    throw new OmniOptionError('showHiddenMetricsForVersion', `showHiddenMetricsForVersion must be a version such as "0.31"; got ${shown(hiddenFor)}`);
+  }
+  const customBuckets =
+    options.customHistogramBuckets === undefined
+      ? undefined
+      : vllmHistogramBuckets(options.customHistogramBuckets, (problem) => {
+          throw new OmniOptionError('customHistogramBuckets', problem);
+        });
   const catalog = resolveCatalog({
     logStats,
     prefix: options.prefix,
     maxModelLen: options.maxModelLen,
     features: options.features,
-    showHiddenMetrics: options.showHiddenMetrics,
-    buckets: config?.buckets,
+    showHiddenMetrics:
+      options.showHiddenMetrics === true || (options.showHiddenMetricsForVersion !== undefined && showsHiddenMetricsFor(options.showHiddenMetricsForVersion)),
+    buckets: { ...config?.buckets, ...customBuckets },
     customFamilies: config?.customFamilies,
     processMetrics: options.processMetrics !== false,
   });

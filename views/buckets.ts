@@ -28,6 +28,8 @@ export const NIXL_XFER_TIME_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.2
 export const NIXL_POST_TIME_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 5.0] as const;
 /** `[2 ** (10 + i) for i in range(1, 25, 2)]` in vLLM's NIXL connector. */
 export const NIXL_BYTES_BUCKETS: readonly number[] = Array.from({ length: 12 }, (_, k) => 2 ** (11 + 2 * k));
+/** `TRANSFER_SIZE_BUCKETS` of vLLM's offloading connector (`kv_connector/v1/offloading/metrics.py`), bytes. */
+export const KV_OFFLOAD_TRANSFER_SIZE_BUCKETS = [1e6, 5e6, 10e6, 20e6, 40e6, 60e6, 80e6, 100e6, 150e6, 200e6] as const;
 export const NIXL_NUM_DESCRIPTORS_BUCKETS = [10, 20, 30, 50, 75, 100, 200, 400, 1000, 2000, 4000, 10000, 20000, 50000] as const;
 
 /**

@@ -14,6 +14,8 @@ const GROUP_TITLES: ReadonlyArray<[FamilyGroup, string]> = [
   ['lora', 'LoRA (`features.lora`)'],
   ['kvCacheResidency', 'KV-block residency (`features.kvCacheMetrics`)'],
   ['corruptedRequests', 'Corrupted requests (`features.corruptedRequests`)'],
+  ['kvOffload', 'KV offloading connector (`features.kvConnector: "offloading"`)'],
+  ['simpleKvOffload', 'Simple CPU offload connector (`features.kvConnector: "simple-cpu-offload"`)'],
   ['hidden', 'Deprecated names (`showHiddenMetrics: true`)'],
   ['process', 'Process and Node.js runtime (`processMetrics`, default on)'],
 ];

@@ -10,8 +10,11 @@ import { UPSTREAM_FAMILIES, type UpstreamFamilyKey } from './upstream-families';
 export interface FeatureOptions {
   /** Speculative decoding; per-position counters are created for positions 0..numSpeculativeTokens-1. */
   readonly specDecode?: { readonly numSpeculativeTokens: number };
-  /** KV connector whose Prometheus families are registered (vLLM: `--kv-transfer-config` with NixlConnector). */
-  readonly kvConnector?: 'nixl';
+  /**
+   * KV connector whose Prometheus families are registered (vLLM: `--kv-transfer-config` with
+   * NixlConnector, OffloadingConnector or SimpleCPUOffloadConnector).
+   */
+  readonly kvConnector?: KvConnectorKind;
   /** LoRA serving (vLLM: `lora_config`); `maxLoras` is the `max_lora` label value. */
   readonly lora?: { readonly maxLoras: number };
   /** Sampled KV-block residency histograms (vLLM: `--kv-cache-metrics`). */
@@ -19,6 +22,17 @@ export interface FeatureOptions {
   /** Requests with NaNs in logits (vLLM: `VLLM_COMPUTE_NANS_IN_LOGITS`). */
   readonly corruptedRequests?: boolean;
 }
+
+/** The KV connectors whose families the catalog knows. */
+export const KV_CONNECTOR_KINDS = ['nixl', 'offloading', 'simple-cpu-offload'] as const;
+export type KvConnectorKind = (typeof KV_CONNECTOR_KINDS)[number];
+
+/** The catalog group each KV connector registers. */
+const KV_CONNECTOR_GROUPS: Readonly<Record<KvConnectorKind, FamilyGroup>> = {
+  nixl: 'kvConnector',
+  offloading: 'kvOffload',
+  'simple-cpu-offload': 'simpleKvOffload',
+};
 
 export interface CatalogOptions {
   /** Upstream `--log-stats`: off declares only the pipeline families; on registers upstream families too. */
@@ -38,6 +52,8 @@ export interface CatalogOptions {
    * process collector reads their values at collection time. Default off here.
    */
   readonly processMetrics?: boolean;
+  /** Every group at once, whatever the features say (docs and generated tests). */
+  readonly everyGroup?: boolean;
 }
 
 /** A user family from the config file; `name` is the exposed name. */
@@ -153,11 +169,12 @@ function enabledGroups(options: CatalogOptions): Set<FamilyGroup> {
   const features = options.features ?? {};
   groups.add('core');
   if (features.specDecode) groups.add('specDecode');
-  if (features.kvConnector) groups.add('kvConnector');
+  if (features.kvConnector) groups.add(KV_CONNECTOR_GROUPS[features.kvConnector]);
   if (features.lora) groups.add('lora');
   if (features.kvCacheMetrics) groups.add('kvCacheResidency');
   if (features.corruptedRequests) groups.add('corruptedRequests');
   if (options.showHiddenMetrics) groups.add('hidden');
+  if (options.everyGroup) for (const group of Object.values(KV_CONNECTOR_GROUPS)) groups.add(group);
   return groups;
 }
 
@@ -188,6 +205,7 @@ export function resolveFullCatalog(options: Pick<CatalogOptions, 'prefix' | 'max
     logStats: true,
     showHiddenMetrics: true,
     processMetrics: true,
+    everyGroup: true,
     features: {
       specDecode: { numSpeculativeTokens: 1 },
       kvConnector: 'nixl',

@@ -23,6 +23,8 @@ export type FamilyGroup =
   | 'core'
   | 'specDecode'
   | 'kvConnector'
+  | 'kvOffload'
+  | 'simpleKvOffload'
   | 'lora'
   | 'kvCacheResidency'
   | 'corruptedRequests'

@@ -178,6 +178,12 @@ export class ExpositionParser {
       return;
     }
     const sample = this.parseSampleLine(line);
+    const created = this.inlineCreated(sample.name);
+    if (created !== undefined) {
+      created.started = true;
+      if (created.stored) this.addSample(created, sample);
+      return;
+    }
     const family = this.familyOfSample(sample.name);
     if (family !== this.current && family.started) this.fail(`samples of ${family.name} are not in one group`);
     family.started = true;
@@ -230,6 +236,26 @@ export class ExpositionParser {
     };
     this.familiesByName.set(name, family);
     return family;
+  }
+
+  /**
+   * OpenMetrics prints a counter's, histogram's or summary's `_created` right after each of its
+   * series, inside the family (vLLM's Rust frontend serves nothing else). Those samples go to the
+   * `X_created` gauge family the 0.0.4 text has (prometheus_client's shape, HELP copied), so the
+   * family reads the same whichever format the engine spoke.
+   */
+  private inlineCreated(sampleName: string): MutableFamily | undefined {
+    const current = this.current;
+    if (current === undefined || !sampleName.endsWith('_created')) return undefined;
+    if (current.type !== 'counter' && current.type !== 'histogram' && current.type !== 'summary') return undefined;
+    const stem = current.type === 'counter' && current.name.endsWith('_total') ? current.name.slice(0, -'_total'.length) : current.name;
+    if (sampleName !== `${stem}_created`) return undefined;
+    const created = this.familiesByName.get(sampleName) ?? this.newFamily(sampleName);
+    if (created.type === undefined) {
+      created.type = 'gauge';
+      created.help = current.help;
+    }
+    return created;
   }
 
   /** The family a sample belongs to: the current one when the name is one of its sample names, else its own (untyped) one. */

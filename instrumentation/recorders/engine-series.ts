@@ -8,11 +8,24 @@ import { FINISH_REASONS, PromptTokenStats, type FinishReason, type PromptTokenSo
 const SLEEP_STATES = ['awake', 'weights_offloaded', 'discard_all'] as const;
 export type SleepStateLabel = (typeof SLEEP_STATES)[number];
 const WAITING_REASONS = ['capacity', 'deferred'] as const;
+/** vLLM's `_TransferType.ALL`: the deprecated offload families' children, created per engine at start. */
+export const KV_OFFLOAD_TRANSFER_TYPES = ['CPU_to_GPU', 'GPU_to_CPU'] as const;
+type TransferType = (typeof KV_OFFLOAD_TRANSFER_TYPES)[number];
+
+/**
+ * Engine-only families vLLM creates on an engine's first report rather than at start
+ * (SimpleCPUOffloadPromMetrics binds its children in `observe`): the recorder binds them then.
+ */
+const BOUND_ON_FIRST_REPORT = ['simpleKvOffloadUsedBlocks', 'simpleKvOffloadPendingStoreBlocks'] as const;
+type BoundOnFirstReport = (typeof BOUND_ON_FIRST_REPORT)[number];
 
 /** Upstream families labelled by `model_name` and the engine alone: one series per engine. */
-type PerEngineKey = {
-  [K in UpstreamFamilyKey]: (typeof UPSTREAM_FAMILIES)[K]['labels'] extends readonly ['model_name', 'engine'] ? K : never;
-}[UpstreamFamilyKey];
+type PerEngineKey = Exclude<
+  {
+    [K in UpstreamFamilyKey]: (typeof UPSTREAM_FAMILIES)[K]['labels'] extends readonly ['model_name', 'engine'] ? K : never;
+  }[UpstreamFamilyKey],
+  BoundOnFirstReport
+>;
 
 /**
  * Every upstream series of one (stage, replica), by the family's catalog key, bound at
@@ -27,10 +40,13 @@ export type EngineSeries = { readonly [K in PerEngineKey]: BoundSeries } & {
   readonly promptTokensBySource: Readonly<Record<PromptTokenSource, BoundSeries>>;
   readonly requestSuccess: Readonly<Record<FinishReason, BoundSeries>>;
   readonly specDecodeNumAcceptedTokensPerPos: readonly BoundSeries[];
+  readonly kvOffloadTotalBytes: Readonly<Record<TransferType, BoundSeries>>;
+  readonly kvOffloadTotalTime: Readonly<Record<TransferType, BoundSeries>>;
+  readonly kvOffloadSize: Readonly<Record<TransferType, BoundSeries>>;
 };
 
 const PER_ENGINE_KEYS = (Object.keys(UPSTREAM_FAMILIES) as UpstreamFamilyKey[]).filter(
-  (key): key is PerEngineKey => UPSTREAM_FAMILIES[key].labels.join() === 'model_name,engine',
+  (key): key is PerEngineKey => UPSTREAM_FAMILIES[key].labels.join() === 'model_name,engine' && !(BOUND_ON_FIRST_REPORT as readonly string[]).includes(key),
 );
 
 /**
@@ -53,6 +69,15 @@ export function bindEngineSeries(store: SeriesStore, modelName: string, engines:
   const sleepState = perValue('engineSleepState', SLEEP_STATES);
   const promptTokensBySource = perValue('promptTokensBySource', PromptTokenStats.ALL_SOURCES);
   const requestSuccess = perValue('requestSuccess', FINISH_REASONS);
+  // vLLM's OffloadPromMetrics binds these engine by engine, each transfer type inside: that order prints.
+  const perEngineThenValue = <V extends string>(key: UpstreamFamilyKey, values: readonly V[]): Array<Record<V, BoundSeries>> =>
+    engines.map(
+      ({ stage, replica }) =>
+        Object.fromEntries(values.map((value) => [value, store.bind(`upstream.${key}`, [modelName, stage, replica, value])])) as Record<V, BoundSeries>,
+    );
+  const offloadBytes = perEngineThenValue('kvOffloadTotalBytes', KV_OFFLOAD_TRANSFER_TYPES);
+  const offloadTime = perEngineThenValue('kvOffloadTotalTime', KV_OFFLOAD_TRANSFER_TYPES);
+  const offloadSize = perEngineThenValue('kvOffloadSize', KV_OFFLOAD_TRANSFER_TYPES);
   // A loop, not entries and spreads: this runs once per engine, hundreds of times in a large pipeline's registration.
   return engines.map((_, engine) => {
     const series: Record<string, unknown> = {};
@@ -61,6 +86,9 @@ export function bindEngineSeries(store: SeriesStore, modelName: string, engines:
     series.engineSleepState = sleepState[engine];
     series.promptTokensBySource = promptTokensBySource[engine];
     series.requestSuccess = requestSuccess[engine];
+    series.kvOffloadTotalBytes = offloadBytes[engine];
+    series.kvOffloadTotalTime = offloadTime[engine];
+    series.kvOffloadSize = offloadSize[engine];
     series.specDecodeNumAcceptedTokensPerPos = acceptedPerPosition.map((byEngine) => byEngine[engine] as BoundSeries);
     // Copied once: an object given this many properties one by one is a hash table to V8, and the
     // record path reads a dozen of them on every poll; the copy has fast, fixed-offset properties.

@@ -13,6 +13,8 @@ import { pythonFloatRepr } from '../../views/go-float';
 import { LABEL_NAME_PATTERN } from '../../views/names';
 import { UnreadableInput } from './never-throw';
 import { bindEngineSeries, type EngineSeries } from './engine-series';
+import { AdmissionRejections } from './admission-rejections';
+import { recordKvOffload, recordSimpleKvOffload } from './kv-offload-recorder';
 
 /** vLLM's `CacheConfig.metrics_info()`: field name → value, exposed as `vllm:cache_config_info` labels. */
 export type CacheConfigInfo = Readonly<Record<string, string | number | boolean | null>>;
@@ -65,6 +67,7 @@ export class OmniStatLogger {
   private readonly unreadable = new UnreadableInput('OmniStatLogger');
   private readonly wallClock: () => number;
   private genAi: IterationStatsSink | undefined;
+  private admissionRejections: AdmissionRejections | undefined;
 
   constructor(
     private readonly store: SeriesStore,
@@ -142,6 +145,7 @@ export class OmniStatLogger {
       const series = this.engine(engineIdx);
       if (series === undefined) return;
       if (schedulerStats) this.recordScheduler(series, schedulerStats);
+      if (schedulerStats) this.recordOffloadConnectors(engineIdx, series, schedulerStats);
       if (iterationStats) {
         this.recordIteration(series, iterationStats);
         const genAi = this.genAi;
@@ -153,6 +157,25 @@ export class OmniStatLogger {
     } catch (error) {
       packageDiag.warn('omni-otel-metrics: OmniStatLogger.record failed; the stats of this poll are dropped', error);
     }
+  }
+
+  /**
+   * One rejected frontend admission attempt (vLLM's `check_admission` refusing a request at
+   * `--max-num-queued-reqs` / `--max-num-queued-tokens`): `vllm:admission_rejections_total{reason}`.
+   */
+  recordAdmissionRejection(reason: string): void {
+    try {
+      this.admissionRejections ??= new AdmissionRejections(this.store, this.options.modelName);
+      this.admissionRejections.record(reason);
+    } catch (error) {
+      packageDiag.warn('omni-otel-metrics: OmniStatLogger.recordAdmissionRejection failed; the rejection is dropped', error);
+    }
+  }
+
+  private recordOffloadConnectors(engineIdx: number, series: EngineSeries, stats: SchedulerStats): void {
+    if (stats.kvOffloadStats) recordKvOffload(series, stats.kvOffloadStats);
+    const engine = stats.simpleKvOffloadStats ? this.options.stageReplicaMap.lookup(engineIdx) : undefined;
+    if (engine && stats.simpleKvOffloadStats) recordSimpleKvOffload(this.store, this.options.modelName, engine, stats.simpleKvOffloadStats);
   }
 
   /** vLLM's `record_sleep_state(sleep, level)` for one engine (every engine when omitted). */

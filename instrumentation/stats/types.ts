@@ -118,6 +118,49 @@ export interface NixlKvConnectorStats {
   numKvExpiredReqs: number[];
 }
 
+/**
+ * The stats payload of vLLM's OffloadingConnector since the last scheduler step: counter
+ * increments (bytes, seconds) and one size observation per transfer, in bytes. A missing field
+ * records nothing.
+ */
+export interface KvOffloadStats {
+  loadBytes?: number;
+  loadTime?: number;
+  loadSize?: readonly number[];
+  storeBytes?: number;
+  storeTime?: number;
+  storeSize?: readonly number[];
+  /** Stores skipped because the reuse threshold was not reached (`store_threshold` >= 2). */
+  storesSkipped?: number;
+  /**
+   * The offloading spec is vLLM's `CPUOffloadingSpec`: only then does vLLM also feed the
+   * deprecated `transfer_type` families. Default true.
+   */
+  cpuSpec?: boolean;
+}
+
+/** Store decisions SimpleCPUOffloadConnector classifies (its `outcome` label values). */
+export const SIMPLE_KV_OFFLOAD_OUTCOMES = [
+  'stored',
+  'dropped_cpu_full',
+  'dropped_request_gone',
+  'dropped_null_block',
+  'dropped_not_hashed',
+  'skipped_already_cached',
+  'skipped_in_flight',
+] as const;
+export type SimpleKvOffloadOutcome = (typeof SIMPLE_KV_OFFLOAD_OUTCOMES)[number];
+
+/** The stats payload of vLLM's SimpleCPUOffloadConnector since the last scheduler step (counters are increments). */
+export interface SimpleKvOffloadStats {
+  saveOutcomes?: Partial<Record<SimpleKvOffloadOutcome, number>>;
+  loadBlocks?: { issued?: number; completed?: number };
+  usedBlocks?: number;
+  pendingStoreBlocks?: number;
+  /** Deployment facts, published as `vllm:simple_kv_offload_info` (value 1). */
+  info?: { backend: string; pageCache: boolean; lazyOffload: boolean; capacityBlocks: number } | null;
+}
+
 /** vLLM's `PerfStats` (`--enable-mfu-metrics`): work done per GPU since the last step. */
 export interface PerfStats {
   numFlopsPerGpu: number;
@@ -202,6 +245,10 @@ export interface SchedulerStats {
   kvCacheEvictionEvents: KvCacheEvictionEvent[];
   specDecodingStats?: SpecDecodingCounts | null;
   kvConnectorStats?: NixlKvConnectorStats | null;
+  /** OffloadingConnector stats (`features.kvConnector: 'offloading'`). */
+  kvOffloadStats?: KvOffloadStats | null;
+  /** SimpleCPUOffloadConnector stats (`features.kvConnector: 'simple-cpu-offload'`). */
+  simpleKvOffloadStats?: SimpleKvOffloadStats | null;
   /** Adapter name -> requests waiting / running with it. */
   waitingLoraAdapters: Record<string, number>;
   runningLoraAdapters: Record<string, number>;

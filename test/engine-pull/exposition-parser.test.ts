@@ -27,6 +27,41 @@ describe('engine pull: the strict exposition parser', () => {
     });
   });
 
+  it('OpenMetrics: `_created` after each series of a counter or histogram goes to the X_created gauge family, as in 0.0.4 text', () => {
+    const families = parseExposition(
+      [
+        '# HELP c Bytes.',
+        '# TYPE c counter',
+        'c_total{engine="0"} 1.0',
+        'c_created{engine="0"} 1.5',
+        'c_total{engine="1"} 2.0',
+        'c_created{engine="1"} 2.5',
+        '# HELP h Sizes.',
+        '# TYPE h histogram',
+        'h_bucket{engine="0",le="+Inf"} 1.0',
+        'h_count{engine="0"} 1.0',
+        'h_sum{engine="0"} 3.0',
+        'h_created{engine="0"} 1.5',
+        'h_bucket{engine="1",le="+Inf"} 0.0',
+        'h_count{engine="1"} 0.0',
+        'h_sum{engine="1"} 0.0',
+        'h_created{engine="1"} 2.5',
+        '# EOF',
+        '',
+      ].join('\n'),
+    );
+    assert.deepEqual(
+      families.map((family) => [family.name, family.type, family.help, family.samples.length]),
+      [
+        ['c', 'counter', 'Bytes.', 2],
+        ['c_created', 'gauge', 'Bytes.', 2],
+        ['h', 'histogram', 'Sizes.', 6],
+        ['h_created', 'gauge', 'Sizes.', 2],
+      ],
+    );
+    assert.deepEqual(families[3]?.samples[1], { name: 'h_created', labels: { engine: '1' }, value: 2.5 });
+  });
+
   it('unescapes label values and HELP, reads NaN and ±Inf and timestamps', () => {
     const [family] = parseExposition(
       '# HELP a:b back\\\\slash\\nnewline\n# TYPE a:b gauge\na:b{x="q\\"uote",y="back\\\\slash\\nnl"} NaN 1700000000000\na:b{x="2"} -Inf\na:b{x="3",} +Inf\n',

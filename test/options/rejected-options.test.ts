@@ -21,7 +21,7 @@ import { freePort } from '../support/ports';
 import { activeResources, assertResourcesBackTo } from '../support/resources';
 
 const ACCEPTED =
-  'modelName, stagePools, logStats, prefix, maxModelLen, features, showHiddenMetrics, configFile, cacheConfig, prometheus, exporters, otlp, serviceName, genAiMetrics, naming, resource, readers, metricProducers, cardinalityLimit, enginePull, meterProvider, prometheusReader, logIntervalSeconds, logSink, selfCheck, processMetrics';
+  'modelName, stagePools, logStats, prefix, maxModelLen, features, showHiddenMetrics, showHiddenMetricsForVersion, customHistogramBuckets, configFile, cacheConfig, prometheus, exporters, otlp, serviceName, genAiMetrics, naming, resource, readers, metricProducers, cardinalityLimit, enginePull, meterProvider, prometheusReader, logIntervalSeconds, logSink, selfCheck, processMetrics';
 
 /** Options that would start a server, a log timer, push readers and the self-check if they got through. */
 const STARTING: OmniMetricsOptions = {
@@ -63,7 +63,11 @@ const REJECTED: ReadonlyArray<{ readonly given: Record<string, unknown>; readonl
     message:
       'unknown option "features.specdecode" (did you mean "specDecode"?); features accepts specDecode, kvConnector, lora, kvCacheMetrics, corruptedRequests',
   },
-  { given: { features: { kvConnector: 'lmcache' } }, option: 'features.kvConnector', message: 'features.kvConnector must be one of "nixl"; got "lmcache"' },
+  {
+    given: { features: { kvConnector: 'lmcache' } },
+    option: 'features.kvConnector',
+    message: 'features.kvConnector must be one of "nixl", "offloading", "simple-cpu-offload"; got "lmcache"',
+  },
   { given: { features: { kvCacheMetrics: 'on' } }, option: 'features.kvCacheMetrics', message: 'features.kvCacheMetrics must be true or false; got "on"' },
   {
     given: { features: { specDecode: { numSpeculativeTokens: 0 } } },

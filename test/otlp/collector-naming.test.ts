@@ -147,10 +147,17 @@ describe('collectorPrometheusName: OTLP names after a collector translation', ()
     });
   }
 
-  it('vllm naming: every catalog family comes out as the direct endpoint prints it, under every strategy', () => {
+  it('vllm naming: every catalog family comes out as the direct endpoint prints it, under every strategy (but two deprecated vLLM names)', () => {
+    // The collector drops a counter's inner `total` token before appending `_total`: vLLM's
+    // deprecated kv_offload_total_{bytes,time} cannot survive that strategy (README says so).
+    const collapsed: Readonly<Record<string, string>> = {
+      'vllm:kv_offload_total_bytes_total': 'vllm:kv_offload_bytes_total',
+      'vllm:kv_offload_total_time_total': 'vllm:kv_offload_time_total',
+    };
     for (const family of resolveFullCatalog().families) {
       for (const strategy of COLLECTOR_TRANSLATION_STRATEGIES) {
-        assert.equal(collectorPrometheusName(family.name, '', family.type, strategy), family.name, `${family.name} / ${strategy}`);
+        const expected = strategy === 'UnderscoreEscapingWithSuffixes' ? (collapsed[family.name] ?? family.name) : family.name;
+        assert.equal(collectorPrometheusName(family.name, '', family.type, strategy), expected, `${family.name} / ${strategy}`);
       }
     }
   });

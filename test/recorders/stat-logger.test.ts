@@ -423,13 +423,19 @@ describe('recorders: OmniStatLogger (upstream vllm:* families)', function () {
       // time_per_output_token_seconds: asserted with the ITL above.
     });
 
+    it('admission_rejections_total: HELP and TYPE, no series until the frontend rejects a request', () => {
+      checked.add('vllm:admission_rejections_total');
+      assert.ok(text.includes('# TYPE vllm:admission_rejections_total counter\n'));
+      assert.equal(seriesOf(text, 'vllm:admission_rejections_total').length, 0);
+    });
+
     it('no series carries an engine label', () => {
       assert.ok(!text.includes('engine='));
     });
 
     it('every registered upstream family was asserted with exact values above', () => {
       const upstream = handle.catalog.families.filter((f) => f.key.startsWith('upstream.')).map((f) => f.name);
-      assert.equal(upstream.length, 57, 'core + every feature group + hidden');
+      assert.equal(upstream.length, 58, 'core + every feature group + hidden');
       assert.deepEqual(
         upstream.filter((name) => !checked.has(name)),
         [],

@@ -19,10 +19,11 @@ describe('catalog resolution', () => {
     ]);
   });
 
-  it('adds the 37 always-registered upstream families when logStats is on', () => {
+  it('adds the 38 always-registered upstream families when logStats is on (vLLM 0.32: admission rejections among them)', () => {
     const catalog = resolveCatalog({ logStats: true });
-    assert.equal(catalog.families.length, 42 + 37);
-    assert.equal(catalog.families.filter((f) => f.group === 'core').length, 37);
+    assert.equal(catalog.families.length, 42 + 38);
+    assert.equal(catalog.families.filter((f) => f.group === 'core').length, 38);
+    assert.ok(catalog.byName('vllm:admission_rejections_total'), 'registered without a feature option');
     assert.ok(catalog.byName('vllm:iteration_tokens_total'), 'histogram keeps its _total');
     assert.ok(catalog.byName('vllm:estimated_flops_per_gpu_total'), 'counter gets _total once');
     assert.equal(catalog.byName('vllm:gpu_cache_usage_perc'), undefined, 'deprecated names stay hidden');
@@ -118,6 +119,11 @@ describe('catalog against the upstream reference', () => {
       );
       if (ref.buckets) assert.deepEqual(family.buckets, ref.buckets, `${ref.exposed_name} buckets`);
     }
-    assert.equal(catalog.families.filter((f) => f.name.startsWith('vllm:') && !f.name.startsWith('vllm:omni_')).length, 57);
+    const newer = new Set(['kvOffload', 'simpleKvOffload']);
+    const newerCore = new Set(['vllm:admission_rejections_total']);
+    assert.equal(
+      catalog.families.filter((f) => f.name.startsWith('vllm:') && !f.name.startsWith('vllm:omni_') && !newer.has(f.group) && !newerCore.has(f.name)).length,
+      57,
+    );
   });
 });

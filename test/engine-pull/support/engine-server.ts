@@ -16,6 +16,8 @@ export class EngineServer {
   requests = 0;
   /** Answer nothing (the socket stays open): a hung engine. */
   hang = false;
+  /** What the engine says it serves, whatever the request's Accept header asks for. */
+  contentType = 'text/plain; version=0.0.4; charset=utf-8';
   private server: Server | undefined;
   private portNumber = 0;
 
@@ -53,7 +55,7 @@ export class EngineServer {
         response.writeHead(404).end();
         return;
       }
-      response.writeHead(200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' });
+      response.writeHead(200, { 'content-type': this.contentType });
       response.end(this.text);
     });
     this.server = server;

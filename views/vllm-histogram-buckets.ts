@@ -1,0 +1,89 @@
+import type { UpstreamFamilyKey } from './upstream-families';
+import { UPSTREAM_FAMILIES } from './upstream-families';
+import { exposedName } from './names';
+
+/** vLLM's `BucketFamilyKey` (`vllm/v1/metrics/buckets.py`): the names `--custom-histogram-buckets` takes. */
+export const VLLM_BUCKET_FAMILIES: Readonly<Record<string, readonly UpstreamFamilyKey[]>> = {
+  request_latency: [
+    'e2eRequestLatencySeconds',
+    'requestQueueTimeSeconds',
+    'requestInferenceTimeSeconds',
+    'requestPrefillTimeSeconds',
+    'requestDecodeTimeSeconds',
+  ],
+  time_to_first_token: ['timeToFirstTokenSeconds'],
+  inter_token_latency: ['interTokenLatencySeconds', 'requestTimePerOutputTokenSeconds', 'timePerOutputTokenSeconds'],
+  iteration_tokens: ['iterationTokensTotal'],
+  request_params_n: ['requestParamsN'],
+  request_num_preemptions: ['requestNumPreemptions'],
+  request_tokens: [
+    'requestPromptTokens',
+    'requestGenerationTokens',
+    'requestMaxNumGenerationTokens',
+    'requestParamsMaxTokens',
+    'requestPrefillKvComputedTokens',
+  ],
+  kv_cache_residency: ['kvBlockLifetimeSeconds', 'kvBlockIdleBeforeEvictSeconds', 'kvBlockReuseGapSeconds'],
+};
+
+/**
+ * vLLM's `--custom-histogram-buckets` JSON (a string, or the object it parses to), checked as
+ * `ObservabilityConfig` checks it, turned into bucket overrides by exposed family name. `fail`
+ * receives vLLM's own message for the first problem.
+ */
+export function vllmHistogramBuckets(value: unknown, fail: (problem: string) => never): Record<string, number[]> {
+  let parsed = value;
+  if (typeof value === 'string') {
+    try {
+      parsed = JSON.parse(value) as unknown;
+    } catch (error) {
+      fail(`custom_histogram_buckets: not valid JSON (${(error as Error).message})`);
+    }
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+    fail('custom_histogram_buckets: must be a JSON mapping from bucket family to a list of bounds');
+  const overrides: Record<string, number[]> = {};
+  const known = Object.keys(VLLM_BUCKET_FAMILIES).sort();
+  for (const [family, buckets] of Object.entries(parsed as Record<string, unknown>)) {
+    if (!Array.isArray(buckets)) fail(`custom_histogram_buckets[${pyRepr(family)}]: must be a list of numbers`);
+    for (const bound of buckets as unknown[]) {
+      if (typeof bound === 'boolean') fail(`custom_histogram_buckets[${pyRepr(family)}]: bound ${bound ? 'True' : 'False'} must be a number, not a boolean`);
+    }
+    const members = VLLM_BUCKET_FAMILIES[family];
+    if (members === undefined) fail(`custom_histogram_buckets: unknown bucket family ${pyRepr(family)}; known families: [${known.map(pyRepr).join(', ')}]`);
+    const bounds = buckets as unknown[];
+    if (bounds.length === 0) fail(`custom_histogram_buckets[${pyRepr(family)}]: bucket list must not be empty`);
+    for (const bound of bounds) {
+      if (typeof bound !== 'number' || !Number.isFinite(bound) || bound <= 0) {
+        fail(`custom_histogram_buckets[${pyRepr(family)}]: bound ${JSON.stringify(bound)} must be finite and greater than 0`);
+      }
+    }
+    const numbers = bounds as number[];
+    if (numbers.some((bound, i) => i > 0 && (numbers[i - 1] as number) >= bound)) {
+      fail(`custom_histogram_buckets[${pyRepr(family)}]: bounds [${numbers.join(', ')}] must be strictly increasing`);
+    }
+    for (const key of members ?? []) {
+      const def = UPSTREAM_FAMILIES[key];
+      overrides[exposedName('vllm:', def.baseName, def.type)] = [...numbers];
+    }
+  }
+  return overrides;
+}
+
+function pyRepr(text: string): string {
+  return `'${text.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+}
+
+/** The vLLM release whose metrics the catalog matches; `--show-hidden-metrics-for-version` is judged against it. */
+export const MATCHED_VLLM_VERSION = { major: 0, minor: 32 } as const;
+
+/**
+ * vLLM's `show_hidden_metrics`: true only when the given version is the previous minor release
+ * of the running one (`version._prev_minor_version_was`), here of the matched vLLM version.
+ */
+export function showsHiddenMetricsFor(version: string): boolean {
+  return version === `${MATCHED_VLLM_VERSION.major}.${MATCHED_VLLM_VERSION.minor - 1}`;
+}
+
+/** A version string `packaging.version.parse` accepts (PEP 440, public part). */
+export const PEP440_VERSION = /^v?\d+(\.\d+)*((a|b|rc)\d+)?(\.post\d+)?(\.dev\d+)?(\+[a-z0-9.]+)?$/i;
