@@ -4,6 +4,7 @@ import type { SeriesStore } from '../../views/store/series-store';
 import type { StageReplicaMap } from '../../views/stage-replica-map';
 import { FAILURE_REASONS, type FailureReason } from '../../views/stage-service-families';
 import { SeriesTable } from '../series-table';
+import { WaitingSnapshots } from './waiting-snapshots';
 import { clampedAtZero, isPositive, UnreadableInput } from './never-throw';
 import type { RecorderOptions } from './pipeline-metrics';
 
@@ -22,8 +23,6 @@ export interface StageFinishInput {
   /** Diffusion scheduler enqueue to first admission, seconds; a measured zero is recorded. */
   readonly schedulerQueueWaitS?: number | null;
 }
-
-const NO_SNAPSHOTS: ReadonlyMap<number, number> = new Map();
 
 /** A known failure reason, or `unknown`: the label stays bounded whatever the caller passes. */
 export function normalizeFailureReason(reason: unknown): FailureReason {
@@ -49,7 +48,7 @@ export class OmniStageServiceMetrics {
   private readonly failed: SeriesTable;
   private readonly kvWait: SeriesTable;
   /** Latest waiting snapshot per replica, per stage: the gauge is their sum. */
-  private readonly waitingByStage = new Map<number, Map<number, number>>();
+  private readonly waiting = new WaitingSnapshots();
   private readonly unsubscribe: () => void;
   private readonly unreadable = new UnreadableInput('OmniStageServiceMetrics');
 
@@ -94,13 +93,7 @@ export class OmniStageServiceMetrics {
    */
   setReplicaWaiting(stage: number, replica: number, waiting: number): void {
     if (!this.logStats || typeof waiting !== 'number' || !Number.isFinite(waiting)) return;
-    let replicas = this.waitingByStage.get(stage);
-    if (replicas === undefined) {
-      replicas = new Map();
-      this.waitingByStage.set(stage, replicas);
-    }
-    replicas.set(replica, Math.max(Math.trunc(waiting), 0));
-    this.publishWaiting(stage, replicas);
+    this.stageWaiting.get(stage).record(this.waiting.set(stage, replica, Math.max(Math.trunc(waiting), 0)));
   }
 
   /**
@@ -109,20 +102,12 @@ export class OmniStageServiceMetrics {
    */
   forgetReplicaWaiting(stage: number, replica: number): void {
     if (!this.logStats) return;
-    const replicas = this.waitingByStage.get(stage);
-    replicas?.delete(replica);
-    this.publishWaiting(stage, replicas ?? NO_SNAPSHOTS);
+    this.stageWaiting.get(stage).record(this.waiting.delete(stage, replica));
   }
 
   /** Stops following replica changes (the recorder set is being replaced or shut down). */
   stop(): void {
     this.unsubscribe();
-  }
-
-  private publishWaiting(stage: number, replicas: ReadonlyMap<number, number>): void {
-    let sum = 0;
-    for (const count of replicas.values()) sum += count;
-    this.stageWaiting.get(stage).record(sum);
   }
 
   /** Zero or negative step counts (a text stage) are skipped. */

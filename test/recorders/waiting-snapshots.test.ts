@@ -1,0 +1,38 @@
+import * as assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { WaitingSnapshots } from '../../instrumentation/recorders/waiting-snapshots';
+
+describe('WaitingSnapshots', () => {
+  it('keeps each stage total as replicas report, replace and leave', () => {
+    const snapshots = new WaitingSnapshots();
+    assert.equal(snapshots.set(0, 0, 3), 3);
+    assert.equal(snapshots.set(0, 1, 4), 7);
+    assert.equal(snapshots.set(1, 0, 5), 5, 'another stage has its own total');
+    assert.equal(snapshots.set(0, 0, 1), 5, "a replica's new count replaces its old one");
+    assert.equal(snapshots.delete(0, 1), 1);
+    assert.equal(snapshots.delete(0, 7), 1, 'a replica that never reported changes nothing');
+    assert.equal(snapshots.delete(2, 0), 0, 'a stage that never reported totals 0');
+  });
+
+  it('always equals the sum over the latest counts (property)', () => {
+    const operation = fc.record({
+      stage: fc.integer({ min: 0, max: 2 }),
+      replica: fc.integer({ min: 0, max: 5 }),
+      count: fc.option(fc.integer({ min: 0, max: 1_000_000 })),
+    });
+    fc.assert(
+      fc.property(fc.array(operation, { maxLength: 200 }), (operations) => {
+        const snapshots = new WaitingSnapshots();
+        const latest = new Map<string, number>();
+        for (const { stage, replica, count } of operations) {
+          const total = count === null ? snapshots.delete(stage, replica) : snapshots.set(stage, replica, count);
+          if (count === null) latest.delete(`${stage}/${replica}`);
+          else latest.set(`${stage}/${replica}`, count);
+          let expected = 0;
+          for (const [key, value] of latest) if (key.startsWith(`${stage}/`)) expected += value;
+          assert.equal(total, expected);
+        }
+      }),
+    );
+  });
+});
