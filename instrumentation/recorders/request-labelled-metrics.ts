@@ -1,0 +1,71 @@
+import type { LabelValue } from '../../views/store/family-series';
+import type { SeriesStore } from '../../views/store/series-store';
+import { RequestLabeler, type RequestLabelSettings } from '../pipeline/request-labels';
+import { SeriesTable } from '../series-table';
+import { isPositive, neverThrow } from './never-throw';
+import type { RecorderOptions } from './pipeline-metrics';
+import { normalizeFailureReason } from './stage-service-metrics';
+
+/**
+ * The request families with per-request labels (`tenant`, `priority`): completions by reason,
+ * failures by reason, end-to-end latency, audio time to first packet, queue wait and token
+ * totals, each with the request's label values after the family's own. A value's series is bound
+ * the first time a request carries it; the values are bounded by the `RequestLabeler`, the label
+ * sets by the family's cardinality limit.
+ */
+export class OmniRequestLabelledMetrics {
+  readonly labeler: RequestLabeler;
+  private readonly logStats: boolean;
+  private readonly success: SeriesTable;
+  private readonly failed: SeriesTable;
+  private readonly e2e: SeriesTable;
+  private readonly ttfp: SeriesTable;
+  private readonly queueWait: SeriesTable;
+  private readonly promptTokens: SeriesTable;
+  private readonly generationTokens: SeriesTable;
+
+  constructor(store: SeriesStore, options: RecorderOptions, labels: readonly RequestLabelSettings[]) {
+    this.logStats = options.logStats;
+    this.labeler = new RequestLabeler(labels);
+    const model = [options.modelName];
+    this.success = new SeriesTable(store, 'pipeline.requestsSuccess', model);
+    this.failed = new SeriesTable(store, 'pipeline.requestsFailed', model);
+    this.e2e = new SeriesTable(store, 'pipeline.e2eRequestLatency', model);
+    this.ttfp = new SeriesTable(store, 'pipeline.audioTtfp', model);
+    this.queueWait = new SeriesTable(store, 'pipeline.requestQueueWait', model);
+    this.promptTokens = new SeriesTable(store, 'pipeline.promptTokens', model);
+    this.generationTokens = new SeriesTable(store, 'pipeline.generationTokens', model);
+    neverThrow(this, 'OmniRequestLabelledMetrics', ['requestSucceeded', 'requestFailed', 'observeTokens', 'observeAudioTtfp', 'observeQueueWait']);
+  }
+
+  /** A request finished at the final stage: one completion for its reason and one e2e sample. */
+  requestSucceeded(values: readonly string[], e2eSeconds: number, finishedReason: string): void {
+    if (!this.logStats) return;
+    this.success.get(finishedReason || 'stop', values[0] as string, values[1]).record(1);
+    this.e2e.get(values[0] as string, values[1]).record(e2eSeconds);
+  }
+
+  /** A request left without completing: `abort` among the completions, and one failure by bounded reason. */
+  requestFailed(values: readonly string[], reason: unknown): void {
+    if (!this.logStats) return;
+    this.success.get('abort', values[0] as string, values[1]).record(1);
+    this.failed.get(normalizeFailureReason(reason), values[0] as string, values[1]).record(1);
+  }
+
+  /** Token totals of a finished request; zero or negative counts are skipped. */
+  observeTokens(values: readonly string[], promptTokens: number, generationTokens: number): void {
+    if (!this.logStats) return;
+    if (isPositive(promptTokens)) this.promptTokens.get(values[0] as string, values[1]).record(promptTokens);
+    if (isPositive(generationTokens)) this.generationTokens.get(values[0] as string, values[1]).record(generationTokens);
+  }
+
+  /** The request's first audio packet; negative intervals clamp to 0. */
+  observeAudioTtfp(values: readonly string[], stage: LabelValue, replica: LabelValue, seconds: number): void {
+    if (this.logStats) this.ttfp.get(stage, replica, values[0] as string, values[1]).record(Math.max(seconds, 0));
+  }
+
+  /** Arrival to the first stage submit; negative clamps to 0, zero is counted. */
+  observeQueueWait(values: readonly string[], seconds: number): void {
+    if (this.logStats) this.queueWait.get(values[0] as string, values[1]).record(Math.max(seconds, 0));
+  }
+}
