@@ -6,6 +6,7 @@ import type { EnginePullOptions } from './exporters/engine-pull/types';
 import type { MetricsExporterName, OtlpOptions } from './exporters/otlp/types';
 import type { PrometheusServerOptions } from './exporters/prometheus-http';
 import type { OmniPrometheusReader } from './exporters/prometheus-reader';
+import type { RequestLabelOptions } from './instrumentation/pipeline/request-labels';
 import type { CacheConfigInfo } from './instrumentation/recorders/stat-logger';
 import type { SelfCheckOptions } from './instrumentation/self-check/types';
 import type { FeatureOptions } from './views/catalog';
@@ -98,6 +99,14 @@ export interface OmniMetricsOptions {
   readonly metricProducers?: readonly OmniMetricProducer[];
   /** Label sets per family before new ones fold into one overflow series; default 2000. */
   readonly cardinalityLimit?: number;
+  /**
+   * One or two per-request labels (a tenant, a priority class) on the request families: completions
+   * and failures, e2e latency, audio TTFP, queue wait, token totals. Each reads its value from the
+   * `generate` request (`from`) or a header on it (`header`), bounded by an allow-list (`values`)
+   * and/or the first `maxValues` distinct values, every other value recorded as `other`. Default
+   * none: the exposition is exactly vLLM-Omni's. See docs/tenant-labels.md.
+   */
+  readonly requestLabels?: readonly RequestLabelOptions[];
   /**
    * Real vLLM servers behind the pipeline: per (stage, replica), the server's `/metrics` URL (and
    * `engine` label, for data-parallel servers). Their `vllm:*` families are pulled, relabelled to

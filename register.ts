@@ -134,6 +134,7 @@ export async function registerOmniMetrics(options: OmniMetricsOptions): Promise<
     logIntervalSeconds: settings.sdkDisabled ? 0 : settings.logIntervalSeconds,
     logSink: settings.logSink,
     genAiMetrics: settings.genAiMetrics,
+    requestLabels: settings.requestLabels,
   };
   const recorders = createRecorders(store, recorderSettings, meterProvider);
   puller?.start();

@@ -12,6 +12,7 @@ import {
   type PrometheusServerSettings,
 } from './exporters/prometheus-http';
 import { OmniPrometheusReader, type OmniPrometheusReaderOptions } from './exporters/prometheus-reader';
+import { resolveRequestLabels, type RequestLabelSettings } from './instrumentation/pipeline/request-labels';
 import { validateCacheConfig, type CacheConfigInfo } from './instrumentation/recorders/stat-logger';
 import { resolveSelfCheckInterval } from './instrumentation/self-check/self-check-monitor';
 import type { LogSink, OmniMetricsOptions, PrometheusOptions } from './options';
@@ -35,6 +36,7 @@ import {
   shown,
 } from './views/option-checks';
 import { OmniMetricProducer } from './views/store/metric-producer';
+import { DEFAULT_CARDINALITY_LIMIT } from './views/store/series-store';
 import { NAMING_SCHEMES, type NamingScheme } from './views/views';
 
 /** Who owns the meter provider: this package (built from the settings), the caller, or an SDK set up later. */
@@ -54,6 +56,8 @@ export interface OmniSettings {
   readonly features?: FeatureOptions;
   readonly cacheConfig?: CacheConfigInfo;
   readonly cardinalityLimit?: number;
+  /** Per-request labels on the request families, checked; empty when the option is off. */
+  readonly requestLabels: readonly RequestLabelSettings[];
   readonly logIntervalSeconds?: number;
   readonly logSink?: LogSink;
   readonly genAiMetrics: boolean;
@@ -95,6 +99,7 @@ export const OPTION_KEYS = optionKeys<OmniMetricsOptions>({
   readers: true,
   metricProducers: true,
   cardinalityLimit: true,
+  requestLabels: true,
   enginePull: true,
   meterProvider: true,
   prometheusReader: true,
@@ -144,6 +149,7 @@ export function resolveOmniSettings(options: OmniMetricsOptions, env: NodeJS.Pro
       throw new OmniOptionError(`metricProducers[${i}]`, `metricProducers[${i}] must be an OmniMetricProducer; got ${shown(producer)}`);
   });
   checkFeatures(options.features);
+  const requestLabels = resolveRequestLabels(options.requestLabels, options.cardinalityLimit ?? DEFAULT_CARDINALITY_LIMIT);
   if (options.cacheConfig !== undefined) checked('cacheConfig', () => validateCacheConfig(options.cacheConfig as CacheConfigInfo));
   const logStats = options.logStats === true;
   if (options.genAiMetrics === true && !logStats) {
@@ -199,6 +205,7 @@ export function resolveOmniSettings(options: OmniMetricsOptions, env: NodeJS.Pro
     buckets: { ...config?.buckets, ...customBuckets },
     customFamilies: config?.customFamilies,
     processMetrics: options.processMetrics !== false,
+    requestLabels: requestLabels.map((label) => label.name),
   });
   const serves = options.prometheus !== false && exportSettings.exporters.has('prometheus') && !sdkDisabled;
   const server = serves ? checked('prometheus', () => resolvePrometheusServerSettings(options.prometheus || {}, env)) : undefined;
@@ -224,6 +231,7 @@ export function resolveOmniSettings(options: OmniMetricsOptions, env: NodeJS.Pro
     features: options.features,
     cacheConfig: options.cacheConfig,
     cardinalityLimit: options.cardinalityLimit,
+    requestLabels,
     logIntervalSeconds: options.logIntervalSeconds,
     logSink: options.logSink,
     genAiMetrics: options.genAiMetrics === true,

@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { OmniInstrumentation, registerOmniMetrics, type OmniMetricsHandle } from 'omni-otel-metrics';
+import { OmniInstrumentation, registerOmniMetrics, type OmniMetricsHandle, type RequestLabelOptions } from 'omni-otel-metrics';
 import { AsyncOmni } from './pipeline/async-omni';
 import { Orchestrator } from './pipeline/orchestrator';
 import { KV_BLOCK_SIZE } from './pipeline/simulated-engine';
@@ -48,7 +48,18 @@ export interface ReferencePipelineOptions {
   /** Periodic per-replica stats log line (vLLM's LoggingStatLogger); default 10 s, 0 disables. */
   readonly logIntervalSeconds?: number;
   readonly logSink?: { info(line: string): void; debug?(line: string): void };
+  /** Per-request labels on the request families (`tenant`, `priority`); default none. `TENANT_LABELS` is a ready pair. */
+  readonly requestLabels?: readonly RequestLabelOptions[];
 }
+
+/**
+ * `tenant` from the OpenAI request's `user` (the first 20 distinct users keep their own series, the
+ * rest are `other`) and `priority` from the `x-priority` header (`high` or `low`, else `other`).
+ */
+export const TENANT_LABELS: readonly RequestLabelOptions[] = [
+  { name: 'tenant', from: (request) => request.user, maxValues: 20 },
+  { name: 'priority', header: 'x-priority', values: ['high', 'low'] },
+];
 
 export interface ReferencePipeline {
   /** API root, e.g. `http://127.0.0.1:8000` (the OpenAI base URL is `${apiUrl}/v1`); a wildcard bind is reached through `localhost`. */
@@ -96,6 +107,7 @@ export async function startReferencePipeline(options: ReferencePipelineOptions =
     cacheConfig: { block_size: KV_BLOCK_SIZE, cache_dtype: 'auto', enable_prefix_caching: true, num_gpu_blocks: profile.thinker.numKvBlocks },
     logIntervalSeconds: options.logIntervalSeconds,
     logSink: options.logSink,
+    requestLabels: options.requestLabels,
   });
   // The only metrics wiring there is: the pipeline's classes are observed through their prototypes.
   const instrumentation = new OmniInstrumentation({ metrics, orchestratorClass: Orchestrator, servingClass: AsyncOmni, enabled: options.instrument ?? true });

@@ -3,6 +3,7 @@ import type { FamilyDefinition, FamilyGroup, FamilyType } from './family-definit
 import { DEFAULT_PIPELINE_PREFIX, exposedName, instrumentNameFor, otelNameFor, PIPELINE_PREFIXES, type PipelinePrefix } from './names';
 import { PIPELINE_FAMILIES, type PipelineFamilyKey } from './pipeline-families';
 import { findPrintedNameClash } from './printed-names';
+import { REQUEST_LABEL_FAMILIES } from './request-label-families';
 import { PROCESS_FAMILIES, type ProcessFamilyKey } from './process-families';
 import { UPSTREAM_FAMILIES, type UpstreamFamilyKey } from './upstream-families';
 
@@ -54,6 +55,11 @@ export interface CatalogOptions {
   readonly processMetrics?: boolean;
   /** Every group at once, whatever the features say (docs and generated tests). */
   readonly everyGroup?: boolean;
+  /**
+   * Per-request label names (`tenant`, `priority`) appended to the request families' labels; their
+   * series are bound lazily, per value, so those families lose their eager zero series. Default none.
+   */
+  readonly requestLabels?: readonly string[];
 }
 
 /** A user family from the config file; `name` is the exposed name. */
@@ -111,9 +117,12 @@ export function resolveCatalog(options: CatalogOptions = {}): ResolvedCatalog {
   const requestTokenBuckets = build125Buckets(options.maxModelLen ?? DEFAULT_MAX_MODEL_LEN);
   const enabled = enabledGroups(options);
   const families: ResolvedFamily[] = [];
+  const requestLabels = options.requestLabels ?? [];
+  const labelledKeys = new Set<FamilyKey>(requestLabels.length === 0 ? [] : REQUEST_LABEL_FAMILIES.map((key) => `pipeline.${key}` as const));
 
   const add = (key: FamilyKey, namePrefix: string, def: FamilyDefinition): void => {
     if (!enabled.has(def.group)) return;
+    const labelled = labelledKeys.has(key);
     const name = exposedName(namePrefix, def.baseName, def.type);
     const instrumentName = instrumentNameFor(namePrefix, def.baseName);
     const defaultBuckets = def.buckets === 'request_tokens' ? requestTokenBuckets : def.buckets;
@@ -124,13 +133,13 @@ export function resolveCatalog(options: CatalogOptions = {}): ResolvedCatalog {
       otelName: otelNameFor(instrumentName, def.unit),
       type: def.type,
       help: def.help,
-      labels: def.labels.flatMap((label) => (label === 'engine' ? ['stage', 'replica'] : [label])),
+      labels: [...def.labels.flatMap((label) => (label === 'engine' ? ['stage', 'replica'] : [label])), ...(labelled ? requestLabels : [])],
       buckets: def.type === 'histogram' ? [...(options.buckets?.[name] ?? defaultBuckets ?? [])] : undefined,
       unit: def.unit,
       group: def.group,
       engineLabel: def.labels.includes('engine'),
       info: def.info === true,
-      eager: def.eager === true,
+      eager: def.eager === true && !labelled,
       deprecatedFor: def.deprecatedFor,
       ...(def.omitCreated === true ? { omitCreated: true } : {}),
     });

@@ -29,6 +29,8 @@ const ENGINE = 'model_name="$model_name", stage=~"$stage", replica=~"$replica"';
 const MODEL = 'model_name="$model_name"';
 /** Series of a per-stage family (no replica label). */
 const STAGE = 'model_name="$model_name", stage=~"$stage"';
+/** Series of a request family labelled by tenant (the `requestLabels` option), narrowed by the tenant variable. */
+const TENANT = 'model_name="$model_name", tenant=~"$tenant"';
 const RATE = '[$__rate_interval]';
 const STAGE_REPLICA = 'stage {{stage}} / replica {{replica}}';
 const EDGE = '{{from_stage}}/{{from_replica}} → {{to_stage}}/{{to_replica}}';
@@ -346,6 +348,55 @@ const ROWS: ReadonlyArray<{ readonly title: string; readonly panels: readonly Pa
       },
     ],
   },
+  {
+    title: 'Tenants and priority classes (requestLabels)',
+    panels: [
+      {
+        title: 'Requests per tenant',
+        description: 'Completions per second by tenant (the requestLabels option; empty without it). "other": tenants past the allow-list / maxValues.',
+        unit: 'reqps',
+        targets: [{ expr: `sum by (tenant) (rate(vllm:omni_requests_success_total{${TENANT}}${RATE}))`, legend: '{{tenant}}' }],
+      },
+      {
+        title: 'Failed requests per tenant',
+        description: "Share of each tenant's requests that failed (client_abort / client_disconnect / stage_error / unknown).",
+        unit: 'percentunit',
+        targets: [
+          {
+            expr: `sum by (tenant) (rate(vllm:omni_requests_failed_total{${TENANT}}${RATE})) / sum by (tenant) (rate(vllm:omni_requests_success_total{${TENANT}}${RATE}))`,
+            legend: '{{tenant}}',
+          },
+        ],
+      },
+      {
+        title: 'End-to-end latency per tenant and priority',
+        description: 'p99 arrival to final output, per tenant and priority class.',
+        unit: 's',
+        targets: [{ expr: quantile(0.99, 'vllm:omni_e2e_request_latency_s', 'tenant, priority', TENANT), legend: 'p99 {{tenant}} / {{priority}}' }],
+      },
+      {
+        title: 'Audio time to first packet per priority',
+        description: 'p99 arrival to the first audio packet, per priority class (all tenants of the selection).',
+        unit: 's',
+        targets: [{ expr: quantile(0.99, 'vllm:omni_audio_ttfp_s', 'priority', `${ENGINE}, tenant=~"$tenant"`), legend: 'p99 {{priority}}' }],
+      },
+      {
+        title: 'Queue wait per priority',
+        description: 'p99 arrival to the first stage submit, per priority class: whether high priority really waits less.',
+        unit: 's',
+        targets: [{ expr: quantile(0.99, 'vllm:omni_request_queue_wait_s', 'priority', TENANT), legend: 'p99 {{priority}}' }],
+      },
+      {
+        title: 'Tokens per tenant',
+        description: 'Prompt and generated tokens per second, by tenant.',
+        unit: 'short',
+        targets: [
+          { expr: `sum by (tenant) (rate(vllm:omni_prompt_tokens_total{${TENANT}}${RATE}))`, legend: 'prompt {{tenant}}' },
+          { expr: `sum by (tenant) (rate(vllm:omni_generation_tokens_total{${TENANT}}${RATE}))`, legend: 'generated {{tenant}}' },
+        ],
+      },
+    ],
+  },
 ];
 
 function queryVariable(name: string, label: string, query: string, multi: boolean): object {
@@ -434,6 +485,7 @@ export function buildDashboard(): object {
         queryVariable('model_name', 'Model', 'label_values(vllm:omni_num_requests_running, model_name)', false),
         queryVariable('stage', 'Stage', 'label_values(vllm:num_requests_running{model_name="$model_name"}, stage)', true),
         queryVariable('replica', 'Replica', 'label_values(vllm:num_requests_running{model_name="$model_name", stage=~"$stage"}, replica)', true),
+        queryVariable('tenant', 'Tenant', 'label_values(vllm:omni_requests_success_total{model_name="$model_name"}, tenant)', true),
       ],
     },
     panels,

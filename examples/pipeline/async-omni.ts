@@ -23,6 +23,10 @@ export type GenerateRequest = {
   readonly voice?: string;
   /** Frontend wall-clock arrival, seconds; default now. */
   readonly arrivalTime?: number;
+  /** OpenAI's `user` field: who the request is for (what the metrics' `tenant` label can read). */
+  readonly user?: string;
+  /** The HTTP request's headers, as Node gives them (lower-case names): what a header-sourced metrics label reads. */
+  readonly headers?: Readonly<Record<string, string | readonly string[] | undefined>>;
 };
 
 export interface GenerateOptions {

@@ -38,6 +38,8 @@ export async function handleChatCompletions(request: IncomingMessage, response: 
     modalities: params.modalities,
     voice: params.voice,
     arrivalTime: Date.now() / 1000,
+    user: params.user,
+    headers: request.headers,
   };
   try {
     options.omni.validate(generateRequest);

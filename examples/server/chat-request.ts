@@ -14,6 +14,8 @@ export interface ChatCompletionParams {
   readonly maxTokens: number | undefined;
   readonly modalities: readonly OutputModality[];
   readonly voice: string;
+  /** OpenAI's `user`: the end user (or tenant) the request is made for; absent when the client sent none. */
+  readonly user?: string;
 }
 
 const ROLES = new Set(['system', 'developer', 'user', 'assistant', 'tool']);
@@ -39,7 +41,9 @@ export function parseChatCompletionRequest(body: unknown, servedModel: string): 
 
   const modalities = parseModalities(body.modalities);
   const voice = parseAudio(body.audio);
-  return { model, messages, stream, includeUsage, maxTokens, modalities, voice };
+  const user = body.user ?? undefined;
+  if (user !== undefined && typeof user !== 'string') throw invalid('user must be a string', 'user');
+  return { model, messages, stream, includeUsage, maxTokens, modalities, voice, ...(user === undefined ? {} : { user }) };
 }
 
 function parseMessages(value: unknown): ChatMessage[] {

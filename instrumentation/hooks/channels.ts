@@ -43,7 +43,8 @@ export interface OmniChannelMessages {
   enginePolled: { readonly stageId: number; readonly replicaId: number; readonly outputs: EngineCoreOutputs };
   transferSent: TransferReceipt;
   transferReceived: ReceiveReceipt;
-  generateStart: { readonly requestId: string };
+  /** With `requestLabels`, the message is the request its label values are read from (its fields, its `headers`). */
+  generateStart: { readonly requestId: string; readonly [key: string]: unknown };
   generateOutput: { readonly requestId: string; readonly output: OmniRequestOutput };
   generateEnd: { readonly requestId: string; readonly outcome: GenerateOutcome };
   abort: { readonly requestId: string };
@@ -76,7 +77,7 @@ export function subscribeChannels(observer: () => PipelineObserver, guard: Telem
     enginePolled: (m) => observer().enginePolled(m.stageId, m.replicaId, m.outputs),
     transferSent: (m) => observer().transferSent(m),
     transferReceived: (m) => observer().transferReceived(m),
-    generateStart: (m) => observer().generateStarted(m.requestId),
+    generateStart: (m) => observer().generateStarted(m.requestId, m),
     generateOutput: (m) => {
       const stream = observer().streamOf(m.requestId);
       if (stream !== undefined) observer().generateOutput(stream, m.output);

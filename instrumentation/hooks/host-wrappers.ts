@@ -199,7 +199,7 @@ function followStream(stream: unknown, request: unknown, feeds: readonly HandleF
     return;
   }
   observers.forEach((observer, i) => {
-    const token = observer.generateStarted(requestId);
+    const token = observer.generateStarted(requestId, request);
     tokens[i] = token;
     // A stream dropped without being closed ends when it is collected, not at the idle timeout.
     droppedStreams.register(stream as object, { observer, token });

@@ -34,6 +34,8 @@ interface GenerateState {
   readonly arrivals: number[];
   readonly bytes: number[];
   sampleRate?: number;
+  /** The request's label values (`requestLabels`), read once at the start; undefined when the option is off. */
+  readonly labels?: readonly string[];
 }
 
 /** Something that knows the orchestrator's sticky bindings (the patched orchestrator instance). */
@@ -171,12 +173,17 @@ export class PipelineObserver {
 
   // ---- serving side ----
 
-  /** Starts tracking one served stream; returns the token its later calls name it by. */
-  generateStarted(requestId: string): object {
+  /**
+   * Starts tracking one served stream; returns the token its later calls name it by. `request` is
+   * what the host passed to `generate`: with `requestLabels`, the request's label values are read
+   * from it here, once.
+   */
+  generateStarted(requestId: string, request?: unknown): object {
     if (this.generating.size >= this.maxTracked) this.evictOldestGenerating();
     const now = monotonicSeconds();
     const token = {};
-    this.generating.set(token, { requestId, start: now, lastActivity: now, settled: 'open', arrivals: [], bytes: [] });
+    const labels = this.recorders().requestLabelled?.labeler.valuesOf(request);
+    this.generating.set(token, { requestId, start: now, lastActivity: now, settled: 'open', arrivals: [], bytes: [], labels });
     const open = this.streamsById.get(requestId);
     if (open === undefined) this.streamsById.set(requestId, [token]);
     else open.push(token);
@@ -205,7 +212,9 @@ export class PipelineObserver {
         // First audio packet: TTFP once per request, on the replica that produced it.
         state.audioStage = output.stageId;
         state.audioReplica = output.replicaId;
-        audio.observeAudioFirstPacket({ stageId: output.stageId, replicaId: output.replicaId, arrivalTs: state.start, nowTs: now });
+        const labelled = recorders.requestLabelled;
+        if (labelled !== undefined && state.labels !== undefined) labelled.observeAudioTtfp(state.labels, output.stageId, output.replicaId, now - state.start);
+        else audio.observeAudioFirstPacket({ stageId: output.stageId, replicaId: output.replicaId, arrivalTs: state.start, nowTs: now });
       }
       const bytes = audioChunkPcmBytes(mmOut);
       if (bytes > 0) {
@@ -216,14 +225,17 @@ export class PipelineObserver {
     }
     if (output.finished && state.settled === 'open') {
       state.settled = 'succeeded';
-      pipeline.requestSucceeded(now - state.start, output.finishReason || 'stop');
+      const labelled = state.labels === undefined ? undefined : recorders.requestLabelled;
+      if (labelled !== undefined) labelled.requestSucceeded(state.labels as readonly string[], now - state.start, output.finishReason || 'stop');
+      else pipeline.requestSucceeded(now - state.start, output.finishReason || 'stop');
       let promptTokens = 0;
       let generationTokens = 0;
       for (const stage of output.stageMetrics ?? []) {
         if (stage.stageId === 0) promptTokens += stage.numTokensIn ?? 0;
         generationTokens += stage.numTokensOut ?? 0;
       }
-      pipeline.observeTokens(promptTokens, generationTokens);
+      if (labelled !== undefined) labelled.observeTokens(state.labels as readonly string[], promptTokens, generationTokens);
+      else pipeline.observeTokens(promptTokens, generationTokens);
       audio.observeModalityAtFinalize({
         outputType: output.finalOutputType,
         stageId: output.stageId,
@@ -232,7 +244,11 @@ export class PipelineObserver {
         multimodalOutput: mmOut,
       });
       observeFinishedStages(recorders, output);
-      if (state.firstSubmit !== undefined) recorders.stageService.observeQueueWait(state.firstSubmit - state.start);
+      if (state.firstSubmit !== undefined) {
+        const queueWait = state.firstSubmit - state.start;
+        if (labelled !== undefined) labelled.observeQueueWait(state.labels as readonly string[], queueWait);
+        else recorders.stageService.observeQueueWait(queueWait);
+      }
     }
   }
 
@@ -323,7 +339,8 @@ export class PipelineObserver {
   /** `requests_success_total{finished_reason="abort"}` and `requests_failed_total{reason}`, as upstream pairs them. */
   private countFailure(state: GenerateState, reason: FailureReason): void {
     state.settled = 'failed';
-    const { pipeline, stageService } = this.recorders();
+    const { pipeline, stageService, requestLabelled } = this.recorders();
+    if (requestLabelled !== undefined && state.labels !== undefined) return requestLabelled.requestFailed(state.labels, reason);
     pipeline.requestFailed();
     stageService.incRequestsFailed(reason);
   }

@@ -1,6 +1,7 @@
 import type { BoundSeries } from '../../views/store/series';
 import type { SeriesStore } from '../../views/store/series-store';
 import { SeriesTable } from '../series-table';
+import { bindEager } from './eager-series';
 import { isPositive } from './never-throw';
 
 export interface RecorderOptions {
@@ -28,9 +29,9 @@ export class OmniPrometheusMetrics {
     const model = [options.modelName];
     this.running = store.bind('pipeline.numRequestsRunning', model);
     this.waiting = store.bind('pipeline.numRequestsWaiting', model);
-    this.e2e = store.bind('pipeline.e2eRequestLatency', model);
-    this.promptTokens = store.bind('pipeline.promptTokens', model);
-    this.generationTokens = store.bind('pipeline.generationTokens', model);
+    this.e2e = bindEager(store, 'pipeline.e2eRequestLatency', model);
+    this.promptTokens = bindEager(store, 'pipeline.promptTokens', model);
+    this.generationTokens = bindEager(store, 'pipeline.generationTokens', model);
     this.success = new SeriesTable(store, 'pipeline.requestsSuccess', model);
   }
 

@@ -10,6 +10,8 @@ import { OmniDiffusionMetrics } from './diffusion-metrics';
 import { OmniModalityMetrics } from './modality-metrics';
 import { OmniPrometheusMetrics } from './pipeline-metrics';
 import { OmniRealtimeVadMetrics } from './realtime-vad-metrics';
+import { OmniRequestLabelledMetrics } from './request-labelled-metrics';
+import type { RequestLabelSettings } from '../pipeline/request-labels';
 import { OmniStageReplicaMetrics } from './stage-replica-metrics';
 import { OmniStageServiceMetrics } from './stage-service-metrics';
 import { OmniStatLogger, type CacheConfigInfo } from './stat-logger';
@@ -28,6 +30,8 @@ export interface RecorderSettings {
   readonly logSink?: { info(line: string): void; debug?(line: string): void };
   /** Also record the GenAI semconv histograms (needs `logStats`: they come from the stat logger's observations). */
   readonly genAiMetrics?: boolean;
+  /** Per-request labels on the request families (`requestLabels`); the catalog must carry their names. */
+  readonly requestLabels?: readonly RequestLabelSettings[];
 }
 
 /** The recorders of one pipeline. */
@@ -50,6 +54,8 @@ export interface OmniRecorders {
   readonly statLogger?: OmniStatLogger;
   /** GenAI semconv histograms; present only with `genAiMetrics` and `logStats` on. */
   readonly genAi?: OmniGenAiMetrics;
+  /** The request families by request label (tenant, priority); present only with `requestLabels`. */
+  readonly requestLabelled?: OmniRequestLabelledMetrics;
 }
 
 /** Stops what a recorder set runs in the background: log timers, replica-change subscriptions. */
@@ -92,5 +98,9 @@ export function createRecorders(store: SeriesStore, settings: RecorderSettings, 
         })
       : undefined,
     genAi,
+    requestLabelled:
+      settings.requestLabels !== undefined && settings.requestLabels.length > 0
+        ? new OmniRequestLabelledMetrics(store, options, settings.requestLabels)
+        : undefined,
   };
 }

@@ -4,6 +4,7 @@ import type { SeriesStore } from '../../views/store/series-store';
 import type { StageReplicaMap } from '../../views/stage-replica-map';
 import { FAILURE_REASONS, type FailureReason } from '../../views/stage-service-families';
 import { SeriesTable } from '../series-table';
+import { bindEager } from './eager-series';
 import { WaitingSnapshots } from './waiting-snapshots';
 import { clampedAtZero, isPositive, UnreadableInput } from './never-throw';
 import type { RecorderOptions } from './pipeline-metrics';
@@ -56,7 +57,7 @@ export class OmniStageServiceMetrics {
   constructor(store: SeriesStore, options: RecorderOptions, stageReplicaMap?: StageReplicaMap) {
     this.logStats = options.logStats;
     const model = [options.modelName];
-    this.queueWait = store.bind('pipeline.requestQueueWait', model);
+    this.queueWait = bindEager(store, 'pipeline.requestQueueWait', model);
     this.inferenceSteps = store.bind('pipeline.numInferenceSteps', model);
     this.imageCount = store.bind('pipeline.imageCount', model);
     this.imagePixels = store.bind('pipeline.imagePixels', model);

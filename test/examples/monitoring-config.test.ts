@@ -59,7 +59,7 @@ function asPromQl(expr: string): string {
   return expr
     .replace(/\$__rate_interval/g, '5m')
     .replace(/\$model_name/g, 'm')
-    .replace(/\$stage|\$replica/g, '.*');
+    .replace(/\$stage|\$replica|\$tenant/g, '.*');
 }
 
 describe('examples: Prometheus and Grafana files', function () {
@@ -113,6 +113,8 @@ describe('examples: Prometheus and Grafana files', function () {
         'Denoise step',
         'Diffusion queue',
         'Peak memory',
+        'per tenant',
+        'per priority',
       ]) {
         assert.ok(titles.includes(word), `no panel about "${word}"`);
       }
