@@ -12,6 +12,13 @@ import { ratioOf, type Measurement, type Ratio } from './measure';
 export interface BenchResults {
   readonly machine: string;
   readonly interToken: Readonly<Record<'ours' | 'prom-client' | 'floor', Measurement>>;
+  readonly perRequest: { readonly costs: Readonly<Record<'host' | 'ours' | 'prom-client' | 'floor', Measurement>>; readonly oursVsFloor: Ratio };
+  readonly recordPath: {
+    readonly idleWrapper: Ratio;
+    readonly statsPollBytes: Measurement;
+    readonly tokenBytes: Measurement;
+    readonly nsPerPoll: Readonly<Record<'direct' | 'idle-wrapper' | 'stats-off' | 'stats-poll' | 'decode-poll', Measurement>>;
+  };
   readonly scrapeCpu: ReadonlyArray<{
     readonly replicas: number;
     readonly vsProm: Ratio;
@@ -35,6 +42,7 @@ const spread = (m: Measurement): string => `${ms(m.median)} ms (${ms(m.min)}–$
 const times = (ratio: number): string => `×${ratio.toFixed(2)}`;
 const grouped = (n: number): string => String(n).replace(/\B(?=(\d{3})+$)/g, ' ');
 const megabytes = (bytes: number): string => `${Math.round(bytes / 2 ** 20)} MB`;
+const ns = (m: Measurement): string => (m.median >= 1000 ? `${(m.median / 1000).toFixed(2)} µs` : `${m.median.toFixed(m.median < 10 ? 1 : 0)} ns`);
 
 function block(results: BenchResults, replicas: number): Readonly<Record<string, Readonly<Record<string, Measurement>>>> {
   const found = results.scrapeBlock.find((entry) => entry.replicas === replicas);
@@ -85,6 +93,20 @@ export function benchFigures(results: BenchResults): Record<string, string> {
       'one inter-token latency observation',
       `${results.interToken.ours.median.toFixed(0)} ns, ${times(ratioOf(results.interToken.ours, results.interToken.floor).median)} a \`Float64Array\` histogram; ` +
         `prom-client ${results.interToken['prom-client'].median.toFixed(0)} ns`,
+    ],
+    [
+      'one engine poll through the hooks: scheduler stats only / 32 decode tokens',
+      `${ns(results.recordPath.nsPerPoll['stats-poll'])} / ${ns(results.recordPath.nsPerPoll['decode-poll'])}; heap allocated ` +
+        `${results.recordPath.statsPollBytes.median.toFixed(0)} B per poll / ${results.recordPath.tokenBytes.median.toFixed(0)} B per token`,
+    ],
+    [
+      'a patched host method with nobody listening',
+      `${ns(results.recordPath.nsPerPoll['idle-wrapper'])} a call (the bare method, inlined by V8: ${ns(results.recordPath.nsPerPoll.direct)})`,
+    ],
+    [
+      'one request, 3 × 4 replicas, 100 tokens per stage, over the host alone',
+      `${ms(results.perRequest.costs.ours.median, 2)} ms; a hand-written path writing the same samples into plain cells ` +
+        `${ms(results.perRequest.costs.floor.median, 2)} ms (${times(results.perRequest.oursVsFloor.median)}), into prom-client ${ms(results.perRequest.costs['prom-client'].median, 2)} ms`,
     ],
     [
       `registration, 3 × 64 / 3 × ${LARGE} (cold process)`,

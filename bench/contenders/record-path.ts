@@ -9,6 +9,9 @@ import { DECODE_OUTPUTS, type RecordPathContender } from '../record-path-contend
 import { collectGarbage, contenderMain } from './contender-main';
 
 /** One host poll on the record path, alone in this process (the contenders: `record-path-contenders.ts`). */
+/** Polls whose allocations are counted: few enough that even 10 kB a poll fits the young generation. */
+const ALLOCATION_POLLS = 5_000;
+
 interface Params {
   readonly contender: RecordPathContender;
   readonly polls: number;
@@ -74,8 +77,8 @@ contenderMain(async ({ contender, polls, blocks }: Params) => {
   await new Promise((resolve) => setTimeout(resolve, 100));
   collections = 0;
   const before = process.memoryUsage().heapUsed;
-  poll(polls);
-  const bytesPerPoll = (process.memoryUsage().heapUsed - before) / polls;
+  poll(ALLOCATION_POLLS);
+  const bytesPerPoll = (process.memoryUsage().heapUsed - before) / ALLOCATION_POLLS;
   await new Promise((resolve) => setTimeout(resolve, 100));
   gcObserver.disconnect();
 
