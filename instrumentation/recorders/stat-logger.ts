@@ -34,7 +34,10 @@ export interface OmniStatLoggerOptions {
   readonly genAi?: IterationStatsSink;
 }
 
-/** Receives the per-request observations of each iteration, for metrics derived from the same values. */
+/**
+ * Receives the per-request observations of each iteration, for metrics derived from the same values.
+ * The stats object is the hooks' own and is refilled by the next poll: read it during the call.
+ */
 export interface IterationStatsSink {
   recordIteration(engine: StageReplica, stats: IterationStats): void;
 }
