@@ -1,7 +1,5 @@
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
-import { renderStore } from '../../exporters/store-exposition';
 import { createdSeriesDisabledByEnv } from '../../exporters/exposition-text';
 import { AdmissionRejections } from '../../instrumentation/recorders/admission-rejections';
 import { bindEngineSeries, type EngineSeries } from '../../instrumentation/recorders/engine-series';
@@ -11,12 +9,8 @@ import { resolveCatalog, resolveFullCatalog, type FamilyKey, type ResolvedCatalo
 import type { StageReplica } from '../../views/stage-replica-map';
 import type { LabelValue } from '../../views/store/family-series';
 import { SeriesStore } from '../../views/store/series-store';
+import { renderOurs, renderWithPython, type PythonReference } from '../support/python-parity';
 
-/**
- * Debian's interpreter with python3-prometheus-client 0.16 (Debian bookworm): the library vLLM
- * prints its `/metrics` with. Not the `python3` on PATH, which may be another installation.
- */
-const PYTHON = '/usr/bin/python3';
 const RENDER = join(__dirname, 'fixtures', 'prometheus_client_render.py');
 
 /** Real catalog families, one of each shape the exposition has. */
@@ -217,39 +211,8 @@ function withNegativeSum(): ReturnType<typeof scenario> {
   return { store, python: { ...python, operations } };
 }
 
-interface Reference {
-  readonly version: string;
-  readonly text: string;
-  readonly openmetrics: string;
-}
-
-let importChecked = false;
-
-function prometheusClient(input: PythonScenario, env: NodeJS.ProcessEnv): Reference {
-  if (!importChecked) {
-    try {
-      execFileSync(PYTHON, ['-c', 'import prometheus_client'], { stdio: 'pipe' });
-    } catch (error) {
-      const stderr = (error as { stderr?: Buffer }).stderr?.toString('utf8') ?? String(error);
-      assert.fail(
-        `${PYTHON} cannot import prometheus_client: install Debian's python3-prometheus-client ` +
-          `(apt-get install python3-prometheus-client; CI installs it). ${stderr.trim()}`,
-      );
-    }
-    importChecked = true;
-  }
-  const output = execFileSync(PYTHON, [RENDER], {
-    input: JSON.stringify(input),
-    env: { ...process.env, ...env },
-    encoding: 'utf8',
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  return JSON.parse(output) as Reference;
-}
-
-function renderOurs(store: SeriesStore, format: 'text' | 'openmetrics', createdSeries: boolean): string {
-  const text = renderStore(store, { format, createdSeries }).toString('utf8');
-  return format === 'openmetrics' ? `${text}# EOF\n` : text; // the reader appends `# EOF`
+function prometheusClient(input: PythonScenario, env: NodeJS.ProcessEnv): PythonReference {
+  return renderWithPython(RENDER, input, env);
 }
 
 describe('exposition parity with Python prometheus_client 0.16 (the library vLLM prints /metrics with)', () => {
@@ -415,7 +378,7 @@ describe('exposition parity with prometheus_client for the vLLM 0.32 families', 
     return store;
   }
 
-  function reference(env: NodeJS.ProcessEnv): Reference {
+  function reference(env: NodeJS.ProcessEnv): PythonReference {
     const input = {
       model_name: M,
       engines: Object.fromEntries(ENGINES.map(({ stage, replica }, i) => [String(i), [stage, replica]])),
@@ -425,13 +388,7 @@ describe('exposition parity with prometheus_client for the vLLM 0.32 families', 
       simple: SIMPLE,
       admission: ADMISSION,
     };
-    const output = execFileSync(PYTHON, [RENDER_032], {
-      input: JSON.stringify(input),
-      env: { ...process.env, ...env },
-      encoding: 'utf8',
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    return JSON.parse(output) as Reference;
+    return renderWithPython(RENDER_032, input, env);
   }
 
   for (const disable of ['False', 'True']) {

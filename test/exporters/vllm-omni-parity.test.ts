@@ -1,11 +1,10 @@
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
-import { renderStore } from '../../exporters/store-exposition';
 import { createdSeriesDisabledByEnv } from '../../exporters/exposition-text';
 import { resolveCatalog, type FamilyKey, type ResolvedCatalog } from '../../views/catalog';
 import type { LabelValue } from '../../views/store/family-series';
 import { SeriesStore } from '../../views/store/series-store';
+import { renderOurs, renderWithPython, type PythonReference } from '../support/python-parity';
 
 /**
  * Byte parity of vLLM-Omni's image, diffusion, failure, queue and realtime-VAD families with the
@@ -13,7 +12,6 @@ import { SeriesStore } from '../../views/store/series-store';
  * `metrics/definitions.py`, `prometheus.py`, `modality.py` and `realtime.py`; nothing of ours goes
  * into the reference but the observations), rendered by Debian's python3-prometheus-client.
  */
-const PYTHON = '/usr/bin/python3';
 const RENDER = join(__dirname, 'fixtures', 'vllm_omni_families.py');
 
 /** Catalog order, which is also the order the reference registers them in. */
@@ -166,25 +164,8 @@ function scenario(): { store: SeriesStore; python: Scenario } {
   return { store, python: { families: families.map((family) => family.name), operations, created } };
 }
 
-interface Reference {
-  readonly version: string;
-  readonly text: string;
-  readonly openmetrics: string;
-}
-
-function prometheusClient(input: Scenario, env: NodeJS.ProcessEnv): Reference {
-  const output = execFileSync(PYTHON, [RENDER], {
-    input: JSON.stringify(input),
-    env: { ...process.env, ...env },
-    encoding: 'utf8',
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  return JSON.parse(output) as Reference;
-}
-
-function ours(store: SeriesStore, format: 'text' | 'openmetrics', createdSeries: boolean): string {
-  const text = renderStore(store, { format, createdSeries }).toString('utf8');
-  return format === 'openmetrics' ? `${text}# EOF\n` : text;
+function prometheusClient(input: Scenario, env: NodeJS.ProcessEnv): PythonReference {
+  return renderWithPython(RENDER, input, env);
 }
 
 describe('exposition parity: vLLM-Omni image, diffusion, failure, queue and realtime-VAD families, declared as vLLM-Omni declares them', () => {
@@ -196,13 +177,13 @@ describe('exposition parity: vLLM-Omni image, diffusion, failure, queue and real
     it(`0.0.4 text, ${what}: byte-identical`, () => {
       const { store, python } = scenario();
       const reference = prometheusClient(python, env);
-      assert.equal(ours(store, 'text', createdSeries), reference.text, `prometheus_client ${reference.version}`);
+      assert.equal(renderOurs(store, 'text', createdSeries), reference.text, `prometheus_client ${reference.version}`);
     });
 
     it(`OpenMetrics, ${what}: byte-identical`, () => {
       const { store, python } = scenario();
       const reference = prometheusClient(python, env);
-      assert.equal(ours(store, 'openmetrics', createdSeries), reference.openmetrics, `prometheus_client ${reference.version}`);
+      assert.equal(renderOurs(store, 'openmetrics', createdSeries), reference.openmetrics, `prometheus_client ${reference.version}`);
     });
   }
 

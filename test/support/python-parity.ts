@@ -1,0 +1,48 @@
+import * as assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { renderStore } from '../../exporters/store-exposition';
+import type { SeriesStore } from '../../views/store/series-store';
+
+/**
+ * Debian's interpreter with python3-prometheus-client 0.16 (Debian bookworm): the library vLLM
+ * prints its `/metrics` with. Not the `python3` on PATH, which may be another installation.
+ */
+export const PYTHON = '/usr/bin/python3';
+
+/** What a parity fixture prints: prometheus_client's version and both expositions. */
+export interface PythonReference {
+  readonly version: string;
+  readonly text: string;
+  readonly openmetrics: string;
+}
+
+let importChecked = false;
+
+/** Runs a parity fixture with `input` as JSON on stdin and `env` added to the environment. */
+export function renderWithPython(script: string, input: unknown, env: NodeJS.ProcessEnv): PythonReference {
+  if (!importChecked) {
+    try {
+      execFileSync(PYTHON, ['-c', 'import prometheus_client'], { stdio: 'pipe' });
+    } catch (error) {
+      const stderr = (error as { stderr?: Buffer }).stderr?.toString('utf8') ?? String(error);
+      assert.fail(
+        `${PYTHON} cannot import prometheus_client: install Debian's python3-prometheus-client ` +
+          `(apt-get install python3-prometheus-client; CI installs it). ${stderr.trim()}`,
+      );
+    }
+    importChecked = true;
+  }
+  const output = execFileSync(PYTHON, [script], {
+    input: JSON.stringify(input),
+    env: { ...process.env, ...env },
+    encoding: 'utf8',
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  return JSON.parse(output) as PythonReference;
+}
+
+/** The store's exposition as a scrape gets it (the reader appends OpenMetrics' `# EOF`). */
+export function renderOurs(store: SeriesStore, format: 'text' | 'openmetrics', createdSeries: boolean): string {
+  const text = renderStore(store, { format, createdSeries }).toString('utf8');
+  return format === 'openmetrics' ? `${text}# EOF\n` : text;
+}
