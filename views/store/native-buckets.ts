@@ -1,0 +1,215 @@
+import { fractionBounds } from './native-bucket-bounds';
+
+/** How the native (sparse exponential) buckets of a histogram family are laid out. */
+export interface NativeBucketConfig {
+  /** Resolution: each power of two is split into 2^schema buckets, from -4 to 8. */
+  readonly schema: number;
+  /** Buckets a series may span (positive and negative together) before its schema is lowered. */
+  readonly maxBuckets: number;
+  /** Observations whose magnitude is at most this go to the zero bucket. */
+  readonly zeroThreshold: number;
+}
+
+export const MIN_NATIVE_SCHEMA = -4;
+export const MAX_NATIVE_SCHEMA = 8;
+/** Prometheus client_golang's schema for its usual `NativeHistogramBucketFactor: 1.1` (each bucket at most 1.1× the previous): 2^(2^-3) ≈ 1.09. */
+export const DEFAULT_NATIVE_SCHEMA = 3;
+/** The OpenTelemetry SDK's default `maxSize` of an exponential histogram. */
+export const DEFAULT_NATIVE_MAX_BUCKETS = 160;
+/** client_golang's `DefNativeHistogramZeroThreshold`: 2^-128, a bucket boundary at every schema. */
+export const DEFAULT_NATIVE_ZERO_THRESHOLD = 2 ** -128;
+
+/** Consecutive buckets as exported: the index of the first, and one count per bucket (zeros where nothing fell). */
+export interface NativeBucketRun {
+  readonly offset: number;
+  readonly counts: readonly number[];
+}
+
+const EMPTY_RUN: NativeBucketRun = Object.freeze({ offset: 0, counts: Object.freeze([]) as readonly number[] });
+
+// `frexp` without allocation: the exponent and mantissa read from the double's bits.
+const scratch = new Float64Array(1);
+const words = new Uint32Array(scratch.buffer);
+const HIGH = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1 ? 1 : 0;
+
+/**
+ * The index of the bucket a positive finite magnitude falls in at `schema`, as Prometheus numbers
+ * them: bucket `i` holds (base^(i-1), base^i] with base 2^(2^-schema), so 1 is the upper bound of
+ * bucket 0. The arithmetic is client_golang's `observe` (frexp, then a search of the fraction
+ * bounds, or a shift for schemas 0 and below), so both clients and the server agree on every
+ * boundary.
+ */
+export function nativeBucketIndex(magnitude: number, schema: number): number {
+  scratch[0] = magnitude;
+  let biased = (words[HIGH] >>> 20) & 0x7ff;
+  let exponent: number;
+  if (biased === 0) {
+    // Subnormal: scaled into the normal range first, which leaves the fraction as it is.
+    scratch[0] = magnitude * 2 ** 64;
+    biased = (words[HIGH] >>> 20) & 0x7ff;
+    exponent = biased - 1022 - 64;
+  } else exponent = biased - 1022;
+  words[HIGH] = (words[HIGH] & 0x800fffff) | (1022 << 20);
+  const fraction = scratch[0];
+  if (schema > 0) {
+    const bounds = fractionBounds(schema);
+    let low = 0;
+    let high = bounds.length;
+    while (low < high) {
+      const middle = (low + high) >>> 1;
+      if (bounds[middle] < fraction) low = middle + 1;
+      else high = middle;
+    }
+    return low + (exponent - 1) * bounds.length;
+  }
+  const key = fraction === 0.5 ? exponent - 1 : exponent;
+  const shift = -schema;
+  return (key + (1 << shift) - 1) >> shift;
+}
+
+/** The index at `schema - 1` of the bucket that holds bucket `index` at `schema`: two buckets become one. */
+export function widerBucketIndex(index: number): number {
+  return (index + 1) >> 1;
+}
+
+/**
+ * The counts of one sign's buckets: a dense run from the lowest to the highest bucket that holds
+ * anything, in a typed array that grows (doubling) as the run widens. The run is never wider than
+ * the family's `maxBuckets` (the owner lowers the schema first), so memory stays bounded.
+ */
+class BucketRun {
+  /** Bucket index of `counts[0]`. */
+  private start = 0;
+  private counts = new Float64Array(0);
+  /** Lowest and highest populated indexes; `low > high` while empty. */
+  low = 1;
+  high = 0;
+
+  get empty(): boolean {
+    return this.low > this.high;
+  }
+
+  /** How many buckets the run spans if `index` is added. */
+  widthWith(index: number): number {
+    if (this.empty) return 1;
+    return Math.max(this.high, index) - Math.min(this.low, index) + 1;
+  }
+
+  get width(): number {
+    return this.empty ? 0 : this.high - this.low + 1;
+  }
+
+  add(index: number, count: number): void {
+    if (this.empty) {
+      if (this.counts.length === 0) this.counts = new Float64Array(8);
+      this.start = index;
+      this.low = this.high = index;
+    } else {
+      if (index < this.start || index >= this.start + this.counts.length) this.relayout(Math.min(this.low, index), Math.max(this.high, index), index < this.low);
+      if (index < this.low) this.low = index;
+      if (index > this.high) this.high = index;
+    }
+    this.counts[index - this.start] += count;
+  }
+
+  /** Halves the resolution: buckets `2j - 1` and `2j` become bucket `j`. */
+  widen(): void {
+    if (this.empty) return;
+    const low = widerBucketIndex(this.low);
+    const high = widerBucketIndex(this.high);
+    const merged = new Float64Array(this.counts.length);
+    for (let i = this.low; i <= this.high; i++) merged[widerBucketIndex(i) - low] += this.counts[i - this.start];
+    this.counts = merged;
+    this.start = low;
+    this.low = low;
+    this.high = high;
+  }
+
+  run(): NativeBucketRun {
+    if (this.empty) return EMPTY_RUN;
+    return { offset: this.low, counts: Array.from(this.counts.subarray(this.low - this.start, this.high - this.start + 1)) };
+  }
+
+  /** Bytes held by the counts. */
+  get bytes(): number {
+    return this.counts.byteLength;
+  }
+
+  /** Moves the counts into an array wide enough for [low, high], with room to grow on the side that grew. */
+  private relayout(low: number, high: number, downward: boolean): void {
+    const needed = high - low + 1;
+    let capacity = Math.max(8, this.counts.length);
+    while (capacity < needed) capacity *= 2;
+    const start = downward ? high - capacity + 1 : low;
+    const counts = capacity === this.counts.length && start === this.start ? this.counts : new Float64Array(capacity);
+    if (counts !== this.counts) {
+      for (let i = this.low; i <= this.high; i++) counts[i - start] = this.counts[i - this.start];
+    }
+    this.counts = counts;
+    this.start = start;
+  }
+}
+
+/**
+ * The native buckets of one histogram series: a zero bucket and sparse exponential buckets per
+ * sign, at a schema that starts at the family's and is lowered (two buckets merged into one, as
+ * client_golang does when its bucket limit is reached) whenever an observation would make the
+ * buckets span more than `maxBuckets`. The series' count and sum are its classic histogram's.
+ */
+export class NativeBuckets {
+  schema: number;
+  zeroCount = 0;
+  /** The smallest and largest observations (OpenTelemetry's exponential points carry them). */
+  min = Infinity;
+  max = -Infinity;
+  private readonly positiveRun = new BucketRun();
+  private negativeRun: BucketRun | undefined;
+
+  constructor(private readonly config: NativeBucketConfig) {
+    this.schema = config.schema;
+  }
+
+  get zeroThreshold(): number {
+    return this.config.zeroThreshold;
+  }
+
+  /** Adds one finite observation (the series has checked it). */
+  observe(value: number): void {
+    if (value < this.min) this.min = value;
+    if (value > this.max) this.max = value;
+    const magnitude = value < 0 ? -value : value;
+    if (magnitude <= this.config.zeroThreshold) {
+      this.zeroCount++;
+      return;
+    }
+    const run = value > 0 ? this.positiveRun : (this.negativeRun ??= new BucketRun());
+    let index = nativeBucketIndex(magnitude, this.schema);
+    while (this.schema > MIN_NATIVE_SCHEMA && this.widthAfter(run, index) > this.config.maxBuckets) {
+      this.positiveRun.widen();
+      this.negativeRun?.widen();
+      this.schema--;
+      index = nativeBucketIndex(magnitude, this.schema);
+    }
+    run.add(index, 1);
+  }
+
+  /** Positive buckets, from the lowest populated to the highest. */
+  get positive(): NativeBucketRun {
+    return this.positiveRun.run();
+  }
+
+  /** Negative buckets (by magnitude), from the lowest populated to the highest. */
+  get negative(): NativeBucketRun {
+    return this.negativeRun?.run() ?? EMPTY_RUN;
+  }
+
+  /** Bytes the bucket counts take (the object itself aside). */
+  get countBytes(): number {
+    return this.positiveRun.bytes + (this.negativeRun?.bytes ?? 0);
+  }
+
+  private widthAfter(run: BucketRun, index: number): number {
+    const other = run === this.positiveRun ? this.negativeRun : this.positiveRun;
+    return run.widthWith(index) + (other?.width ?? 0);
+  }
+}
