@@ -19,6 +19,9 @@ export const DEFAULT_NATIVE_MAX_BUCKETS = 160;
 /** client_golang's `DefNativeHistogramZeroThreshold`: 2^-128, a bucket boundary at every schema. */
 export const DEFAULT_NATIVE_ZERO_THRESHOLD = 2 ** -128;
 
+/** How much wider than `maxBuckets` one sign's run of buckets (populated or not) may grow. */
+export const RUN_WIDTH_FACTOR = 4;
+
 /** Consecutive buckets as exported: the index of the first, and one count per bucket (zeros where nothing fell). */
 export interface NativeBucketRun {
   readonly offset: number;
@@ -74,8 +77,8 @@ export function widerBucketIndex(index: number): number {
 
 /**
  * The counts of one sign's buckets: a dense run from the lowest to the highest bucket that holds
- * anything, in a typed array that grows (doubling) as the run widens. The run is never wider than
- * the family's `maxBuckets` (the owner lowers the schema first), so memory stays bounded.
+ * anything, in a typed array that grows (doubling) as the run widens. Its owner keeps both the
+ * populated buckets and the run's width bounded (lowering the schema first), so memory is too.
  */
 class BucketRun {
   /** Bucket index of `counts[0]`. */
@@ -84,6 +87,13 @@ class BucketRun {
   /** Lowest and highest populated indexes; `low > high` while empty. */
   low = 1;
   high = 0;
+  /** Buckets that hold anything. */
+  populated = 0;
+
+  constructor(
+    /** The widest the run may be (its owner lowers the schema before): the counts never take more. */
+    private readonly maxWidth: number,
+  ) {}
 
   get empty(): boolean {
     return this.low > this.high;
@@ -95,13 +105,15 @@ class BucketRun {
     return Math.max(this.high, index) - Math.min(this.low, index) + 1;
   }
 
-  get width(): number {
-    return this.empty ? 0 : this.high - this.low + 1;
+  /** How many buckets hold anything if `index` is added. */
+  populatedWith(index: number): number {
+    if (this.empty || index < this.low || index > this.high) return this.populated + 1;
+    return this.counts[index - this.start] === 0 ? this.populated + 1 : this.populated;
   }
 
   add(index: number, count: number): void {
     if (this.empty) {
-      if (this.counts.length === 0) this.counts = new Float64Array(8);
+      if (this.counts.length === 0) this.counts = new Float64Array(Math.min(8, this.maxWidth));
       this.start = index;
       this.low = this.high = index;
     } else {
@@ -109,6 +121,7 @@ class BucketRun {
       if (index < this.low) this.low = index;
       if (index > this.high) this.high = index;
     }
+    if (this.counts[index - this.start] === 0) this.populated++;
     this.counts[index - this.start] += count;
   }
 
@@ -119,10 +132,13 @@ class BucketRun {
     const high = widerBucketIndex(this.high);
     const merged = new Float64Array(this.counts.length);
     for (let i = this.low; i <= this.high; i++) merged[widerBucketIndex(i) - low] += this.counts[i - this.start];
+    let populated = 0;
+    for (let i = 0; i <= high - low; i++) if (merged[i] !== 0) populated++;
     this.counts = merged;
     this.start = low;
     this.low = low;
     this.high = high;
+    this.populated = populated;
   }
 
   run(): NativeBucketRun {
@@ -140,6 +156,7 @@ class BucketRun {
     const needed = high - low + 1;
     let capacity = Math.max(8, this.counts.length);
     while (capacity < needed) capacity *= 2;
+    capacity = Math.max(needed, Math.min(capacity, this.maxWidth));
     const start = downward ? high - capacity + 1 : low;
     const counts = capacity === this.counts.length && start === this.start ? this.counts : new Float64Array(capacity);
     if (counts !== this.counts) {
@@ -162,11 +179,12 @@ export class NativeBuckets {
   /** The smallest and largest observations (OpenTelemetry's exponential points carry them). */
   min = Infinity;
   max = -Infinity;
-  private readonly positiveRun = new BucketRun();
+  private readonly positiveRun: BucketRun;
   private negativeRun: BucketRun | undefined;
 
   constructor(private readonly config: NativeBucketConfig) {
     this.schema = config.schema;
+    this.positiveRun = new BucketRun(RUN_WIDTH_FACTOR * config.maxBuckets);
   }
 
   get zeroThreshold(): number {
@@ -182,9 +200,9 @@ export class NativeBuckets {
       this.zeroCount++;
       return;
     }
-    const run = value > 0 ? this.positiveRun : (this.negativeRun ??= new BucketRun());
+    const run = value > 0 ? this.positiveRun : (this.negativeRun ??= new BucketRun(RUN_WIDTH_FACTOR * this.config.maxBuckets));
     let index = nativeBucketIndex(magnitude, this.schema);
-    while (this.schema > MIN_NATIVE_SCHEMA && this.widthAfter(run, index) > this.config.maxBuckets) {
+    while (this.schema > MIN_NATIVE_SCHEMA && this.overLimit(run, index)) {
       this.positiveRun.widen();
       this.negativeRun?.widen();
       this.schema--;
@@ -208,8 +226,14 @@ export class NativeBuckets {
     return this.positiveRun.bytes + (this.negativeRun?.bytes ?? 0);
   }
 
-  private widthAfter(run: BucketRun, index: number): number {
+  /**
+   * Whether adding to bucket `index` of `run` goes past the limit: more populated buckets than
+   * `maxBuckets` (client_golang's rule), or a run wider than `RUN_WIDTH_FACTOR × maxBuckets`
+   * (a bound on memory for observations spread thinly over many orders of magnitude).
+   */
+  private overLimit(run: BucketRun, index: number): boolean {
     const other = run === this.positiveRun ? this.negativeRun : this.positiveRun;
-    return run.widthWith(index) + (other?.width ?? 0);
+    if (run.populatedWith(index) + (other?.populated ?? 0) > this.config.maxBuckets) return true;
+    return run.widthWith(index) > RUN_WIDTH_FACTOR * this.config.maxBuckets;
   }
 }
