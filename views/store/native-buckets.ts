@@ -77,13 +77,17 @@ export function widerBucketIndex(index: number): number {
 
 /**
  * The counts of one sign's buckets: a dense run from the lowest to the highest bucket that holds
- * anything, in a typed array that grows (doubling) as the run widens. Its owner keeps both the
+ * anything, in an array that grows (doubling) as the run widens. Its owner keeps both the
  * populated buckets and the run's width bounded (lowering the schema first), so memory is too.
  */
 class BucketRun {
   /** Bucket index of `counts[0]`. */
   private start = 0;
-  private counts = new Float64Array(0);
+  /**
+   * A plain array, not a typed one: V8 keeps small integers in it unboxed at 4 bytes each (8 once
+   * a count passes 2^30), and the array itself is far smaller than a typed array's objects.
+   */
+  private counts: number[] = [];
   /** Lowest and highest populated indexes; `low > high` while empty. */
   low = 1;
   high = 0;
@@ -113,7 +117,7 @@ class BucketRun {
 
   add(index: number, count: number): void {
     if (this.empty) {
-      if (this.counts.length === 0) this.counts = new Float64Array(Math.min(8, this.maxWidth));
+      if (this.counts.length === 0) this.counts = zeros(Math.min(8, this.maxWidth));
       this.start = index;
       this.low = this.high = index;
     } else {
@@ -130,8 +134,8 @@ class BucketRun {
     if (this.empty) return;
     const low = widerBucketIndex(this.low);
     const high = widerBucketIndex(this.high);
-    const merged = new Float64Array(this.counts.length);
-    for (let i = this.low; i <= this.high; i++) merged[widerBucketIndex(i) - low] += this.counts[i - this.start];
+    const merged = zeros(this.counts.length);
+    for (let i = this.low; i <= this.high; i++) merged[widerBucketIndex(i) - low] += this.counts[i - this.start] as number;
     let populated = 0;
     for (let i = 0; i <= high - low; i++) if (merged[i] !== 0) populated++;
     this.counts = merged;
@@ -143,12 +147,12 @@ class BucketRun {
 
   run(): NativeBucketRun {
     if (this.empty) return EMPTY_RUN;
-    return { offset: this.low, counts: Array.from(this.counts.subarray(this.low - this.start, this.high - this.start + 1)) };
+    return { offset: this.low, counts: this.counts.slice(this.low - this.start, this.high - this.start + 1) };
   }
 
-  /** Bytes held by the counts. */
-  get bytes(): number {
-    return this.counts.byteLength;
+  /** Slots held for counts (the run's capacity). */
+  get capacity(): number {
+    return this.counts.length;
   }
 
   /** Moves the counts into an array wide enough for [low, high], with room to grow on the side that grew. */
@@ -158,10 +162,8 @@ class BucketRun {
     while (capacity < needed) capacity *= 2;
     capacity = Math.max(needed, Math.min(capacity, this.maxWidth));
     const start = downward ? high - capacity + 1 : low;
-    const counts = capacity === this.counts.length && start === this.start ? this.counts : new Float64Array(capacity);
-    if (counts !== this.counts) {
-      for (let i = this.low; i <= this.high; i++) counts[i - start] = this.counts[i - this.start];
-    }
+    const counts = zeros(capacity);
+    for (let i = this.low; i <= this.high; i++) counts[i - start] = this.counts[i - this.start] as number;
     this.counts = counts;
     this.start = start;
   }
@@ -221,9 +223,9 @@ export class NativeBuckets {
     return this.negativeRun?.run() ?? EMPTY_RUN;
   }
 
-  /** Bytes the bucket counts take (the object itself aside). */
-  get countBytes(): number {
-    return this.positiveRun.bytes + (this.negativeRun?.bytes ?? 0);
+  /** Slots held for bucket counts, both signs. */
+  get countSlots(): number {
+    return this.positiveRun.capacity + (this.negativeRun?.capacity ?? 0);
   }
 
   /**
@@ -236,4 +238,8 @@ export class NativeBuckets {
     if (run.populatedWith(index) + (other?.populated ?? 0) > this.config.maxBuckets) return true;
     return run.widthWith(index) > RUN_WIDTH_FACTOR * this.config.maxBuckets;
   }
+}
+
+function zeros(length: number): number[] {
+  return new Array<number>(length).fill(0);
 }
