@@ -147,11 +147,13 @@ describe('protobuf exposition: native histograms', () => {
         const buckets = bucketsOf(histogram.positiveSpan, histogram.positiveDelta);
         const total = [...buckets.values()].reduce((a, b) => a + b, 0) + (histogram.zeroCount ?? 0);
         assert.equal(total, observations.length);
-        const base = 2 ** 2 ** -(histogram.schema as number);
+        const base = 2 ** (2 ** -(histogram.schema as number));
         for (const observation of observations.filter((one) => one > DEFAULT_ZERO_THRESHOLD)) {
           // Some bucket whose bounds contain it (up to rounding at the bound): (base^(i-1), base^i].
           const near = Math.round(Math.log(observation) / Math.log(base));
-          const holding = [near - 1, near, near + 1].filter((i) => buckets.has(i) && observation <= base ** i * (1 + 1e-12) && observation > base ** (i - 1) * (1 - 1e-12));
+          const holding = [near - 1, near, near + 1].filter(
+            (i) => buckets.has(i) && observation <= base ** i * (1 + 1e-12) && observation > base ** (i - 1) * (1 - 1e-12),
+          );
           assert.ok(holding.length > 0, `${observation} at schema ${histogram.schema}`);
         }
       }),
@@ -229,7 +231,12 @@ describe('protobuf exposition: negotiation and serving', () => {
       assert.equal(success?.type, 'COUNTER');
       assert.deepEqual(success?.metric.find((metric) => metric.label.some((label) => label.value === 'stop'))?.counter, { value: 1 });
       const own = families.find((family) => family.name === 'app_jobs_total');
-      assert.deepEqual(own, { name: 'app_jobs_total', help: 'Jobs.', type: 'COUNTER', metric: [{ label: [{ name: 'kind', value: 'tts' }], counter: { value: 2 } }] });
+      assert.deepEqual(own, {
+        name: 'app_jobs_total',
+        help: 'Jobs.',
+        type: 'COUNTER',
+        metric: [{ label: [{ name: 'kind', value: 'tts' }], counter: { value: 2 } }],
+      });
       const gzipped = await get(port, PROMETHEUS_NATIVE_ACCEPT, 'gzip');
       assert.equal(gzipped.encoding, 'gzip');
       const text = await get(port, 'text/plain;version=0.0.4');

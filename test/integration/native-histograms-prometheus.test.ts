@@ -12,7 +12,7 @@ function latencies(): { values: number[]; median: number } {
     seed = (seed * 1103515245 + 12345) % 2 ** 31;
     return seed / 2 ** 31;
   };
-  const values = Array.from({ length: 2001 }, () => 0.04 * Math.exp(6.4 * (random() + random() + random()) / 3));
+  const values = Array.from({ length: 2001 }, () => 0.04 * Math.exp((6.4 * (random() + random() + random())) / 3));
   const sorted = [...values].sort((a, b) => a - b);
   return { values, median: sorted[1000] as number };
 }
@@ -57,7 +57,7 @@ describe('a real Prometheus with native histograms scraping the exporter', funct
     const [sample] = await prometheus.waitFor(`histogram_quantile(0.5, ${FAMILY})`, (r) => r.length === 1 && r[0]?.value[1] !== 'NaN', 20_000);
     const estimate = Number(sample?.value[1]);
     // A bucket of schema 3 spans a factor of 2^(1/8): an estimate inside the true value's bucket is off by less than that.
-    const bound = 2 ** 2 ** -SCHEMA - 1;
+    const bound = 2 ** (2 ** -SCHEMA) - 1;
     const error = Math.abs(estimate - median) / median;
     assert.ok(error < bound, `estimate ${estimate}, true median ${median}: relative error ${error.toFixed(4)} (bound ${bound.toFixed(4)})`);
   });

@@ -152,7 +152,11 @@ const REJECTED: ReadonlyArray<{ readonly given: Record<string, unknown>; readonl
     message: 'unknown option "nativeHistograms.scheme" (did you mean "schema"?); nativeHistograms accepts families, schema, maxBuckets, zeroThreshold',
   },
   { given: { nativeHistograms: { schema: 9 } }, option: 'nativeHistograms.schema', message: 'nativeHistograms.schema must be an integer from -4 to 8; got 9' },
-  { given: { nativeHistograms: { maxBuckets: 1 } }, option: 'nativeHistograms.maxBuckets', message: 'nativeHistograms.maxBuckets must be an integer from 2 to 65536; got 1' },
+  {
+    given: { nativeHistograms: { maxBuckets: 1 } },
+    option: 'nativeHistograms.maxBuckets',
+    message: 'nativeHistograms.maxBuckets must be an integer from 2 to 65536; got 1',
+  },
   {
     given: { nativeHistograms: { zeroThreshold: -1 } },
     option: 'nativeHistograms.zeroThreshold',
@@ -253,7 +257,9 @@ describe('options: every bad option is refused before anything starts', () => {
     const refused = (message: string) => ({ name: 'OmniOptionError', message: `omni-otel-metrics: ${message}` });
     assert.throws(
       () => new OmniMetricProducer({ temporality: 'delta' } as never),
-      refused('unknown option "OmniMetricProducer options.temporality"; OmniMetricProducer options accepts store, aggregationTemporalitySelector, exponentialHistograms'),
+      refused(
+        'unknown option "OmniMetricProducer options.temporality"; OmniMetricProducer options accepts store, aggregationTemporalitySelector, exponentialHistograms',
+      ),
     );
     assert.throws(
       () => new LogMetricExporter({ formats: 'json' } as never),

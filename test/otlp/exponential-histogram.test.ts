@@ -106,7 +106,10 @@ describe('OTLP: exponential histogram points of the families with native buckets
       for (const value of [1.1, 3]) run.handle.pipeline.requestSucceeded(value, 'stop');
       const second = distribution(await exportedPoint(run, 1));
       // At scale 1 the cumulative counts are 1, 3, 2, 0, 1 (Prometheus buckets 0..4); the first export's, merged, were 1, 2, 2, 0, 0.
-      assert.deepEqual([second.count, second.sum, second.scale, second.zeroCount, second.positive], [2, 11.5 - 7.4, 1, 0, { offset: -1, bucketCounts: [0, 1, 0, 0, 1] }]);
+      assert.deepEqual(
+        [second.count, second.sum, second.scale, second.zeroCount, second.positive],
+        [2, 11.5 - 7.4, 1, 0, { offset: -1, bucketCounts: [0, 1, 0, 0, 1] }],
+      );
       assert.equal(await exportedPoint(run, 2).catch(() => 'none'), 'none', 'nothing new: no point of the family');
     } finally {
       await run.handle.shutdown();

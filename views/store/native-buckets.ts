@@ -121,7 +121,8 @@ class BucketRun {
       this.start = index;
       this.low = this.high = index;
     } else {
-      if (index < this.start || index >= this.start + this.counts.length) this.relayout(Math.min(this.low, index), Math.max(this.high, index), index < this.low);
+      if (index < this.start || index >= this.start + this.counts.length)
+        this.relayout(Math.min(this.low, index), Math.max(this.high, index), index < this.low);
       if (index < this.low) this.low = index;
       if (index > this.high) this.high = index;
     }

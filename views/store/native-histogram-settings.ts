@@ -44,15 +44,24 @@ export function resolveNativeHistograms(option: boolean | NativeHistogramOptions
   checkObject(options, 'nativeHistograms', NATIVE_HISTOGRAM_OPTION_KEYS);
   const schema = options.schema ?? DEFAULT_NATIVE_SCHEMA;
   if (!Number.isInteger(schema) || schema < MIN_NATIVE_SCHEMA || schema > MAX_NATIVE_SCHEMA) {
-    throw new OmniOptionError('nativeHistograms.schema', `nativeHistograms.schema must be an integer from ${MIN_NATIVE_SCHEMA} to ${MAX_NATIVE_SCHEMA}; got ${shown(options.schema)}`);
+    throw new OmniOptionError(
+      'nativeHistograms.schema',
+      `nativeHistograms.schema must be an integer from ${MIN_NATIVE_SCHEMA} to ${MAX_NATIVE_SCHEMA}; got ${shown(options.schema)}`,
+    );
   }
   const maxBuckets = options.maxBuckets ?? DEFAULT_NATIVE_MAX_BUCKETS;
   if (!Number.isInteger(maxBuckets) || maxBuckets < 2 || maxBuckets > 65_536) {
-    throw new OmniOptionError('nativeHistograms.maxBuckets', `nativeHistograms.maxBuckets must be an integer from 2 to 65536; got ${shown(options.maxBuckets)}`);
+    throw new OmniOptionError(
+      'nativeHistograms.maxBuckets',
+      `nativeHistograms.maxBuckets must be an integer from 2 to 65536; got ${shown(options.maxBuckets)}`,
+    );
   }
   const zeroThreshold = options.zeroThreshold ?? DEFAULT_NATIVE_ZERO_THRESHOLD;
   if (typeof zeroThreshold !== 'number' || !(zeroThreshold >= 0) || zeroThreshold === Infinity) {
-    throw new OmniOptionError('nativeHistograms.zeroThreshold', `nativeHistograms.zeroThreshold must be a finite number >= 0; got ${shown(options.zeroThreshold)}`);
+    throw new OmniOptionError(
+      'nativeHistograms.zeroThreshold',
+      `nativeHistograms.zeroThreshold must be a finite number >= 0; got ${shown(options.zeroThreshold)}`,
+    );
   }
   checkArray(options.families, 'nativeHistograms.families');
   options.families?.forEach((name, i) => {

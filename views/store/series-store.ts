@@ -26,7 +26,14 @@ export interface SeriesStoreOptions {
   readonly nativeHistograms?: NativeHistogramSettings;
 }
 
-const SERIES_STORE_OPTION_KEYS = optionKeys<SeriesStoreOptions>({ modelName: true, naming: true, cardinalityLimit: true, stageReplicaMap: true, now: true, nativeHistograms: true });
+const SERIES_STORE_OPTION_KEYS = optionKeys<SeriesStoreOptions>({
+  modelName: true,
+  naming: true,
+  cardinalityLimit: true,
+  stageReplicaMap: true,
+  now: true,
+  nativeHistograms: true,
+});
 
 /**
  * Every series of the catalog's families, owned by the package: OpenTelemetry's bound

@@ -30,9 +30,10 @@ describe('native buckets: bucket index', () => {
   });
 
   it('schema 3 boundaries are client_golang’s doubles, e.g. 2^(1/8)', () => {
-    assert.deepEqual(Array.from(fractionBounds(3)), [
-      0.5, 0.5452538663326288, 0.5946035575013605, 0.6484197773255048, 0.7071067811865475, 0.7711054127039704, 0.8408964152537144, 0.9170040432046711,
-    ]);
+    assert.deepEqual(
+      Array.from(fractionBounds(3)),
+      [0.5, 0.5452538663326288, 0.5946035575013605, 0.6484197773255048, 0.7071067811865475, 0.7711054127039704, 0.8408964152537144, 0.9170040432046711],
+    );
     assert.equal(nativeBucketIndex(2 ** (1 / 8), 3), 1);
     assert.equal(nativeBucketIndex(nextUp(2 ** (1 / 8)), 3), 2);
     // Where Math.pow rounds differently from client_golang's table (schema 8, boundary 6), the table decides.
@@ -73,14 +74,18 @@ describe('native buckets: bucket index', () => {
 describe('native buckets: limits', () => {
   it('halving the resolution gives the buckets the lower schema would have had from the start', () => {
     fc.assert(
-      fc.property(fc.array(fc.double({ min: 1e-4, max: 1e4, noNaN: true }), { minLength: 1, maxLength: 300 }), fc.integer({ min: 4, max: 40 }), (values, maxBuckets) => {
-        const limited = new NativeBuckets(config({ maxBuckets }));
-        for (const value of values) limited.observe(value);
-        const direct = new NativeBuckets(config({ schema: limited.schema, maxBuckets: 100_000 }));
-        for (const value of values) direct.observe(value);
-        assert.deepEqual(limited.positive, direct.positive);
-        assert.ok(limited.positive.counts.filter((count) => count > 0).length <= maxBuckets || limited.schema === -4);
-      }),
+      fc.property(
+        fc.array(fc.double({ min: 1e-4, max: 1e4, noNaN: true }), { minLength: 1, maxLength: 300 }),
+        fc.integer({ min: 4, max: 40 }),
+        (values, maxBuckets) => {
+          const limited = new NativeBuckets(config({ maxBuckets }));
+          for (const value of values) limited.observe(value);
+          const direct = new NativeBuckets(config({ schema: limited.schema, maxBuckets: 100_000 }));
+          for (const value of values) direct.observe(value);
+          assert.deepEqual(limited.positive, direct.positive);
+          assert.ok(limited.positive.counts.filter((count) => count > 0).length <= maxBuckets || limited.schema === -4);
+        },
+      ),
     );
   });
 

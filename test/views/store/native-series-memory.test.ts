@@ -20,7 +20,10 @@ function bytesPerSeries(native: boolean, values: readonly number[]): number {
     modelName: 'm',
     cardinalityLimit: SERIES + 1,
     nativeHistograms: native
-      ? { config: { schema: DEFAULT_NATIVE_SCHEMA, maxBuckets: DEFAULT_NATIVE_MAX_BUCKETS, zeroThreshold: DEFAULT_NATIVE_ZERO_THRESHOLD }, families: new Set([TTFT]) }
+      ? {
+          config: { schema: DEFAULT_NATIVE_SCHEMA, maxBuckets: DEFAULT_NATIVE_MAX_BUCKETS, zeroThreshold: DEFAULT_NATIVE_ZERO_THRESHOLD },
+          families: new Set([TTFT]),
+        }
       : undefined,
   });
   const family = store.family('upstream.timeToFirstTokenSeconds');
@@ -44,7 +47,9 @@ describe('native histogram series: bytes per series', () => {
     const classic = bytesPerSeries(false, [0.2]);
     const nativeOne = bytesPerSeries(true, [0.2]);
     const nativeSpread = bytesPerSeries(true, SPREAD);
-    console.log(`      classic ${classic.toFixed(0)} B, native (1 observation) ${nativeOne.toFixed(0)} B, native (2 decades, 54 buckets) ${nativeSpread.toFixed(0)} B per series`);
+    console.log(
+      `      classic ${classic.toFixed(0)} B, native (1 observation) ${nativeOne.toFixed(0)} B, native (2 decades, 54 buckets) ${nativeSpread.toFixed(0)} B per series`,
+    );
     assert.ok(nativeOne - classic < 450, `native buckets with one observation: +${(nativeOne - classic).toFixed(0)} B`);
     assert.ok(nativeSpread - classic < 1024, `native buckets over two decades: +${(nativeSpread - classic).toFixed(0)} B`);
   });
