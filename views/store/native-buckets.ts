@@ -42,7 +42,7 @@ const HIGH = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1 ? 1 : 0;
  * bounds, or a shift for schemas 0 and below), so both clients and the server agree on every
  * boundary.
  */
-export function nativeBucketIndex(magnitude: number, schema: number): number {
+export function nativeBucketIndex(magnitude: number, schema: number, bounds: Float64Array = boundsOf(schema)): number {
   scratch[0] = magnitude;
   let biased = (words[HIGH] >>> 20) & 0x7ff;
   let exponent: number;
@@ -55,7 +55,6 @@ export function nativeBucketIndex(magnitude: number, schema: number): number {
   words[HIGH] = (words[HIGH] & 0x800fffff) | (1022 << 20);
   const fraction = scratch[0];
   if (schema > 0) {
-    const bounds = fractionBounds(schema);
     let low = 0;
     let high = bounds.length;
     while (low < high) {
@@ -68,6 +67,13 @@ export function nativeBucketIndex(magnitude: number, schema: number): number {
   const key = fraction === 0.5 ? exponent - 1 : exponent;
   const shift = -schema;
   return (key + (1 << shift) - 1) >> shift;
+}
+
+const NO_BOUNDS = new Float64Array(0);
+
+/** The fraction bounds `nativeBucketIndex` searches at `schema` (none at schema 0 and below, which shift instead). */
+function boundsOf(schema: number): Float64Array {
+  return schema > 0 ? fractionBounds(schema) : NO_BOUNDS;
 }
 
 /** The index at `schema - 1` of the bucket that holds bucket `index` at `schema`: two buckets become one. */
@@ -101,6 +107,15 @@ class BucketRun {
 
   get empty(): boolean {
     return this.low > this.high;
+  }
+
+  /** Adds one to bucket `index` when it already holds something: neither the run nor the populated count changes. */
+  incrementHeld(index: number): boolean {
+    if (index < this.low || index > this.high) return false;
+    const at = index - this.start;
+    if (this.counts[at] === 0) return false;
+    this.counts[at]++;
+    return true;
   }
 
   /** How many buckets the run spans if `index` is added. */
@@ -184,14 +199,19 @@ export class NativeBuckets {
   max = -Infinity;
   private readonly positiveRun: BucketRun;
   private negativeRun: BucketRun | undefined;
+  private readonly zeroThresholdValue: number;
+  /** The fraction bounds of the current schema. */
+  private bounds: Float64Array;
 
   constructor(private readonly config: NativeBucketConfig) {
     this.schema = config.schema;
+    this.bounds = boundsOf(config.schema);
+    this.zeroThresholdValue = config.zeroThreshold;
     this.positiveRun = new BucketRun(RUN_WIDTH_FACTOR * config.maxBuckets);
   }
 
   get zeroThreshold(): number {
-    return this.config.zeroThreshold;
+    return this.zeroThresholdValue;
   }
 
   /** Adds one finite observation (the series has checked it). */
@@ -199,17 +219,20 @@ export class NativeBuckets {
     if (value < this.min) this.min = value;
     if (value > this.max) this.max = value;
     const magnitude = value < 0 ? -value : value;
-    if (magnitude <= this.config.zeroThreshold) {
+    if (magnitude <= this.zeroThresholdValue) {
       this.zeroCount++;
       return;
     }
     const run = value > 0 ? this.positiveRun : (this.negativeRun ??= new BucketRun(RUN_WIDTH_FACTOR * this.config.maxBuckets));
-    let index = nativeBucketIndex(magnitude, this.schema);
+    let index = nativeBucketIndex(magnitude, this.schema, this.bounds);
+    // The common case, a bucket that already holds something, cannot go past a limit.
+    if (run.incrementHeld(index)) return;
     while (this.schema > MIN_NATIVE_SCHEMA && this.overLimit(run, index)) {
       this.positiveRun.widen();
       this.negativeRun?.widen();
       this.schema--;
-      index = nativeBucketIndex(magnitude, this.schema);
+      this.bounds = boundsOf(this.schema);
+      index = nativeBucketIndex(magnitude, this.schema, this.bounds);
     }
     run.add(index, 1);
   }
