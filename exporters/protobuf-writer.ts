@@ -27,13 +27,6 @@ export class ProtobufWriter {
     this.varint(value >= 0 ? value * 2 : -value * 2 - 1);
   }
 
-  /** A signed integer field in two's complement form (int64): negative values take ten bytes. */
-  int(field: number, value: number): void {
-    this.key(field, VARINT);
-    if (value >= 0) this.varint(value);
-    else this.negativeVarint(value);
-  }
-
   double(field: number, value: number): void {
     this.key(field, FIXED64);
     this.room(8);
@@ -100,16 +93,6 @@ export class ProtobufWriter {
       rest = Math.floor(rest / 0x80);
     }
     this.buffer[this.length++] = rest;
-  }
-
-  private negativeVarint(value: number): void {
-    this.room(10);
-    let rest = BigInt.asUintN(64, BigInt(value));
-    for (let i = 0; i < 9; i++) {
-      this.buffer[this.length++] = Number(rest & 0x7fn) | 0x80;
-      rest >>= 7n;
-    }
-    this.buffer[this.length++] = Number(rest);
   }
 
   private room(bytes: number): void {

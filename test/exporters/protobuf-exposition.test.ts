@@ -3,7 +3,8 @@ import * as http from 'node:http';
 import type { MeterProvider } from '@opentelemetry/sdk-metrics';
 import fc from 'fast-check';
 import { registerOmniMetrics } from '../../register';
-import { PROTOBUF_CONTENT_TYPE, sparseBuckets, storeProtobuf } from '../../exporters/protobuf-exposition';
+import { parsedFamiliesProtobuf, PROTOBUF_CONTENT_TYPE, sparseBuckets, storeProtobuf } from '../../exporters/protobuf-exposition';
+import { parseExposition } from '../../exporters/engine-pull/exposition-parser';
 import { prefersProtobuf } from '../../exporters/protobuf-negotiation';
 import type { NativeBucketConfig } from '../../views/store/native-buckets';
 import { fixedClockStore, withWarnings } from '../views/store/store-fixture';
@@ -170,6 +171,57 @@ describe('protobuf exposition: native histograms', () => {
       deltas: [2, -2, 0, 5, -4],
     });
     assert.deepEqual(sparseBuckets({ offset: 0, counts: [] }), { spans: [], deltas: [] });
+  });
+});
+
+describe('protobuf exposition: families read from the text exposition', () => {
+  it('gauges, untyped samples, histograms and summaries keep their labels, buckets and quantiles', () => {
+    const text = [
+      '# HELP target_info Target metadata',
+      '# TYPE target_info gauge',
+      'target_info{service_name="svc"} 1',
+      'loose_value{a="1"} 7',
+      '# HELP app_latency_seconds Latency.',
+      '# TYPE app_latency_seconds histogram',
+      'app_latency_seconds_bucket{le="0.1",route="/a"} 1',
+      'app_latency_seconds_bucket{le="+Inf",route="/a"} 3',
+      'app_latency_seconds_count{route="/a"} 3',
+      'app_latency_seconds_sum{route="/a"} 2.5',
+      '# TYPE app_size summary',
+      'app_size{quantile="0.5"} 4',
+      'app_size_count 2',
+      'app_size_sum 9',
+      '',
+    ].join('\n');
+    assert.deepEqual(decodeMetricFamilies(parsedFamiliesProtobuf(parseExposition(text))), [
+      { name: 'target_info', help: 'Target metadata', type: 'GAUGE', metric: [{ label: [{ name: 'service_name', value: 'svc' }], gauge: { value: 1 } }] },
+      { name: 'loose_value', type: 'UNTYPED', metric: [{ label: [{ name: 'a', value: '1' }], untyped: { value: 7 } }] },
+      {
+        name: 'app_latency_seconds',
+        help: 'Latency.',
+        type: 'HISTOGRAM',
+        metric: [
+          {
+            label: [{ name: 'route', value: '/a' }],
+            histogram: {
+              sampleCount: 3,
+              sampleSum: 2.5,
+              bucket: [
+                { cumulativeCount: 1, upperBound: 0.1 },
+                { cumulativeCount: 3, upperBound: Infinity },
+              ],
+              negativeSpan: [],
+              negativeDelta: [],
+              negativeCount: [],
+              positiveSpan: [],
+              positiveDelta: [],
+              positiveCount: [],
+            },
+          },
+        ],
+      },
+      { name: 'app_size', type: 'SUMMARY', metric: [{ label: [], summary: { sampleCount: 2, sampleSum: 9, quantile: [{ quantile: 0.5, value: 4 }] } }] },
+    ]);
   });
 });
 
