@@ -10,6 +10,7 @@
 export { registerOmniMetrics } from './register';
 export type { OmniMetricsHandle } from './register';
 export type { LogSink, OmniMetricsOptions, PrometheusOptions } from './options';
+export type { NativeHistogramOptions } from './views/store/native-histogram-settings';
 export { OmniOptionError } from './views/option-checks';
 export { OmniShutdownError } from './handle-lifecycle';
 export { MetricsConfigError } from './views/metrics-config';

@@ -12,6 +12,7 @@ import type { SelfCheckOptions } from './instrumentation/self-check/types';
 import type { FeatureOptions } from './views/catalog';
 import type { PipelinePrefix } from './views/names';
 import type { OmniMetricProducer } from './views/store/metric-producer';
+import type { NativeHistogramOptions } from './views/store/native-histogram-settings';
 import type { NamingScheme } from './views/views';
 
 /** Where log lines go (the periodic stats lines, self-check warnings). */
@@ -146,4 +147,12 @@ export interface OmniMetricsOptions {
    * each scrape or export. Default on.
    */
   readonly processMetrics?: boolean;
+  /**
+   * Native (sparse exponential) histograms, for every histogram family (`true`) or those named in
+   * `families`, with their schema, bucket limit and zero threshold. Such a family keeps its classic
+   * buckets; `/metrics` also offers the Prometheus protobuf exposition, which carries both, to a
+   * Prometheus that asks for it, and OTLP exports it as exponential histogram points. Default off:
+   * see docs/native-histograms.md.
+   */
+  readonly nativeHistograms?: boolean | NativeHistogramOptions;
 }

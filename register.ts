@@ -89,6 +89,7 @@ export async function registerOmniMetrics(options: OmniMetricsOptions): Promise<
     naming: settings.naming,
     cardinalityLimit: settings.cardinalityLimit,
     stageReplicaMap,
+    nativeHistograms: settings.nativeHistograms,
   });
   const puller =
     settings.enginePull === undefined
@@ -101,7 +102,7 @@ export async function registerOmniMetrics(options: OmniMetricsOptions): Promise<
     puller === undefined ? new OmniMetricProducer(producerOptions) : new EnginePullProducer(puller, producerOptions);
   const reader =
     settings.reader instanceof OmniPrometheusReader ? settings.reader : settings.reader === undefined ? undefined : new OmniPrometheusReader(settings.reader);
-  reader?.attachStore(store, puller === undefined ? undefined : newProducer({ store }));
+  reader?.attachStore(store, puller === undefined ? undefined : newProducer({ store, exponentialHistograms: false }));
   warnAboutMisplacedExporters(settings);
   // Built, not started: a push reader's export timer starts when a provider takes it.
   const pushReaders =

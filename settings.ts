@@ -36,6 +36,7 @@ import {
   shown,
 } from './views/option-checks';
 import { OmniMetricProducer } from './views/store/metric-producer';
+import { resolveNativeHistograms, type NativeHistogramSettings } from './views/store/native-histogram-settings';
 import { DEFAULT_CARDINALITY_LIMIT } from './views/store/series-store';
 import { NAMING_SCHEMES, type NamingScheme } from './views/views';
 
@@ -74,6 +75,8 @@ export interface OmniSettings {
   readonly metricProducers: readonly OmniMetricProducer[];
   /** `OTEL_SDK_DISABLED=true`: nothing is exported, served, pulled or timed; recording still works. */
   readonly sdkDisabled: boolean;
+  /** Histogram families that keep native buckets too; undefined: none. */
+  readonly nativeHistograms?: NativeHistogramSettings;
 }
 
 /** Every key of `OmniMetricsOptions`, spelled once: the unknown-option check and the options page test read it. */
@@ -107,6 +110,7 @@ export const OPTION_KEYS = optionKeys<OmniMetricsOptions>({
   logSink: true,
   selfCheck: true,
   processMetrics: true,
+  nativeHistograms: true,
 });
 const PROMETHEUS_KEYS = [
   ...PROMETHEUS_SERVER_OPTION_KEYS,
@@ -207,6 +211,7 @@ export function resolveOmniSettings(options: OmniMetricsOptions, env: NodeJS.Pro
     processMetrics: options.processMetrics !== false,
     requestLabels: requestLabels.map((label) => label.name),
   });
+  const nativeHistograms = resolveNativeHistograms(options.nativeHistograms, catalog);
   const serves = options.prometheus !== false && exportSettings.exporters.has('prometheus') && !sdkDisabled;
   const server = serves ? checked('prometheus', () => resolvePrometheusServerSettings(options.prometheus || {}, env)) : undefined;
   const prometheus = options.prometheus || {};
@@ -249,6 +254,7 @@ export function resolveOmniSettings(options: OmniMetricsOptions, env: NodeJS.Pro
           : { kind: 'external' },
     metricProducers: options.metricProducers ?? [],
     sdkDisabled,
+    nativeHistograms,
   };
 }
 

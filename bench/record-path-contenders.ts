@@ -4,8 +4,9 @@
  * - `idle-wrapper`: the patched method with nobody listening (a wrapper left in another tool's chain);
  * - `stats-off`: the hooks on a handle registered with `logStats: false`;
  * - `stats-poll` / `decode-poll`: the hooks with `logStats`, a poll carrying scheduler stats only, or
- *   also one decode token for each of `DECODE_OUTPUTS` requests.
+ *   also one decode token for each of `DECODE_OUTPUTS` requests;
+ * - `decode-poll-native`: the decode poll with native histograms on for every histogram family.
  */
-export const RECORD_PATH_CONTENDERS = ['direct', 'idle-wrapper', 'stats-off', 'stats-poll', 'decode-poll'] as const;
+export const RECORD_PATH_CONTENDERS = ['direct', 'idle-wrapper', 'stats-off', 'stats-poll', 'decode-poll', 'decode-poll-native'] as const;
 export type RecordPathContender = (typeof RECORD_PATH_CONTENDERS)[number];
 export const DECODE_OUTPUTS = 32;

@@ -9,6 +9,7 @@ const LABELS: Readonly<Record<RecordPathContender, string>> = {
   'stats-off': 'hooks on, logStats off',
   'stats-poll': 'hooks on, a poll with scheduler stats only',
   'decode-poll': `hooks on, a poll with ${DECODE_OUTPUTS} decode tokens`,
+  'decode-poll-native': `the same, native histograms on for every histogram family`,
 };
 
 /** Flags that let a contender count its allocations: no young-generation collection for 256 MiB. */
@@ -24,7 +25,8 @@ export async function recordPathSection(rounds: number, polls: number) {
   const direct = ns('direct');
   printTitle('3. One engine poll on the record path (each contender in its own process)');
   for (const name of RECORD_PATH_CONTENDERS) {
-    printRow(LABELS[name], ns(name), 'ns', name === 'direct' ? undefined : { to: 'direct', ratio: ratioOf(ns(name), direct) });
+    const base = name === 'decode-poll-native' ? 'decode-poll' : 'direct';
+    printRow(LABELS[name], ns(name), 'ns', name === 'direct' ? undefined : { to: base, ratio: ratioOf(ns(name), ns(base)) });
   }
   const statsPollBytes = figure(results, 'stats-poll', 'bytesPerPoll');
   const tokenBytes = figure(results, 'decode-poll', 'bytesPerToken');
@@ -33,6 +35,7 @@ export async function recordPathSection(rounds: number, polls: number) {
   return {
     idleWrapper: ratioOf(ns('idle-wrapper'), direct),
     statsOff: ratioOf(ns('stats-off'), direct),
+    nativeHistograms: ratioOf(ns('decode-poll-native'), ns('decode-poll')),
     statsPollBytes,
     tokenBytes,
     nsPerPoll: Object.fromEntries(RECORD_PATH_CONTENDERS.map((name) => [name, ns(name)])),

@@ -4,6 +4,8 @@ import { acceptsGzip, negotiateFormat } from './content-negotiation';
 import { OPENMETRICS_CONTENT_TYPE, TEXT_CONTENT_TYPE, type ExpositionFormat } from './exposition-text';
 import { nextSlice, sliceDue } from './event-loop-slices';
 import { SharedRenderings, type SharedRendering } from './shared-rendering';
+import { PROTOBUF_CONTENT_TYPE } from './protobuf-exposition';
+import { prefersProtobuf } from './protobuf-negotiation';
 import { challenges, isAuthorized, validateScrapeAuth, type ScrapeAuth } from './scrape-auth';
 
 export const DEFAULT_METRICS_PATH = '/metrics';
@@ -19,6 +21,8 @@ export interface MetricsTextSource {
    * the handler, rendering through `metricsBytes` / `metricsText`.
    */
   readonly sharedRenderings?: SharedRenderings<ExpositionFormat>;
+  /** A rendering of the Prometheus protobuf exposition, for a scraper that prefers it; undefined when the source does not offer it. */
+  protobufRendering?(gzip: boolean): SharedRendering | undefined;
 }
 
 /** Node's request listener shape, plus the optional `next` that express/connect/fastify-middie pass. */
@@ -79,10 +83,11 @@ export function createMetricsHandler(source: MetricsTextSource, pathOrOptions: s
     }
     const format = negotiateFormat(request.headers.accept);
     const gzipped = acceptsGzip(request.headers['accept-encoding']);
-    const rendering = renderings.rendering(format, gzipped);
+    const protobuf = prefersProtobuf(request.headers.accept) ? source.protobufRendering?.(gzipped) : undefined;
+    const rendering = protobuf ?? renderings.rendering(format, gzipped);
     const headers = (): void => {
       response.statusCode = 200;
-      response.setHeader('Content-Type', format === 'openmetrics' ? OPENMETRICS_CONTENT_TYPE : TEXT_CONTENT_TYPE);
+      response.setHeader('Content-Type', protobuf ? PROTOBUF_CONTENT_TYPE : format === 'openmetrics' ? OPENMETRICS_CONTENT_TYPE : TEXT_CONTENT_TYPE);
       response.setHeader('Vary', 'Accept, Accept-Encoding');
       if (gzipped) response.setHeader('Content-Encoding', 'gzip');
     };

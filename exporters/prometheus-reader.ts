@@ -7,7 +7,9 @@ import type { SeriesStore } from '../views/store/series-store';
 import { createdSeriesDisabledByEnv, type ExpositionFormat } from './exposition-text';
 import type { DeclaredFamily } from '../views/declared-families';
 import { prometheusPieces, serializeFamilies, targetInfoText } from './prometheus-serializer';
-import { SharedRenderings, type ExpositionPieces } from './shared-rendering';
+import { SharedRenderings, type ExpositionPieces, type SharedRendering } from './shared-rendering';
+import { parseExposition } from './engine-pull/exposition-parser';
+import { parsedFamiliesProtobuf, storeProtobuf } from './protobuf-exposition';
 import { storeExposition } from './store-exposition';
 import { EnginePullProducer } from './engine-pull/engine-pull-producer';
 import { joinedWithStore, pulledOnlyFamilies } from './engine-pull/pulled-exposition';
@@ -57,6 +59,8 @@ export class OmniPrometheusReader extends MetricReader {
   private readonly createdSeries: boolean;
   /** Every rendering of this reader, HTTP scrapes and `metricsBytes()` alike: those that overlap share one. */
   readonly sharedRenderings = new SharedRenderings((format: ExpositionFormat) => this.exposition(format));
+  /** The protobuf renderings, shared the same way. */
+  private readonly protobufRenderings = new SharedRenderings((_format: 'protobuf') => this.protobufExposition());
   /** Set once a MeterProvider takes this reader: before that only the store can be read. */
   private inProvider = false;
 
@@ -83,7 +87,7 @@ export class OmniPrometheusReader extends MetricReader {
     }));
     this.store = {
       series: store,
-      producer: producer ?? new OmniMetricProducer({ store }),
+      producer: producer ?? new OmniMetricProducer({ store, exponentialHistograms: false }),
       families,
       names: new Set(families.map((family) => family.name)),
       generic: producer !== undefined,
@@ -121,6 +125,42 @@ export class OmniPrometheusReader extends MetricReader {
   /** The exact bytes a scrape would receive (UTF-8); scrapes that overlap share one rendering. */
   metricsBytes(format: ExpositionFormat = 'text'): Promise<Buffer> {
     return this.sharedRenderings.rendering(format, false).bytes();
+  }
+
+  /**
+   * A rendering of the Prometheus protobuf exposition, when this reader offers it: only when some
+   * family keeps native histograms (the text formats carry everything else, as vLLM serves it),
+   * and not with pulled engines or scope labels (whose series only the text path prints).
+   */
+  protobufRendering(gzip: boolean): SharedRendering | undefined {
+    const store = this.store;
+    if (store === undefined || store.generic || this.options.withScopeLabels) return undefined;
+    if (!store.series.families.some((family) => family.native !== undefined)) return undefined;
+    return this.protobufRenderings.rendering('protobuf', gzip);
+  }
+
+  /** The exact protobuf bytes a scrape asking for them would receive, or undefined when this reader does not offer them. */
+  protobufBytes(): Promise<Buffer> | undefined {
+    return this.protobufRendering(false)?.bytes();
+  }
+
+  /**
+   * The store's families encoded directly (native buckets included); then the rest of what the
+   * text exposition prints (`target_info`, the application's own instruments), rendered as text
+   * and read back by the package's parser, so both formats carry the same families.
+   */
+  private async protobufExposition(): Promise<ExpositionPieces> {
+    const store = this.store;
+    if (store === undefined) return [];
+    const { resourceMetrics, errors } = await this.collectSdk();
+    reportErrors(errors);
+    const targetInfo = this.options.withTargetInfo ? targetInfoText(resourceMetrics, false) : '';
+    const rest = `${targetInfo}${serializeFamilies(resourceMetrics, this.declared, { format: 'text', createdSeries: false }, store.names)}`;
+    const others = rest === '' ? undefined : parsedFamiliesProtobuf(parseExposition(rest));
+    return (function* (): Generator<Buffer, void, undefined> {
+      yield* storeProtobuf(store.series);
+      if (others !== undefined && others.length > 0) yield others;
+    })();
   }
 
   /**

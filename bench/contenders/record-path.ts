@@ -44,6 +44,7 @@ contenderMain(async ({ contender, polls, blocks }: Params) => {
     logIntervalSeconds: 0,
     selfCheck: false,
     processMetrics: false,
+    nativeHistograms: contender === 'decode-poll-native',
   });
   if (contender === 'idle-wrapper') {
     // The patch with an empty listener list, as it stays when another tool wrapped over it.
@@ -56,7 +57,7 @@ contenderMain(async ({ contender, polls, blocks }: Params) => {
   } else if (contender !== 'direct') {
     new OmniInstrumentation({ metrics: handle, orchestratorClass: Host, diagnosticsChannels: false });
   }
-  if (contender === 'decode-poll') {
+  if (contender === 'decode-poll' || contender === 'decode-poll-native') {
     for (let i = 0; i < DECODE_OUTPUTS; i++) {
       (host.submitToStage as (request: unknown) => void)({ requestId: `r${i}`, stageId: 0, replicaId: 0, arrivalTime: 1, promptTokenCount: 5, maxTokens: 1e9 });
     }
@@ -92,6 +93,6 @@ contenderMain(async ({ contender, polls, blocks }: Params) => {
   return {
     nsPerPoll: median(nsPerPoll.sort((a, b) => a - b)),
     bytesPerPoll: collections === 0 ? bytesPerPoll : NaN,
-    bytesPerToken: contender === 'decode-poll' && collections === 0 ? bytesPerPoll / DECODE_OUTPUTS : NaN,
+    bytesPerToken: (contender === 'decode-poll' || contender === 'decode-poll-native') && collections === 0 ? bytesPerPoll / DECODE_OUTPUTS : NaN,
   };
 });

@@ -19,7 +19,8 @@ export class EnginePullProducer extends OmniMetricProducer {
     private readonly puller: EnginePuller,
     options: OmniMetricProducerOptions = {},
   ) {
-    super(options);
+    // Pulled engines' histograms have classic buckets only, and one family's points must share one type: classic by default.
+    super({ ...options, exponentialHistograms: options.exponentialHistograms ?? false });
     this.pulledStore = options.store;
     this.delta = options.aggregationTemporalitySelector ? new DeltaConverter(options.aggregationTemporalitySelector) : undefined;
   }

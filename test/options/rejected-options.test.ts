@@ -21,7 +21,7 @@ import { freePort } from '../support/ports';
 import { activeResources, assertResourcesBackTo } from '../support/resources';
 
 const ACCEPTED =
-  'modelName, stagePools, logStats, prefix, maxModelLen, features, showHiddenMetrics, showHiddenMetricsForVersion, customHistogramBuckets, configFile, cacheConfig, prometheus, exporters, otlp, serviceName, genAiMetrics, naming, resource, readers, metricProducers, cardinalityLimit, requestLabels, enginePull, meterProvider, prometheusReader, logIntervalSeconds, logSink, selfCheck, processMetrics';
+  'modelName, stagePools, logStats, prefix, maxModelLen, features, showHiddenMetrics, showHiddenMetricsForVersion, customHistogramBuckets, configFile, cacheConfig, prometheus, exporters, otlp, serviceName, genAiMetrics, naming, resource, readers, metricProducers, cardinalityLimit, requestLabels, enginePull, meterProvider, prometheusReader, logIntervalSeconds, logSink, selfCheck, processMetrics, nativeHistograms';
 
 /** Options that would start a server, a log timer, push readers and the self-check if they got through. */
 const STARTING: OmniMetricsOptions = {
@@ -149,6 +149,33 @@ const REJECTED: ReadonlyArray<{ readonly given: Record<string, unknown>; readonl
     message:
       'exporters otlp and console need the provider registerOmniMetrics creates; with a meterProvider of your own, give its push reader metricProducers: [handle.createMetricProducer()]',
   },
+  { given: { nativeHistograms: 'on' }, option: 'nativeHistograms', message: 'nativeHistograms must be a boolean or an object of options; got "on"' },
+  {
+    given: { nativeHistograms: { scheme: 3 } },
+    option: 'nativeHistograms.scheme',
+    message: 'unknown option "nativeHistograms.scheme" (did you mean "schema"?); nativeHistograms accepts families, schema, maxBuckets, zeroThreshold',
+  },
+  { given: { nativeHistograms: { schema: 9 } }, option: 'nativeHistograms.schema', message: 'nativeHistograms.schema must be an integer from -4 to 8; got 9' },
+  {
+    given: { nativeHistograms: { maxBuckets: 1 } },
+    option: 'nativeHistograms.maxBuckets',
+    message: 'nativeHistograms.maxBuckets must be an integer from 2 to 65536; got 1',
+  },
+  {
+    given: { nativeHistograms: { zeroThreshold: -1 } },
+    option: 'nativeHistograms.zeroThreshold',
+    message: 'nativeHistograms.zeroThreshold must be a finite number >= 0; got -1',
+  },
+  {
+    given: { nativeHistograms: { families: ['vllm:num_requests_running'] } },
+    option: 'nativeHistograms.families[0]',
+    message: 'nativeHistograms.families[0] must name a histogram family this configuration registers; got "vllm:num_requests_running"',
+  },
+  {
+    given: { nativeHistograms: { families: ['vllm:time_to_first_token'] } },
+    option: 'nativeHistograms.families[0]',
+    message: 'nativeHistograms.families[0] must name a histogram family this configuration registers; got "vllm:time_to_first_token"',
+  },
 ];
 
 /**
@@ -234,7 +261,9 @@ describe('options: every bad option is refused before anything starts', () => {
     const refused = (message: string) => ({ name: 'OmniOptionError', message: `omni-otel-metrics: ${message}` });
     assert.throws(
       () => new OmniMetricProducer({ temporality: 'delta' } as never),
-      refused('unknown option "OmniMetricProducer options.temporality"; OmniMetricProducer options accepts store, aggregationTemporalitySelector'),
+      refused(
+        'unknown option "OmniMetricProducer options.temporality"; OmniMetricProducer options accepts store, aggregationTemporalitySelector, exponentialHistograms',
+      ),
     );
     assert.throws(
       () => new LogMetricExporter({ formats: 'json' } as never),
@@ -249,7 +278,7 @@ describe('options: every bad option is refused before anything starts', () => {
     assert.throws(
       () => new SeriesStore(resolveCatalog({}), { modelName: 'm', cardinalitylimit: 10 } as never),
       refused(
-        'unknown option "SeriesStore options.cardinalitylimit" (did you mean "cardinalityLimit"?); SeriesStore options accepts modelName, naming, cardinalityLimit, stageReplicaMap, now',
+        'unknown option "SeriesStore options.cardinalitylimit" (did you mean "cardinalityLimit"?); SeriesStore options accepts modelName, naming, cardinalityLimit, stageReplicaMap, now, nativeHistograms',
       ),
     );
     const store = new SeriesStore(resolveCatalog({ logStats: true }), { modelName: 'm' });

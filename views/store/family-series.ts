@@ -4,6 +4,8 @@ import { LimitedWarning } from '../diag-warnings';
 import { prometheusLabelName } from '../names';
 import { FixedLabelText, readLabels, renderLabelText, type LabelText } from './label-text';
 import { CounterSeries, CreationTime, GaugeSeries, HistogramSeries, type BoundSeries, type SeriesOwner, type StoredSeries } from './series';
+import type { NativeBucketConfig } from './native-buckets';
+import { NativeHistogramSeries } from './native-histogram-series';
 
 /** A label value as recorders pass it; numbers print as `String(n)`. */
 export type LabelValue = string | number;
@@ -39,6 +41,8 @@ export interface FamilySeriesContext {
   readonly cardinalityLimit: number;
   /** The creation time of a series bound now (shared with the series bound just before, within a millisecond). */
   readonly creationTime: () => CreationTime;
+  /** The native bucket layout of a histogram family that keeps native buckets too. */
+  readonly nativeBuckets?: (family: ResolvedFamily) => NativeBucketConfig | undefined;
 }
 
 /** A clock for `FamilySeriesContext.creationTime`: series created within a millisecond of a group's first share its time. */
@@ -71,6 +75,8 @@ export class FamilySeries implements SeriesOwner {
   private overflow: StoredSeries | undefined;
   /** Bumped whenever series are removed: whoever caches bound series of this family binds again. */
   generation = 0;
+  /** Set when the family's histogram series keep native (sparse exponential) buckets as well. */
+  readonly native: NativeBucketConfig | undefined;
 
   constructor(
     readonly family: ResolvedFamily,
@@ -80,6 +86,7 @@ export class FamilySeries implements SeriesOwner {
   ) {
     this.bounds = Float64Array.from(family.buckets ?? []);
     this.labelText = new FixedLabelText(family.labels);
+    this.native = context.nativeBuckets?.(family);
   }
 
   get name(): string {
@@ -187,7 +194,10 @@ export class FamilySeries implements SeriesOwner {
       this.page = new Float64Array(seriesPerPage * stride);
       this.pageUsed = 0;
     }
-    const series = new HistogramSeries(this, labels.plain, labels.leOffset, created, attributes, this.page, this.pageUsed);
+    const series =
+      this.native === undefined
+        ? new HistogramSeries(this, labels.plain, labels.leOffset, created, attributes, this.page, this.pageUsed)
+        : new NativeHistogramSeries(this, labels.plain, labels.leOffset, created, attributes, this.page, this.pageUsed, this.native);
     this.pageUsed += stride;
     return series;
   }

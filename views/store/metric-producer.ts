@@ -8,6 +8,7 @@ import {
   type AggregationTemporalitySelector,
   type CollectionResult,
   type DataPoint,
+  type ExponentialHistogram,
   type Histogram,
   type MetricData,
   type MetricProducer,
@@ -18,6 +19,8 @@ import type { FamilySeries } from './family-series';
 import type { CounterSeries, GaugeSeries, HistogramSeries, StoredSeries } from './series';
 import type { SeriesStore } from './series-store';
 import { checkObject } from '../option-checks';
+import { ExponentialPoints } from './exponential-points';
+import type { NativeHistogramSeries } from './native-histogram-series';
 
 export interface OmniMetricProducerOptions {
   /** The store to read; registration attaches it when the producer was created first. */
@@ -27,6 +30,11 @@ export interface OmniMetricProducerOptions {
    * (`exporter.selectAggregationTemporality`); default cumulative.
    */
   readonly aggregationTemporalitySelector?: AggregationTemporalitySelector;
+  /**
+   * Families that keep native buckets are produced as exponential histograms (default true, for
+   * OTLP); false produces their classic buckets, for readers that print the text exposition.
+   */
+  readonly exponentialHistograms?: boolean;
 }
 
 /** What a delta reader last received of one series. */
@@ -55,9 +63,11 @@ export class OmniMetricProducer implements MetricProducer {
   private readonly selectTemporality: AggregationTemporalitySelector;
   private readonly baselines = new WeakMap<StoredSeries, Baseline>();
   private lastCollection: HrTime | undefined;
+  private readonly exponential: ExponentialPoints | undefined;
 
   constructor(options: OmniMetricProducerOptions = {}) {
-    checkObject(options, 'OmniMetricProducer options', ['store', 'aggregationTemporalitySelector']);
+    checkObject(options, 'OmniMetricProducer options', ['store', 'aggregationTemporalitySelector', 'exponentialHistograms']);
+    this.exponential = options.exponentialHistograms === false ? undefined : new ExponentialPoints();
     this.store = options.store;
     this.selectTemporality = options.aggregationTemporalitySelector ?? (() => AggregationTemporality.CUMULATIVE);
   }
@@ -98,6 +108,15 @@ export class OmniMetricProducer implements MetricProducer {
       valueType: ValueType.DOUBLE,
     };
     const base = { descriptor, aggregationTemporality: temporality };
+    if (type === 'histogram' && family.native !== undefined && this.exponential !== undefined) {
+      const exponential = this.exponential;
+      const dataPoints: Array<DataPoint<ExponentialHistogram>> = [];
+      for (const series of family.series as NativeHistogramSeries[]) {
+        const point = delta ? exponential.delta(series, this.lastCollection, now) : exponential.cumulative(series, now);
+        if (point !== undefined) dataPoints.push(point);
+      }
+      return dataPoints.length === 0 ? undefined : { ...base, dataPointType: DataPointType.EXPONENTIAL_HISTOGRAM, dataPoints };
+    }
     if (type === 'histogram') {
       const boundaries = Array.from(family.bounds);
       const dataPoints: Array<DataPoint<Histogram>> = [];

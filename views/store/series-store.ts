@@ -1,11 +1,12 @@
 import type { Attributes } from '@opentelemetry/api';
-import type { FamilyKey, ResolvedCatalog } from '../catalog';
+import type { FamilyKey, ResolvedCatalog, ResolvedFamily } from '../catalog';
 import { WarnOnce } from '../diag-warnings';
 import { checkObject, optionKeys } from '../option-checks';
 import { EngineRelabelProcessor } from '../engine-relabel-processor';
 import type { StageReplicaMap } from '../stage-replica-map';
 import { streamNameFor, type NamingScheme } from '../views';
 import { creationClock, FamilySeries, type LabelValue } from './family-series';
+import { nativeBucketConfigOf, type NativeHistogramSettings } from './native-histogram-settings';
 import { NOOP_SERIES, type BoundSeries, type StoredSeries } from './series';
 
 /** The OpenTelemetry SDK's default, kept: series per family before the overflow series. */
@@ -21,9 +22,18 @@ export interface SeriesStoreOptions {
   readonly stageReplicaMap?: StageReplicaMap;
   /** Wall clock in milliseconds since the epoch (series creation times); injectable for tests. */
   readonly now?: () => number;
+  /** Histogram families that keep native (sparse exponential) buckets too (see `resolveNativeHistograms`); default none. */
+  readonly nativeHistograms?: NativeHistogramSettings;
 }
 
-const SERIES_STORE_OPTION_KEYS = optionKeys<SeriesStoreOptions>({ modelName: true, naming: true, cardinalityLimit: true, stageReplicaMap: true, now: true });
+const SERIES_STORE_OPTION_KEYS = optionKeys<SeriesStoreOptions>({
+  modelName: true,
+  naming: true,
+  cardinalityLimit: true,
+  stageReplicaMap: true,
+  now: true,
+  nativeHistograms: true,
+});
 
 /**
  * Every series of the catalog's families, owned by the package: OpenTelemetry's bound
@@ -51,7 +61,13 @@ export class SeriesStore {
       throw new RangeError(`cardinalityLimit must be a positive integer, got ${String(cardinalityLimit)}`);
     }
     const naming = options.naming ?? 'vllm';
-    const context = { modelName: options.modelName, cardinalityLimit, creationTime: creationClock(options.now ?? wallClockMillis) };
+    const nativeHistograms = options.nativeHistograms;
+    const context = {
+      modelName: options.modelName,
+      cardinalityLimit,
+      creationTime: creationClock(options.now ?? wallClockMillis),
+      nativeBuckets: nativeHistograms && ((family: ResolvedFamily) => nativeBucketConfigOf(nativeHistograms, family)),
+    };
     this.families = catalog.families.map((family) => new FamilySeries(family, streamNameFor(family, naming), context));
     this.byKey = new Map(this.families.map((family) => [family.family.key, family]));
     if (options.stageReplicaMap) {

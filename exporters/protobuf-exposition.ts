@@ -1,0 +1,231 @@
+import type { ParsedFamily, ParsedType } from './engine-pull/exposition-parser';
+import type { FamilySeries } from '../views/store/family-series';
+import { readLabels } from '../views/store/label-text';
+import type { NativeBucketRun } from '../views/store/native-buckets';
+import { hasNativeBuckets } from '../views/store/native-histogram-series';
+import type { CounterSeries, GaugeSeries, HistogramSeries, StoredSeries } from '../views/store/series';
+import type { SeriesStore } from '../views/store/series-store';
+import { ProtobufWriter } from './protobuf-writer';
+
+/** The Prometheus protobuf exposition: length-delimited `io.prometheus.client.MetricFamily` messages. */
+export const PROTOBUF_CONTENT_TYPE = 'application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; encoding=delimited';
+
+/** Bytes gathered before a piece is handed on (between families: a family's message is written whole). */
+const PIECE_BYTES = 16_384;
+
+// Field numbers of io.prometheus.client (client_model's metrics.proto).
+const FAMILY = { name: 1, help: 2, type: 3, metric: 4 } as const;
+const METRIC = { label: 1, gauge: 2, counter: 3, summary: 4, untyped: 5, histogram: 7 } as const;
+const LABEL = { name: 1, value: 2 } as const;
+const HISTOGRAM = {
+  sampleCount: 1,
+  sampleSum: 2,
+  bucket: 3,
+  schema: 5,
+  zeroThreshold: 6,
+  zeroCount: 7,
+  negativeSpan: 9,
+  negativeDelta: 10,
+  positiveSpan: 12,
+  positiveDelta: 13,
+} as const;
+const BUCKET = { cumulativeCount: 1, upperBound: 2 } as const;
+const SPAN = { offset: 1, length: 2 } as const;
+const SUMMARY = { sampleCount: 1, sampleSum: 2, quantile: 3 } as const;
+const QUANTILE = { quantile: 1, value: 2 } as const;
+const METRIC_TYPE: Readonly<Record<ParsedType, number>> = { counter: 0, gauge: 1, summary: 2, untyped: 3, histogram: 4 };
+
+/** Native buckets as the protobuf carries them: spans of consecutive buckets and the counts' deltas. */
+export interface SparseBuckets {
+  /** Per span: the gap from the previous span's end (the first span: its starting index), and its length. */
+  readonly spans: ReadonlyArray<readonly [offset: number, length: number]>;
+  /** Each bucket's count minus the previous bucket's (the first: minus 0). */
+  readonly deltas: readonly number[];
+}
+
+/**
+ * Spans and deltas of the buckets that hold anything, laid out as client_golang lays them out: a
+ * gap of one or two empty buckets is carried as zero counts inside the span (cheaper than a new
+ * span), a longer gap starts a new span.
+ */
+export function sparseBuckets(run: NativeBucketRun): SparseBuckets {
+  const spans: Array<[number, number]> = [];
+  const deltas: number[] = [];
+  let previous = 0;
+  let next = 0;
+  const append = (count: number): void => {
+    (spans[spans.length - 1] as [number, number])[1]++;
+    deltas.push(count - previous);
+    previous = count;
+  };
+  for (let i = 0; i < run.counts.length; i++) {
+    const count = run.counts[i] as number;
+    if (count === 0) continue;
+    const index = run.offset + i;
+    const gap = index - next;
+    if (spans.length === 0 || gap > 2) spans.push([gap, 0]);
+    else for (let j = 0; j < gap; j++) append(0);
+    append(count);
+    next = index + 1;
+  }
+  return { spans, deltas };
+}
+
+/**
+ * The store's families as protobuf messages, in catalog order, each with the series it holds
+ * (a family without series is left out, as client_golang leaves it out). Histogram families that
+ * keep native buckets carry them beside their classic buckets, so a Prometheus that scrapes
+ * classic histograms too keeps every `_bucket` series it had. Produced a family at a time, for a
+ * rendering in slices.
+ */
+export function* storeProtobuf(store: SeriesStore): Generator<Buffer, void, undefined> {
+  store.runCollectHooks();
+  const families = store.families.map((family) => [family, family.seriesSnapshot()] as const);
+  const writer = new ProtobufWriter();
+  for (const [family, series] of families) {
+    if (series.length === 0) continue;
+    writeStoreFamily(writer, family, series);
+    if (writer.size >= PIECE_BYTES) yield writer.take();
+  }
+  if (writer.size > 0) yield writer.take();
+}
+
+/** Families read from the text exposition (the application's own instruments, `target_info`) as protobuf messages. */
+export function parsedFamiliesProtobuf(families: readonly ParsedFamily[]): Buffer {
+  const writer = new ProtobufWriter();
+  for (const family of families) if (family.samples.length > 0) writeParsedFamily(writer, family);
+  return writer.take();
+}
+
+function writeStoreFamily(writer: ProtobufWriter, family: FamilySeries, series: readonly StoredSeries[]): void {
+  const { name, help, type } = family.family;
+  writer.begin();
+  writer.string(FAMILY.name, name);
+  writer.string(FAMILY.help, help);
+  writer.uint(FAMILY.type, METRIC_TYPE[type]);
+  const bounds = family.bounds;
+  for (const one of series) {
+    writer.begin(FAMILY.metric);
+    for (const [label, value] of readLabels(one.plain)) writeLabel(writer, label, value);
+    if (type === 'histogram') writeHistogram(writer, one as HistogramSeries, bounds);
+    else {
+      writer.begin(type === 'counter' ? METRIC.counter : METRIC.gauge);
+      writer.double(1, (one as CounterSeries | GaugeSeries).value);
+      writer.end();
+    }
+    writer.end();
+  }
+  writer.end();
+}
+
+function writeLabel(writer: ProtobufWriter, name: string, value: string): void {
+  writer.begin(METRIC.label);
+  writer.string(LABEL.name, name);
+  writer.string(LABEL.value, value);
+  writer.end();
+}
+
+function writeHistogram(writer: ProtobufWriter, series: HistogramSeries, bounds: Float64Array): void {
+  writer.begin(METRIC.histogram);
+  writer.uint(HISTOGRAM.sampleCount, series.count);
+  writer.double(HISTOGRAM.sampleSum, series.sum);
+  let cumulative = 0;
+  for (let i = 0; i <= bounds.length; i++) {
+    cumulative += series.bucketCount(i);
+    writeBucket(writer, cumulative, i < bounds.length ? (bounds[i] as number) : Infinity);
+  }
+  if (hasNativeBuckets(series)) {
+    const native = series.native;
+    writer.sint(HISTOGRAM.schema, native.schema);
+    writer.double(HISTOGRAM.zeroThreshold, native.zeroThreshold);
+    writer.uint(HISTOGRAM.zeroCount, native.zeroCount);
+    const negative = sparseBuckets(native.negative);
+    const positive = sparseBuckets(native.positive);
+    writeSpans(writer, HISTOGRAM.negativeSpan, HISTOGRAM.negativeDelta, negative);
+    // As client_golang: a native histogram with nothing in it still carries one empty span, which tells it from a classic one.
+    const empty = native.zeroCount === 0 && positive.spans.length === 0 && negative.spans.length === 0;
+    writeSpans(writer, HISTOGRAM.positiveSpan, HISTOGRAM.positiveDelta, empty ? { spans: [[0, 0]], deltas: [] } : positive);
+  }
+  writer.end();
+}
+
+function writeBucket(writer: ProtobufWriter, cumulativeCount: number, upperBound: number): void {
+  writer.begin(HISTOGRAM.bucket);
+  writer.uint(BUCKET.cumulativeCount, cumulativeCount);
+  writer.double(BUCKET.upperBound, upperBound);
+  writer.end();
+}
+
+function writeSpans(writer: ProtobufWriter, spanField: number, deltaField: number, buckets: SparseBuckets): void {
+  for (const [offset, length] of buckets.spans) {
+    writer.begin(spanField);
+    writer.sint(SPAN.offset, offset);
+    writer.uint(SPAN.length, length);
+    writer.end();
+  }
+  for (const delta of buckets.deltas) writer.sint(deltaField, delta);
+}
+
+/** A family of the text exposition: its samples grouped into metrics by their labels (a histogram's `le`, a summary's `quantile` aside). */
+function writeParsedFamily(writer: ProtobufWriter, family: ParsedFamily): void {
+  writer.begin();
+  writer.string(FAMILY.name, family.name);
+  if (family.help !== '') writer.string(FAMILY.help, family.help);
+  writer.uint(FAMILY.type, METRIC_TYPE[family.type]);
+  const grouped = family.type === 'histogram' || family.type === 'summary';
+  if (!grouped) {
+    for (const sample of family.samples) {
+      writer.begin(FAMILY.metric);
+      for (const label of Object.keys(sample.labels).sort()) writeLabel(writer, label, sample.labels[label] as string);
+      writer.begin(family.type === 'counter' ? METRIC.counter : family.type === 'gauge' ? METRIC.gauge : METRIC.untyped);
+      writer.double(1, sample.value);
+      writer.end();
+      writer.end();
+    }
+  } else {
+    const special = family.type === 'histogram' ? 'le' : 'quantile';
+    const metrics = new Map<string, { labels: Array<[string, string]>; count: number; sum: number; points: Array<[number, number]> }>();
+    for (const sample of family.samples) {
+      const labels = Object.keys(sample.labels)
+        .filter((label) => label !== special)
+        .sort()
+        .map((label): [string, string] => [label, sample.labels[label] as string]);
+      const key = JSON.stringify(labels);
+      let metric = metrics.get(key);
+      if (metric === undefined) metrics.set(key, (metric = { labels, count: 0, sum: 0, points: [] }));
+      if (sample.name === `${family.name}_count`) metric.count = sample.value;
+      else if (sample.name === `${family.name}_sum`) metric.sum = sample.value;
+      else if (sample.labels[special] !== undefined) metric.points.push([boundOf(sample.labels[special]), sample.value]);
+    }
+    for (const metric of metrics.values()) {
+      writer.begin(FAMILY.metric);
+      for (const [label, value] of metric.labels) writeLabel(writer, label, value);
+      if (family.type === 'histogram') {
+        writer.begin(METRIC.histogram);
+        writer.uint(HISTOGRAM.sampleCount, metric.count);
+        writer.double(HISTOGRAM.sampleSum, metric.sum);
+        for (const [bound, cumulative] of metric.points) writeBucket(writer, cumulative, bound);
+      } else {
+        writer.begin(METRIC.summary);
+        writer.uint(SUMMARY.sampleCount, metric.count);
+        writer.double(SUMMARY.sampleSum, metric.sum);
+        for (const [quantile, value] of metric.points) {
+          writer.begin(SUMMARY.quantile);
+          writer.double(QUANTILE.quantile, quantile);
+          writer.double(QUANTILE.value, value);
+          writer.end();
+        }
+      }
+      writer.end();
+      writer.end();
+    }
+  }
+  writer.end();
+}
+
+/** An `le` or `quantile` label value as a number (`+Inf` as the text format spells infinity). */
+function boundOf(text: string): number {
+  if (text === '+Inf' || text === 'Inf') return Infinity;
+  if (text === '-Inf') return -Infinity;
+  return Number(text);
+}

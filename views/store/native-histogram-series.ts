@@ -1,0 +1,40 @@
+import type { Attributes } from '@opentelemetry/api';
+import { NativeBuckets, type NativeBucketConfig } from './native-buckets';
+import { HistogramSeries, type CreationTime, type SeriesOwner } from './series';
+
+/**
+ * A histogram series that also keeps native (sparse exponential) buckets: its classic buckets,
+ * count and sum are those of any histogram series, so the text exposition prints it unchanged;
+ * the protobuf exposition and OpenTelemetry's exponential points read `native` as well. Only the
+ * families configured for native histograms bind these: the others keep the plain series and its
+ * record path.
+ */
+export class NativeHistogramSeries extends HistogramSeries {
+  readonly native: NativeBuckets;
+
+  constructor(
+    owner: SeriesOwner,
+    plain: string,
+    leOffset: number,
+    created: CreationTime,
+    attributes: Attributes | undefined,
+    cells: Float64Array,
+    offset: number,
+    config: NativeBucketConfig,
+  ) {
+    super(owner, plain, leOffset, created, attributes, cells, offset);
+    this.native = new NativeBuckets(config);
+  }
+
+  override record(value: number): void {
+    const before = this.count;
+    super.record(value);
+    // The classic series rejects what it cannot count (NaN, ±∞, a sum that would overflow): the native buckets follow it.
+    if (this.count !== before) this.native.observe(value);
+  }
+}
+
+/** Whether a histogram series keeps native buckets. */
+export function hasNativeBuckets(series: HistogramSeries): series is NativeHistogramSeries {
+  return series instanceof NativeHistogramSeries;
+}
