@@ -89,6 +89,7 @@ export async function registerOmniMetrics(options: OmniMetricsOptions): Promise<
     naming: settings.naming,
     cardinalityLimit: settings.cardinalityLimit,
     stageReplicaMap,
+    exemplars: settings.exemplars,
   });
   const puller =
     settings.enginePull === undefined

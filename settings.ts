@@ -12,6 +12,8 @@ import {
   type PrometheusServerSettings,
 } from './exporters/prometheus-http';
 import { OmniPrometheusReader, type OmniPrometheusReaderOptions } from './exporters/prometheus-reader';
+import { EXPOSITION_CHOICES } from './exporters/content-negotiation';
+import { tracingRegistered } from './views/store/exemplar-trace';
 import { validateCacheConfig, type CacheConfigInfo } from './instrumentation/recorders/stat-logger';
 import { resolveSelfCheckInterval } from './instrumentation/self-check/self-check-monitor';
 import type { LogSink, OmniMetricsOptions, PrometheusOptions } from './options';
@@ -57,6 +59,8 @@ export interface OmniSettings {
   readonly logSink?: LogSink;
   readonly genAiMetrics: boolean;
   readonly processMetrics: boolean;
+  /** Whether the latency histograms and request counters keep exemplars (the option, else whether tracing is registered). */
+  readonly exemplars: boolean;
   /** Seconds between self-checks; undefined turns the periodic check off. */
   readonly selfCheckIntervalSeconds?: number;
   readonly enginePull?: EnginePullSettings;
@@ -99,10 +103,11 @@ export const OPTION_KEYS = optionKeys<OmniMetricsOptions>({
   logSink: true,
   selfCheck: true,
   processMetrics: true,
+  exemplars: true,
 });
 const PROMETHEUS_KEYS = [
   ...PROMETHEUS_SERVER_OPTION_KEYS,
-  ...optionKeys<Omit<PrometheusOptions, keyof PrometheusServerOptions>>({ withTargetInfo: true, withScopeLabels: true, createdSeries: true }),
+  ...optionKeys<Omit<PrometheusOptions, keyof PrometheusServerOptions>>({ withTargetInfo: true, withScopeLabels: true, createdSeries: true, exposition: true }),
 ];
 const FEATURE_KEYS = optionKeys<FeatureOptions>({ specDecode: true, kvConnector: true, lora: true, kvCacheMetrics: true, corruptedRequests: true });
 const KV_CONNECTORS = ['nixl'] as const;
@@ -120,7 +125,7 @@ export function resolveOmniSettings(options: OmniMetricsOptions, env: NodeJS.Pro
     throw new OmniOptionError('modelName', `modelName must be a non-empty string (vLLM's served model name); got ${shown(options.modelName)}`);
   }
   checkArray(options.stagePools, 'stagePools');
-  for (const flag of ['logStats', 'showHiddenMetrics', 'genAiMetrics', 'processMetrics'] as const) checkBoolean(options[flag], flag);
+  for (const flag of ['logStats', 'showHiddenMetrics', 'genAiMetrics', 'processMetrics', 'exemplars'] as const) checkBoolean(options[flag], flag);
   checkOneOf(options.prefix, 'prefix', PIPELINE_PREFIXES);
   checkOneOf(options.naming, 'naming', NAMING_SCHEMES);
   checkPositiveInteger(options.maxModelLen, 'maxModelLen');
@@ -149,6 +154,7 @@ export function resolveOmniSettings(options: OmniMetricsOptions, env: NodeJS.Pro
     }
     checkObject(options.prometheus, 'prometheus', PROMETHEUS_KEYS);
     for (const flag of ['withTargetInfo', 'withScopeLabels', 'createdSeries'] as const) checkBoolean(options.prometheus[flag], `prometheus.${flag}`);
+    checkOneOf(options.prometheus.exposition, 'prometheus.exposition', EXPOSITION_CHOICES);
   }
   const providerSettings = resolveProvider(options);
 
@@ -187,7 +193,12 @@ export function resolveOmniSettings(options: OmniMetricsOptions, env: NodeJS.Pro
     options.prometheusReader ??
     (providerSettings === 'given'
       ? undefined
-      : { withTargetInfo: prometheus.withTargetInfo, withScopeLabels: prometheus.withScopeLabels, createdSeries: prometheus.createdSeries });
+      : {
+          withTargetInfo: prometheus.withTargetInfo,
+          withScopeLabels: prometheus.withScopeLabels,
+          createdSeries: prometheus.createdSeries,
+          exposition: prometheus.exposition,
+        });
   if (server !== undefined && reader === undefined) {
     throw new OmniOptionError(
       'prometheusReader',
@@ -208,6 +219,7 @@ export function resolveOmniSettings(options: OmniMetricsOptions, env: NodeJS.Pro
     logSink: options.logSink,
     genAiMetrics: options.genAiMetrics === true,
     processMetrics: options.processMetrics !== false,
+    exemplars: options.exemplars ?? tracingRegistered(),
     selfCheckIntervalSeconds: sdkDisabled ? undefined : selfCheckIntervalSeconds,
     enginePull: sdkDisabled ? undefined : enginePull,
     exportSettings,

@@ -1,10 +1,11 @@
 import { MetricReader, type CollectionResult, type MetricCollectOptions } from '@opentelemetry/sdk-metrics';
 import { emptyResource } from '@opentelemetry/resources';
 import { LimitedWarning } from '../views/diag-warnings';
-import { checkObject, optionKeys } from '../views/option-checks';
+import { checkObject, checkOneOf, optionKeys } from '../views/option-checks';
 import { OmniMetricProducer } from '../views/store/metric-producer';
 import type { SeriesStore } from '../views/store/series-store';
 import { createdSeriesDisabledByEnv, type ExpositionFormat } from './exposition-text';
+import { EXPOSITION_CHOICES, type ExpositionChoice } from './content-negotiation';
 import type { DeclaredFamily } from '../views/declared-families';
 import { prometheusPieces, serializeFamilies, targetInfoText } from './prometheus-serializer';
 import { SharedRenderings, type ExpositionPieces } from './shared-rendering';
@@ -24,6 +25,8 @@ export interface OmniPrometheusReaderOptions {
    * vLLM) does. Default on, unless `PROMETHEUS_DISABLE_CREATED_SERIES` is `true`, `1` or `t`.
    */
   readonly createdSeries?: boolean;
+  /** `negotiate` (default): OpenMetrics to a scraper that prefers it; `text`: the 0.0.4 text to every scrape, as vLLM. */
+  readonly exposition?: ExpositionChoice;
 }
 
 const READER_OPTION_KEYS = optionKeys<OmniPrometheusReaderOptions>({
@@ -32,6 +35,7 @@ const READER_OPTION_KEYS = optionKeys<OmniPrometheusReaderOptions>({
   withTargetInfo: true,
   withScopeLabels: true,
   createdSeries: true,
+  exposition: true,
 });
 
 /**
@@ -55,6 +59,8 @@ export class OmniPrometheusReader extends MetricReader {
       }
     | undefined;
   private readonly createdSeries: boolean;
+  /** How the HTTP handlers serving this reader pick a scrape's format (the `exposition` option). */
+  readonly expositionChoice: ExpositionChoice;
   /** Every rendering of this reader, HTTP scrapes and `metricsBytes()` alike: those that overlap share one. */
   readonly sharedRenderings = new SharedRenderings((format: ExpositionFormat) => this.exposition(format));
   /** Set once a MeterProvider takes this reader: before that only the store can be read. */
@@ -65,6 +71,8 @@ export class OmniPrometheusReader extends MetricReader {
     checkObject(options, 'OmniPrometheusReader options', READER_OPTION_KEYS);
     this.declared = options.declaredFamilies ?? [];
     this.createdSeries = options.createdSeries ?? !createdSeriesDisabledByEnv();
+    checkOneOf(options.exposition, 'exposition', EXPOSITION_CHOICES);
+    this.expositionChoice = options.exposition ?? 'negotiate';
     if (options.store) this.attachStore(options.store);
   }
 

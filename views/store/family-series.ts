@@ -4,6 +4,7 @@ import { LimitedWarning } from '../diag-warnings';
 import { prometheusLabelName } from '../names';
 import { FixedLabelText, readLabels, renderLabelText, type LabelText } from './label-text';
 import { CounterSeries, CreationTime, GaugeSeries, HistogramSeries, type BoundSeries, type SeriesOwner, type StoredSeries } from './series';
+import { ExemplarCounterSeries, ExemplarHistogramSeries } from './exemplar-series';
 
 /** A label value as recorders pass it; numbers print as `String(n)`. */
 export type LabelValue = string | number;
@@ -39,6 +40,8 @@ export interface FamilySeriesContext {
   readonly cardinalityLimit: number;
   /** The creation time of a series bound now (shared with the series bound just before, within a millisecond). */
   readonly creationTime: () => CreationTime;
+  /** Whether a family's series keep exemplars; absent: none do. */
+  readonly keepsExemplars?: (family: ResolvedFamily) => boolean;
 }
 
 /** A clock for `FamilySeriesContext.creationTime`: series created within a millisecond of a group's first share its time. */
@@ -71,6 +74,8 @@ export class FamilySeries implements SeriesOwner {
   private overflow: StoredSeries | undefined;
   /** Bumped whenever series are removed: whoever caches bound series of this family binds again. */
   generation = 0;
+  /** Whether this family's series keep exemplars (a subclass of the usual series, chosen once, here). */
+  readonly exemplars: boolean;
 
   constructor(
     readonly family: ResolvedFamily,
@@ -80,6 +85,7 @@ export class FamilySeries implements SeriesOwner {
   ) {
     this.bounds = Float64Array.from(family.buckets ?? []);
     this.labelText = new FixedLabelText(family.labels);
+    this.exemplars = context.keepsExemplars?.(family) === true;
   }
 
   get name(): string {
@@ -167,7 +173,7 @@ export class FamilySeries implements SeriesOwner {
     const created = this.context.creationTime();
     const series =
       this.family.type === 'counter'
-        ? new CounterSeries(this, labels.plain, created, attributes)
+        ? new (this.exemplars ? ExemplarCounterSeries : CounterSeries)(this, labels.plain, created, attributes)
         : this.family.type === 'gauge'
           ? new GaugeSeries(this, labels.plain, created, attributes)
           : this.newHistogram(labels, created, attributes);
@@ -187,7 +193,15 @@ export class FamilySeries implements SeriesOwner {
       this.page = new Float64Array(seriesPerPage * stride);
       this.pageUsed = 0;
     }
-    const series = new HistogramSeries(this, labels.plain, labels.leOffset, created, attributes, this.page, this.pageUsed);
+    const series = new (this.exemplars ? ExemplarHistogramSeries : HistogramSeries)(
+      this,
+      labels.plain,
+      labels.leOffset,
+      created,
+      attributes,
+      this.page,
+      this.pageUsed,
+    );
     this.pageUsed += stride;
     return series;
   }

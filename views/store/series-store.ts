@@ -5,6 +5,7 @@ import { checkObject, optionKeys } from '../option-checks';
 import { EngineRelabelProcessor } from '../engine-relabel-processor';
 import type { StageReplicaMap } from '../stage-replica-map';
 import { streamNameFor, type NamingScheme } from '../views';
+import { keepsExemplars } from '../exemplar-families';
 import { creationClock, FamilySeries, type LabelValue } from './family-series';
 import { NOOP_SERIES, type BoundSeries, type StoredSeries } from './series';
 
@@ -21,9 +22,21 @@ export interface SeriesStoreOptions {
   readonly stageReplicaMap?: StageReplicaMap;
   /** Wall clock in milliseconds since the epoch (series creation times); injectable for tests. */
   readonly now?: () => number;
+  /**
+   * Keep exemplars (the latest observation's value, time and trace per bucket) on the latency
+   * histograms and request counters; default off. See docs/exemplars.md.
+   */
+  readonly exemplars?: boolean;
 }
 
-const SERIES_STORE_OPTION_KEYS = optionKeys<SeriesStoreOptions>({ modelName: true, naming: true, cardinalityLimit: true, stageReplicaMap: true, now: true });
+const SERIES_STORE_OPTION_KEYS = optionKeys<SeriesStoreOptions>({
+  modelName: true,
+  naming: true,
+  cardinalityLimit: true,
+  stageReplicaMap: true,
+  now: true,
+  exemplars: true,
+});
 
 /**
  * Every series of the catalog's families, owned by the package: OpenTelemetry's bound
@@ -51,7 +64,12 @@ export class SeriesStore {
       throw new RangeError(`cardinalityLimit must be a positive integer, got ${String(cardinalityLimit)}`);
     }
     const naming = options.naming ?? 'vllm';
-    const context = { modelName: options.modelName, cardinalityLimit, creationTime: creationClock(options.now ?? wallClockMillis) };
+    const context = {
+      modelName: options.modelName,
+      cardinalityLimit,
+      creationTime: creationClock(options.now ?? wallClockMillis),
+      keepsExemplars: options.exemplars === true ? keepsExemplars : undefined,
+    };
     this.families = catalog.families.map((family) => new FamilySeries(family, streamNameFor(family, naming), context));
     this.byKey = new Map(this.families.map((family) => [family.family.key, family]));
     if (options.stageReplicaMap) {
@@ -61,6 +79,11 @@ export class SeriesStore {
         if (change.kind === 'removed') this.removeReplicaSeries(String(change.stage), String(change.replica));
       });
     }
+  }
+
+  /** Whether the latency histograms and request counters keep exemplars. */
+  get exemplars(): boolean {
+    return this.options.exemplars === true;
   }
 
   /** Whether this configuration registers the family (recorders skip work for families that are off). */
