@@ -8,8 +8,8 @@ import type { InstrumentedMetrics } from './instrumented-metrics';
 import { REALTIME_METHODS } from './realtime-wrappers';
 import { observeStream } from './stream-observer';
 import { followResult, isThenable } from './telemetry-guard';
-import { requestTraceOf } from '../pipeline/request-trace';
-import { enterRequestTrace, leaveRequestTrace } from '../../views/store/exemplar-trace';
+import { activeTrace, requestTraceOf } from '../pipeline/request-trace';
+import { enterRequestTrace, leaveRequestTrace } from '../../views/store/exemplar-slots';
 
 export const ORCHESTRATOR_METHODS = [
   'addRequest',
@@ -117,8 +117,15 @@ function observerOf(name: OrchestratorMethod): Observe {
     case 'submitToStage':
       return (feed, _s, first) => feed.observer.stageSubmitted(first as StageRequest);
     case 'pollEngine':
-      return (feed, source, first, second, result) =>
-        feed.observer.enginePolled(first as number, second as number, result as EngineCoreOutputs | undefined, source as BindingSource);
+      return (feed, source, first, second, result) => {
+        // One poll serves many requests: the span active around it is read once, not by each of its records.
+        const previous = enterRequestTrace(feed.metrics.store.exemplars ? activeTrace() : undefined);
+        try {
+          feed.observer.enginePolled(first as number, second as number, result as EngineCoreOutputs | undefined, source as BindingSource);
+        } finally {
+          leaveRequestTrace(previous);
+        }
+      };
     case 'sendToNextStage':
       return (feed, source, _f, _s, result) => feed.observer.transferSent(result as TransferReceipt | undefined, source as BindingSource);
     case 'receiveFromPreviousStage':

@@ -18,6 +18,12 @@ export function requestTraceOf(request: unknown): SpanContext | undefined {
   return parsed === null ? undefined : sampled(parsed);
 }
 
+/** The sampled span active where the host called (an engine loop traced per step), if any. */
+export function activeTrace(): SpanContext | undefined {
+  const active = trace.getSpanContext(context.active());
+  return active !== undefined && isSpanContextValid(active) ? sampled(active) : undefined;
+}
+
 function sampled(spanContext: SpanContext): SpanContext | undefined {
   return (spanContext.traceFlags & TraceFlags.SAMPLED) === TraceFlags.SAMPLED ? spanContext : undefined;
 }

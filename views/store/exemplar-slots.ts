@@ -1,7 +1,56 @@
-import { currentExemplarTrace } from './exemplar-trace';
+import { context, isSpanContextValid, trace, TraceFlags, type SpanContext } from '@opentelemetry/api';
+
+// The request scope lives in this module with the slots: a record reads its state directly, not through another module's exports.
+
+/**
+ * The trace an exemplar is taken from. Engine-side and serving-side records happen outside the
+ * request's own asynchronous context (an engine poll serves many requests at once), so whoever
+ * knows which request a record belongs to names its trace for the duration of the calls that
+ * record it (`null`: the request has none); outside such a scope (`undefined`) the
+ * OpenTelemetry context active where the record runs is read. Inside a scope the active context
+ * is not read at all, and the records share one clock reading: both lookups cost more than the
+ * record itself.
+ */
+let requestTrace: SpanContext | null | undefined;
+/** The scope's clock reading, taken by its first exemplar (NaN until then). */
+let scopeMillis = NaN;
 
 /** Where exemplar timestamps come from: the wall clock, in milliseconds since the epoch (tests replace it). */
 export const exemplarClock: { nowMillis: () => number } = { nowMillis: Date.now };
+
+/**
+ * Names the trace of the request whose values are recorded until `leaveRequestTrace(previous)`
+ * (undefined: the request has no trace); returns what it replaces.
+ */
+export function enterRequestTrace(spanContext: SpanContext | undefined): SpanContext | null | undefined {
+  const previous = requestTrace;
+  requestTrace = spanContext ?? null;
+  scopeMillis = NaN;
+  return previous;
+}
+
+export function leaveRequestTrace(previous: SpanContext | null | undefined): void {
+  requestTrace = previous;
+  scopeMillis = NaN;
+}
+
+/**
+ * The trace of the record being made: the request's named one, else (outside a request's scope)
+ * the active span's if it is sampled (an exemplar must point at a trace the backend keeps).
+ */
+export function currentExemplarTrace(): SpanContext | undefined {
+  if (requestTrace !== undefined) return requestTrace ?? undefined;
+  const spanContext = trace.getSpanContext(context.active());
+  if (spanContext === undefined || (spanContext.traceFlags & TraceFlags.SAMPLED) !== TraceFlags.SAMPLED) return undefined;
+  return isSpanContextValid(spanContext) ? spanContext : undefined;
+}
+
+/** When the record being made happens, in seconds since the epoch: one reading per request scope. */
+export function exemplarSeconds(): number {
+  if (requestTrace === undefined) return exemplarClock.nowMillis() / 1000;
+  if (scopeMillis !== scopeMillis) scopeMillis = exemplarClock.nowMillis();
+  return scopeMillis / 1000;
+}
 
 /** One kept exemplar: the observation, when it was made, and the trace it belongs to. */
 export interface Exemplar {
@@ -52,7 +101,7 @@ export class ExemplarSlots {
       else low = middle + 1;
     }
     this.values[low] = value;
-    this.times[low] = exemplarClock.nowMillis() / 1000;
+    this.times[low] = exemplarSeconds();
     this.traceIds[low] = spanContext.traceId;
     this.spanIds[low] = spanContext.spanId;
   }
