@@ -100,4 +100,11 @@ describe('a real Prometheus (exemplar-storage) stores the exemplars of served re
     assert.equal(found.length, 1, JSON.stringify(e2e));
     assert.equal(found[0]!.labels.span_id, spanId);
   });
+
+  it('from the OpenMetrics it negotiated, Prometheus 2.42 still stores the `_created` samples as series, as from the 0.0.4 text', async () => {
+    await prometheus.waitFor('vllm:omni_requests_success_total', (r) => r.length > 0, 20_000);
+    const created = await prometheus.waitFor('vllm:omni_requests_success_created', (r) => r.length > 0, 20_000);
+    const seconds = Number(created[0]!.value[1]);
+    assert.ok(Math.abs(seconds - Date.now() / 1000) < 600, `a creation time in seconds, got ${seconds}`);
+  });
 });
