@@ -118,10 +118,12 @@ function observerOf(name: OrchestratorMethod): Observe {
       return (feed, _s, first) => feed.observer.stageSubmitted(first as StageRequest);
     case 'pollEngine':
       return (feed, source, first, second, result) => {
+        const polled = result as EngineCoreOutputs | undefined;
+        if (!feed.metrics.store.exemplars) return feed.observer.enginePolled(first as number, second as number, polled, source as BindingSource);
         // One poll serves many requests: the span active around it is read once, not by each of its records.
-        const previous = enterRequestTrace(feed.metrics.store.exemplars ? activeTrace() : undefined);
+        const previous = enterRequestTrace(activeTrace());
         try {
-          feed.observer.enginePolled(first as number, second as number, result as EngineCoreOutputs | undefined, source as BindingSource);
+          feed.observer.enginePolled(first as number, second as number, polled, source as BindingSource);
         } finally {
           leaveRequestTrace(previous);
         }
@@ -187,9 +189,10 @@ function followStream(stream: unknown, request: unknown, feeds: readonly HandleF
   // Until tracking starts, tokens nothing matches.
   const tokens: object[] = feeds.map(() => ({}));
   // The request's trace, read now (where the host's span is active): its outputs arrive from the engine loop, outside it.
-  const requestTrace = feeds.some((feed) => feed.metrics.store.exemplars) ? requestTraceOf(request) : undefined;
+  const traced = feeds.some((feed) => feed.metrics.store.exemplars);
+  const requestTrace = traced ? requestTraceOf(request) : undefined;
   const each = (site: string, work: (observer: PipelineObserver, token: object) => void): void => {
-    const previous = enterRequestTrace(requestTrace);
+    const previous = traced ? enterRequestTrace(requestTrace) : undefined;
     feeds.forEach((feed, i) => {
       const observer = observers[i] as PipelineObserver;
       // A handle whose instrumentation was disabled since has a new observer (or none): not followed any more.
@@ -200,7 +203,7 @@ function followStream(stream: unknown, request: unknown, feeds: readonly HandleF
         feed.guard.report(site, error);
       }
     });
-    leaveRequestTrace(previous);
+    if (traced) leaveRequestTrace(previous);
   };
   const observed = observeStream(stream, (feeds[0] as HandleFeed).guard, {
     output: (value) => each('generate stream output', (observer, token) => observer.generateOutput(token, value)),

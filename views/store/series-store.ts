@@ -48,6 +48,8 @@ export class SeriesStore {
   /** Families in catalog order (the exposition's order). */
   readonly families: readonly FamilySeries[];
   readonly cardinalityLimit: number;
+  /** Whether the latency histograms and request counters keep exemplars. */
+  readonly exemplars: boolean;
   private readonly byKey: ReadonlyMap<FamilyKey, FamilySeries>;
   private readonly relabel?: EngineRelabelProcessor;
   private readonly collectHooks = new Set<() => void>();
@@ -60,6 +62,7 @@ export class SeriesStore {
     checkObject(options, 'SeriesStore options', SERIES_STORE_OPTION_KEYS);
     const cardinalityLimit = options.cardinalityLimit ?? DEFAULT_CARDINALITY_LIMIT;
     this.cardinalityLimit = cardinalityLimit;
+    this.exemplars = options.exemplars === true;
     if (!Number.isInteger(cardinalityLimit) || cardinalityLimit < 1) {
       throw new RangeError(`cardinalityLimit must be a positive integer, got ${String(cardinalityLimit)}`);
     }
@@ -68,7 +71,7 @@ export class SeriesStore {
       modelName: options.modelName,
       cardinalityLimit,
       creationTime: creationClock(options.now ?? wallClockMillis),
-      keepsExemplars: options.exemplars === true ? keepsExemplars : undefined,
+      keepsExemplars: this.exemplars ? keepsExemplars : undefined,
     };
     this.families = catalog.families.map((family) => new FamilySeries(family, streamNameFor(family, naming), context));
     this.byKey = new Map(this.families.map((family) => [family.family.key, family]));
@@ -79,11 +82,6 @@ export class SeriesStore {
         if (change.kind === 'removed') this.removeReplicaSeries(String(change.stage), String(change.replica));
       });
     }
-  }
-
-  /** Whether the latency histograms and request counters keep exemplars. */
-  get exemplars(): boolean {
-    return this.options.exemplars === true;
   }
 
   /** Whether this configuration registers the family (recorders skip work for families that are off). */
