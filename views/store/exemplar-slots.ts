@@ -64,28 +64,22 @@ export interface Exemplar {
 /**
  * The most recent exemplar of each slot: one per histogram bucket (`+Inf` last), or a single one
  * for a counter. A slot is overwritten by every later observation that has a trace, as
- * prometheus_client and the OpenMetrics examples keep the latest. Memory is fixed at creation:
- * four cells per slot (about 32 bytes, plus the two id strings once a trace is seen).
+ * prometheus_client and the OpenMetrics examples keep the latest. Nothing is allocated until the
+ * first exemplar: then two numbers and one reference per slot (24 bytes), the reference to the
+ * trace's span context, whose id strings the tracing SDK already holds.
  */
 export class ExemplarSlots {
-  private readonly values: Float64Array;
-  private readonly times: Float64Array;
-  private readonly traceIds: Array<string | undefined>;
-  private readonly spanIds: Array<string | undefined>;
+  /** Per slot: the value, then the time in seconds. */
+  private cells: Float64Array | undefined;
+  private traces: Array<SpanContext | undefined> | undefined;
 
   constructor(
     /** Histogram bucket upper bounds (`+Inf` implied); empty for a counter's single slot. */
     private readonly bounds: Float64Array,
-  ) {
-    const slots = bounds.length + 1;
-    this.values = new Float64Array(slots);
-    this.times = new Float64Array(slots);
-    this.traceIds = new Array<string | undefined>(slots).fill(undefined);
-    this.spanIds = new Array<string | undefined>(slots).fill(undefined);
-  }
+  ) {}
 
   get size(): number {
-    return this.values.length;
+    return this.bounds.length + 1;
   }
 
   /** Keeps `value` in its bucket's slot when the record runs within a trace (a counter: its increment). */
@@ -100,17 +94,21 @@ export class ExemplarSlots {
       if (value <= (bounds[middle] as number)) high = middle;
       else low = middle + 1;
     }
-    this.values[low] = value;
-    this.times[low] = exemplarSeconds();
-    this.traceIds[low] = spanContext.traceId;
-    this.spanIds[low] = spanContext.spanId;
+    if (this.cells === undefined || this.traces === undefined) {
+      this.cells = new Float64Array(2 * (bounds.length + 1));
+      this.traces = new Array<SpanContext | undefined>(bounds.length + 1).fill(undefined);
+    }
+    this.cells[2 * low] = value;
+    this.cells[2 * low + 1] = exemplarSeconds();
+    this.traces[low] = spanContext;
   }
 
   /** Slot `i`'s exemplar, or undefined when none was kept. */
   at(i: number): Exemplar | undefined {
-    const traceId = this.traceIds[i];
-    if (traceId === undefined) return undefined;
-    return { value: this.values[i] as number, timestampSeconds: this.times[i] as number, traceId, spanId: this.spanIds[i] as string };
+    const spanContext = this.traces?.[i];
+    if (spanContext === undefined) return undefined;
+    const cells = this.cells as Float64Array;
+    return { value: cells[2 * i] as number, timestampSeconds: cells[2 * i + 1] as number, traceId: spanContext.traceId, spanId: spanContext.spanId };
   }
 
   /** Every slot's exemplar in bucket order (undefined where none). */
