@@ -4,6 +4,7 @@ import type { Resource } from '@opentelemetry/resources';
 import type { MetricReader } from '@opentelemetry/sdk-metrics';
 import type { EnginePullOptions } from './exporters/engine-pull/types';
 import type { MetricsExporterName, OtlpOptions } from './exporters/otlp/types';
+import type { ExpositionChoice } from './exporters/content-negotiation';
 import type { PrometheusServerOptions } from './exporters/prometheus-http';
 import type { OmniPrometheusReader } from './exporters/prometheus-reader';
 import type { RequestLabelOptions } from './instrumentation/pipeline/request-labels';
@@ -31,6 +32,13 @@ export interface PrometheusOptions extends PrometheusServerOptions {
    * does. Default on, unless `PROMETHEUS_DISABLE_CREATED_SERIES` is `true`, `1` or `t`.
    */
   readonly createdSeries?: boolean;
+  /**
+   * How `/metrics` picks its format. `negotiate` (default): OpenMetrics when the scraper prefers it
+   * (Prometheus does), the 0.0.4 text otherwise; needed for exemplars. `text`: the 0.0.4 text
+   * whatever the `Accept` header, as vLLM's `/metrics` answers; a Prometheus then also stores the
+   * `_created` series as samples. See docs/exposition.md.
+   */
+  readonly exposition?: ExpositionChoice;
 }
 
 export interface OmniMetricsOptions {
@@ -155,4 +163,11 @@ export interface OmniMetricsOptions {
    * see docs/native-histograms.md.
    */
   readonly nativeHistograms?: boolean | NativeHistogramOptions;
+  /**
+   * Keep exemplars on the latency histograms and request counters: per bucket (per series for a
+   * counter) the latest observation's value, time, trace id and span id, printed in the
+   * OpenMetrics exposition. Default: on when a tracer provider is registered globally (other than
+   * the API's no-op one) when this call runs, off otherwise. See docs/exemplars.md.
+   */
+  readonly exemplars?: boolean;
 }

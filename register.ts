@@ -90,6 +90,7 @@ export async function registerOmniMetrics(options: OmniMetricsOptions): Promise<
     cardinalityLimit: settings.cardinalityLimit,
     stageReplicaMap,
     nativeHistograms: settings.nativeHistograms,
+    exemplars: settings.exemplars,
   });
   const puller =
     settings.enginePull === undefined

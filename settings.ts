@@ -13,6 +13,8 @@ import {
 } from './exporters/prometheus-http';
 import { OmniPrometheusReader, type OmniPrometheusReaderOptions } from './exporters/prometheus-reader';
 import { resolveRequestLabels, type RequestLabelSettings } from './instrumentation/pipeline/request-labels';
+import { EXPOSITION_CHOICES } from './exporters/content-negotiation';
+import { tracingRegistered } from './views/store/exemplar-trace';
 import { validateCacheConfig, type CacheConfigInfo } from './instrumentation/recorders/stat-logger';
 import { resolveSelfCheckInterval } from './instrumentation/self-check/self-check-monitor';
 import type { LogSink, OmniMetricsOptions, PrometheusOptions } from './options';
@@ -63,6 +65,8 @@ export interface OmniSettings {
   readonly logSink?: LogSink;
   readonly genAiMetrics: boolean;
   readonly processMetrics: boolean;
+  /** Whether the latency histograms and request counters keep exemplars (the option, else whether tracing is registered). */
+  readonly exemplars: boolean;
   /** Seconds between self-checks; undefined turns the periodic check off. */
   readonly selfCheckIntervalSeconds?: number;
   readonly enginePull?: EnginePullSettings;
@@ -111,10 +115,11 @@ export const OPTION_KEYS = optionKeys<OmniMetricsOptions>({
   selfCheck: true,
   processMetrics: true,
   nativeHistograms: true,
+  exemplars: true,
 });
 const PROMETHEUS_KEYS = [
   ...PROMETHEUS_SERVER_OPTION_KEYS,
-  ...optionKeys<Omit<PrometheusOptions, keyof PrometheusServerOptions>>({ withTargetInfo: true, withScopeLabels: true, createdSeries: true }),
+  ...optionKeys<Omit<PrometheusOptions, keyof PrometheusServerOptions>>({ withTargetInfo: true, withScopeLabels: true, createdSeries: true, exposition: true }),
 ];
 const FEATURE_KEYS = optionKeys<FeatureOptions>({
   specDecode: true,
@@ -138,7 +143,7 @@ export function resolveOmniSettings(options: OmniMetricsOptions, env: NodeJS.Pro
     throw new OmniOptionError('modelName', `modelName must be a non-empty string (vLLM's served model name); got ${shown(options.modelName)}`);
   }
   checkArray(options.stagePools, 'stagePools');
-  for (const flag of ['logStats', 'showHiddenMetrics', 'genAiMetrics', 'processMetrics'] as const) checkBoolean(options[flag], flag);
+  for (const flag of ['logStats', 'showHiddenMetrics', 'genAiMetrics', 'processMetrics', 'exemplars'] as const) checkBoolean(options[flag], flag);
   checkOneOf(options.prefix, 'prefix', PIPELINE_PREFIXES);
   checkOneOf(options.naming, 'naming', NAMING_SCHEMES);
   checkPositiveInteger(options.maxModelLen, 'maxModelLen');
@@ -168,6 +173,7 @@ export function resolveOmniSettings(options: OmniMetricsOptions, env: NodeJS.Pro
     }
     checkObject(options.prometheus, 'prometheus', PROMETHEUS_KEYS);
     for (const flag of ['withTargetInfo', 'withScopeLabels', 'createdSeries'] as const) checkBoolean(options.prometheus[flag], `prometheus.${flag}`);
+    checkOneOf(options.prometheus.exposition, 'prometheus.exposition', EXPOSITION_CHOICES);
   }
   const providerSettings = resolveProvider(options);
 
@@ -219,7 +225,12 @@ export function resolveOmniSettings(options: OmniMetricsOptions, env: NodeJS.Pro
     options.prometheusReader ??
     (providerSettings === 'given'
       ? undefined
-      : { withTargetInfo: prometheus.withTargetInfo, withScopeLabels: prometheus.withScopeLabels, createdSeries: prometheus.createdSeries });
+      : {
+          withTargetInfo: prometheus.withTargetInfo,
+          withScopeLabels: prometheus.withScopeLabels,
+          createdSeries: prometheus.createdSeries,
+          exposition: prometheus.exposition,
+        });
   if (server !== undefined && reader === undefined) {
     throw new OmniOptionError(
       'prometheusReader',
@@ -241,6 +252,7 @@ export function resolveOmniSettings(options: OmniMetricsOptions, env: NodeJS.Pro
     logSink: options.logSink,
     genAiMetrics: options.genAiMetrics === true,
     processMetrics: options.processMetrics !== false,
+    exemplars: options.exemplars ?? tracingRegistered(),
     selfCheckIntervalSeconds: sdkDisabled ? undefined : selfCheckIntervalSeconds,
     enginePull: sdkDisabled ? undefined : enginePull,
     exportSettings,

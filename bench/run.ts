@@ -13,6 +13,7 @@ import { interTokenSection } from './section-inter-token';
 import { memorySection } from './section-memory';
 import { perRequestSection } from './section-per-request';
 import { recordPathSection } from './section-record-path';
+import { exemplarSection } from './section-exemplars';
 import { scrapeBlockSection, scrapeCpuSection } from './section-scrape';
 import { blockTarget, printTargets, ratioTarget, type Target } from './targets';
 
@@ -33,6 +34,7 @@ async function main(): Promise<void> {
   const perRequest = await perRequestSection(ROUNDS, quick ? 30 : 200);
   const interToken = await interTokenSection(ROUNDS, quick ? 1e6 : 5e6);
   const recordPath = await recordPathSection(ROUNDS, quick ? 20_000 : 100_000);
+  const exemplars = await exemplarSection(ROUNDS, quick ? 50_000 : 200_000);
   const cpu: Array<Awaited<ReturnType<typeof scrapeCpuSection>>> = [];
   for (const replicas of CPU_SIZES) cpu.push(await scrapeCpuSection(ROUNDS, replicas));
   const blocks: Array<Awaited<ReturnType<typeof scrapeBlockSection>>> = [];
@@ -105,13 +107,14 @@ async function main(): Promise<void> {
       met: Number.isNaN(recordPath.tokenBytes.median) ? null : recordPath.tokenBytes.median <= 32 && recordPath.statsPollBytes.median <= 64,
     },
     ratioTarget('9. patched method with nobody listening, vs the bare method', '≤ 2×', [recordPath.idleWrapper], 2),
+    ratioTarget('10. one request recorded with exemplars on (untraced / traced), vs off', '≤ 1.5×', [exemplars.untraced, exemplars.traced], 1.5),
   ];
   printTargets(targets, machine);
 
   const file = join(__dirname, 'results.json');
   writeFileSync(
     file,
-    `${JSON.stringify({ machine, date: new Date().toISOString(), quick, rounds: ROUNDS, targets, perRequest, interToken, recordPath, scrapeCpu: cpu, scrapeBlock: blocks, memory, coldStart }, null, 2)}\n`,
+    `${JSON.stringify({ machine, date: new Date().toISOString(), quick, rounds: ROUNDS, targets, perRequest, interToken, recordPath, exemplars, scrapeCpu: cpu, scrapeBlock: blocks, memory, coldStart }, null, 2)}\n`,
   );
   console.log(`\nwrote ${file}`);
 }

@@ -36,6 +36,20 @@ export function negotiateFormat(accept: string | undefined): ExpositionFormat {
   return openMetrics > 0 && openMetrics >= text ? 'openmetrics' : 'text';
 }
 
+/**
+ * How `/metrics` picks its format: `negotiate` answers OpenMetrics to a scraper that prefers it
+ * (exemplars, `_created` as OpenMetrics carries it); `text` answers the 0.0.4 text whatever the
+ * `Accept` header, as vLLM's `/metrics` does.
+ */
+export type ExpositionChoice = 'negotiate' | 'text';
+
+export const EXPOSITION_CHOICES: readonly ExpositionChoice[] = ['negotiate', 'text'];
+
+/** The format a scrape with this `Accept` header gets under `choice`. */
+export function chooseFormat(choice: ExpositionChoice | undefined, accept: string | undefined): ExpositionFormat {
+  return choice === 'text' ? 'text' : negotiateFormat(accept);
+}
+
 /** Whether the response may be gzip-compressed: `gzip` (or `*`) with a quality above 0. */
 export function acceptsGzip(acceptEncoding: string | undefined): boolean {
   const entries = preferences(acceptEncoding);

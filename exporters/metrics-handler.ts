@@ -1,6 +1,6 @@
 import { packageDiag } from '../views/package-diag';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { acceptsGzip, negotiateFormat } from './content-negotiation';
+import { acceptsGzip, chooseFormat, type ExpositionChoice } from './content-negotiation';
 import { OPENMETRICS_CONTENT_TYPE, TEXT_CONTENT_TYPE, type ExpositionFormat } from './exposition-text';
 import { nextSlice, sliceDue } from './event-loop-slices';
 import { SharedRenderings, type SharedRendering } from './shared-rendering';
@@ -23,6 +23,8 @@ export interface MetricsTextSource {
   readonly sharedRenderings?: SharedRenderings<ExpositionFormat>;
   /** A rendering of the Prometheus protobuf exposition, for a scraper that prefers it; undefined when the source does not offer it. */
   protobufRendering?(gzip: boolean): SharedRendering | undefined;
+  /** How a scrape's format is picked; default `negotiate`. */
+  readonly expositionChoice?: ExpositionChoice;
 }
 
 /** Node's request listener shape, plus the optional `next` that express/connect/fastify-middie pass. */
@@ -52,7 +54,7 @@ function renderingsOf(source: MetricsTextSource): SharedRenderings<ExpositionFor
 
 /**
  * A handler for `GET|HEAD <path>` that serves the source's exposition: OpenMetrics when the
- * scraper's `Accept` prefers it (q-values honoured), gzip when `Accept-Encoding` allows it.
+ * scraper's `Accept` prefers it (q-values honoured) and the source negotiates (`expositionChoice`), gzip when `Accept-Encoding` allows it.
  * A GET streams the exposition as it is rendered (chunked, in slices that leave the event loop to
  * the host), and scrapes that arrive while a rendering of the same format and encoding is under
  * way join it (see `SharedRenderings`). A HEAD waits for the rendering and sends its
@@ -81,9 +83,11 @@ export function createMetricsHandler(source: MetricsTextSource, pathOrOptions: s
       response.setHeader('WWW-Authenticate', challenges(auth));
       return reply(response, 401, 'Unauthorized\n');
     }
-    const format = negotiateFormat(request.headers.accept);
+    const format = chooseFormat(source.expositionChoice, request.headers.accept);
     const gzipped = acceptsGzip(request.headers['accept-encoding']);
-    const protobuf = prefersProtobuf(request.headers.accept) ? source.protobufRendering?.(gzipped) : undefined;
+    // `text` answers the 0.0.4 text whatever the scraper asks, protobuf included, as vLLM does.
+    const negotiates = source.expositionChoice !== 'text';
+    const protobuf = negotiates && prefersProtobuf(request.headers.accept) ? source.protobufRendering?.(gzipped) : undefined;
     const rendering = protobuf ?? renderings.rendering(format, gzipped);
     const headers = (): void => {
       response.statusCode = 200;

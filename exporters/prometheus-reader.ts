@@ -1,10 +1,11 @@
 import { MetricReader, type CollectionResult, type MetricCollectOptions } from '@opentelemetry/sdk-metrics';
 import { emptyResource } from '@opentelemetry/resources';
 import { LimitedWarning } from '../views/diag-warnings';
-import { checkObject, optionKeys } from '../views/option-checks';
+import { checkObject, checkOneOf, optionKeys } from '../views/option-checks';
 import { OmniMetricProducer } from '../views/store/metric-producer';
 import type { SeriesStore } from '../views/store/series-store';
 import { createdSeriesDisabledByEnv, type ExpositionFormat } from './exposition-text';
+import { EXPOSITION_CHOICES, type ExpositionChoice } from './content-negotiation';
 import type { DeclaredFamily } from '../views/declared-families';
 import { prometheusPieces, serializeFamilies, targetInfoText } from './prometheus-serializer';
 import { SharedRenderings, type ExpositionPieces, type SharedRendering } from './shared-rendering';
@@ -26,6 +27,8 @@ export interface OmniPrometheusReaderOptions {
    * vLLM) does. Default on, unless `PROMETHEUS_DISABLE_CREATED_SERIES` is `true`, `1` or `t`.
    */
   readonly createdSeries?: boolean;
+  /** `negotiate` (default): OpenMetrics to a scraper that prefers it; `text`: the 0.0.4 text to every scrape, as vLLM. */
+  readonly exposition?: ExpositionChoice;
 }
 
 const READER_OPTION_KEYS = optionKeys<OmniPrometheusReaderOptions>({
@@ -34,6 +37,7 @@ const READER_OPTION_KEYS = optionKeys<OmniPrometheusReaderOptions>({
   withTargetInfo: true,
   withScopeLabels: true,
   createdSeries: true,
+  exposition: true,
 });
 
 /**
@@ -57,6 +61,8 @@ export class OmniPrometheusReader extends MetricReader {
       }
     | undefined;
   private readonly createdSeries: boolean;
+  /** How the HTTP handlers serving this reader pick a scrape's format (the `exposition` option). */
+  readonly expositionChoice: ExpositionChoice;
   /** Every rendering of this reader, HTTP scrapes and `metricsBytes()` alike: those that overlap share one. */
   readonly sharedRenderings = new SharedRenderings((format: ExpositionFormat) => this.exposition(format));
   /** The protobuf renderings, shared the same way. */
@@ -69,6 +75,8 @@ export class OmniPrometheusReader extends MetricReader {
     checkObject(options, 'OmniPrometheusReader options', READER_OPTION_KEYS);
     this.declared = options.declaredFamilies ?? [];
     this.createdSeries = options.createdSeries ?? !createdSeriesDisabledByEnv();
+    checkOneOf(options.exposition, 'exposition', EXPOSITION_CHOICES);
+    this.expositionChoice = options.exposition ?? 'negotiate';
     if (options.store) this.attachStore(options.store);
   }
 

@@ -2,6 +2,8 @@ import { formatGoFloat } from '../views/go-float';
 import type { FamilySeries } from '../views/store/family-series';
 import { bucketLabelParts } from '../views/store/label-text';
 import type { CounterSeries, GaugeSeries, HistogramSeries, StoredSeries } from '../views/store/series';
+import { exemplarsOf } from '../views/store/exemplar-series';
+import { exemplarText } from './exemplar-text';
 import type { SeriesStore } from '../views/store/series-store';
 import type { FamilyType } from '../views/family-definition';
 import type { SeriesLines } from './prometheus-serializer';
@@ -63,14 +65,16 @@ export function* storeExposition(store: SeriesStore, options: StoreExpositionOpt
     out += openMetrics ? text.openMetricsHeader : text.textHeader;
     const histogram = family.family.type === 'histogram';
     const replaced = joined !== undefined && family.family.engineLabel ? joined.replaced : undefined;
+    // Exemplars are an OpenMetrics feature: the 0.0.4 text never carries them.
+    const exemplars = openMetrics && family.exemplars;
     let printed = 0;
     for (let i = 0; i < series.length; i++) {
       const one = series[i] as StoredSeries;
       if (replaced?.(one) === true) continue;
       printed++;
       out += histogram
-        ? histogramLines(text, one as HistogramSeries, openMetrics)
-        : `${text.sample}${one.plain} ${formatGoFloat((one as CounterSeries | GaugeSeries).value)}\n`;
+        ? histogramLines(text, one as HistogramSeries, openMetrics, exemplars)
+        : `${text.sample}${one.plain} ${formatGoFloat((one as CounterSeries | GaugeSeries).value)}${exemplars ? exemplarText(exemplarsOf(one)?.at(0)) : ''}\n`;
       if (created && openMetrics) out += `${text.created}${one.plain} ${one.created.exposition}\n`;
       if (out.length >= PIECE_CHARACTERS) {
         yield out;
@@ -101,14 +105,15 @@ export function renderStore(store: SeriesStore, options: StoreExpositionOptions)
   return Buffer.concat(Array.from(storeExposition(store, options), (piece) => Buffer.from(piece, 'utf8')));
 }
 
-function histogramLines(text: FamilyText, series: HistogramSeries, openMetrics: boolean): string {
+function histogramLines(text: FamilyText, series: HistogramSeries, openMetrics: boolean, exemplars: boolean): string {
   const { before, after } = bucketLabelParts(series);
   const plain = series.plain;
+  const slots = exemplars ? exemplarsOf(series) : undefined;
   let out = '';
   let cumulative = 0;
   for (let i = 0; i < text.le.length; i++) {
     cumulative += series.bucketCount(i);
-    out += `${text.bucket}${before}${text.le[i]}${after} ${formatGoFloat(cumulative)}\n`;
+    out += `${text.bucket}${before}${text.le[i]}${after} ${formatGoFloat(cumulative)}${slots === undefined ? '' : exemplarText(slots.at(i))}\n`;
   }
   if (omitsCountAndSum(series.sum, openMetrics)) return out;
   return `${out}${text.count}${plain} ${formatGoFloat(series.count)}\n${text.sum}${plain} ${formatGoFloat(series.sum)}\n`;

@@ -8,6 +8,8 @@ import type { InstrumentedMetrics } from './instrumented-metrics';
 import { REALTIME_METHODS } from './realtime-wrappers';
 import { observeStream } from './stream-observer';
 import { followResult, isThenable } from './telemetry-guard';
+import { activeTrace, requestTraceOf } from '../pipeline/request-trace';
+import { enterRequestTrace, leaveRequestTrace } from '../../views/store/exemplar-slots';
 
 export const ORCHESTRATOR_METHODS = [
   'addRequest',
@@ -115,8 +117,17 @@ function observerOf(name: OrchestratorMethod): Observe {
     case 'submitToStage':
       return (feed, _s, first) => feed.observer.stageSubmitted(first as StageRequest);
     case 'pollEngine':
-      return (feed, source, first, second, result) =>
-        feed.observer.enginePolled(first as number, second as number, result as EngineCoreOutputs | undefined, source as BindingSource);
+      return (feed, source, first, second, result) => {
+        const polled = result as EngineCoreOutputs | undefined;
+        if (!feed.metrics.store.exemplars) return feed.observer.enginePolled(first as number, second as number, polled, source as BindingSource);
+        // One poll serves many requests: the span active around it is read once, not by each of its records.
+        const previous = enterRequestTrace(activeTrace());
+        try {
+          feed.observer.enginePolled(first as number, second as number, polled, source as BindingSource);
+        } finally {
+          leaveRequestTrace(previous);
+        }
+      };
     case 'sendToNextStage':
       return (feed, source, _f, _s, result) => feed.observer.transferSent(result as TransferReceipt | undefined, source as BindingSource);
     case 'receiveFromPreviousStage':
@@ -177,7 +188,11 @@ function followStream(stream: unknown, request: unknown, feeds: readonly HandleF
   const observers = feeds.map((feed) => feed.observer);
   // Until tracking starts, tokens nothing matches.
   const tokens: object[] = feeds.map(() => ({}));
+  // The request's trace, read now (where the host's span is active): its outputs arrive from the engine loop, outside it.
+  const traced = feeds.some((feed) => feed.metrics.store.exemplars);
+  const requestTrace = traced ? requestTraceOf(request) : undefined;
   const each = (site: string, work: (observer: PipelineObserver, token: object) => void): void => {
+    const previous = traced ? enterRequestTrace(requestTrace) : undefined;
     feeds.forEach((feed, i) => {
       const observer = observers[i] as PipelineObserver;
       // A handle whose instrumentation was disabled since has a new observer (or none): not followed any more.
@@ -188,6 +203,7 @@ function followStream(stream: unknown, request: unknown, feeds: readonly HandleF
         feed.guard.report(site, error);
       }
     });
+    if (traced) leaveRequestTrace(previous);
   };
   const observed = observeStream(stream, (feeds[0] as HandleFeed).guard, {
     output: (value) => each('generate stream output', (observer, token) => observer.generateOutput(token, value)),

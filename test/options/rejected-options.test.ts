@@ -21,7 +21,7 @@ import { freePort } from '../support/ports';
 import { activeResources, assertResourcesBackTo } from '../support/resources';
 
 const ACCEPTED =
-  'modelName, stagePools, logStats, prefix, maxModelLen, features, showHiddenMetrics, showHiddenMetricsForVersion, customHistogramBuckets, configFile, cacheConfig, prometheus, exporters, otlp, serviceName, genAiMetrics, naming, resource, readers, metricProducers, cardinalityLimit, requestLabels, enginePull, meterProvider, prometheusReader, logIntervalSeconds, logSink, selfCheck, processMetrics, nativeHistograms';
+  'modelName, stagePools, logStats, prefix, maxModelLen, features, showHiddenMetrics, showHiddenMetricsForVersion, customHistogramBuckets, configFile, cacheConfig, prometheus, exporters, otlp, serviceName, genAiMetrics, naming, resource, readers, metricProducers, cardinalityLimit, requestLabels, enginePull, meterProvider, prometheusReader, logIntervalSeconds, logSink, selfCheck, processMetrics, nativeHistograms, exemplars';
 
 /** Options that would start a server, a log timer, push readers and the self-check if they got through. */
 const STARTING: OmniMetricsOptions = {
@@ -79,9 +79,15 @@ const REJECTED: ReadonlyArray<{ readonly given: Record<string, unknown>; readonl
     given: { prometheus: { host: '127.0.0.1', port: 0, withTargetinfo: true } },
     option: 'prometheus.withTargetinfo',
     message:
-      'unknown option "prometheus.withTargetinfo" (did you mean "withTargetInfo"?); prometheus accepts host, port, path, auth, tls, headersTimeoutMillis, idleTimeoutMillis, maxConnections, withTargetInfo, withScopeLabels, createdSeries',
+      'unknown option "prometheus.withTargetinfo" (did you mean "withTargetInfo"?); prometheus accepts host, port, path, auth, tls, headersTimeoutMillis, idleTimeoutMillis, maxConnections, withTargetInfo, withScopeLabels, createdSeries, exposition',
   },
   { given: { prometheus: { createdSeries: 'no' } }, option: 'prometheus.createdSeries', message: 'prometheus.createdSeries must be true or false; got "no"' },
+  {
+    given: { prometheus: { exposition: 'openmetrics' } },
+    option: 'prometheus.exposition',
+    message: 'prometheus.exposition must be one of "negotiate", "text"; got "openmetrics"',
+  },
+  { given: { exemplars: 'auto' }, option: 'exemplars', message: 'exemplars must be true or false; got "auto"' },
   { given: { prometheus: { host: '' } }, option: 'prometheus.host', message: 'prometheus.host must be a non-empty string; got ""' },
   {
     given: { prometheus: { tls: { key: 'k.pem', cert: 'c.pem' } } },
@@ -244,7 +250,7 @@ describe('options: every bad option is refused before anything starts', () => {
   it('OmniInstrumentation and OmniPrometheusReader refuse unknown keys the same way', async () => {
     assert.throws(() => new OmniPrometheusReader({ createdSeries: true, withTargetinfo: true } as never), {
       message:
-        'omni-otel-metrics: unknown option "OmniPrometheusReader options.withTargetinfo" (did you mean "withTargetInfo"?); OmniPrometheusReader options accepts store, declaredFamilies, withTargetInfo, withScopeLabels, createdSeries',
+        'omni-otel-metrics: unknown option "OmniPrometheusReader options.withTargetinfo" (did you mean "withTargetInfo"?); OmniPrometheusReader options accepts store, declaredFamilies, withTargetInfo, withScopeLabels, createdSeries, exposition',
     });
     const handle = await registerOmniMetrics({ modelName: 'm', prometheus: false, selfCheck: false });
     try {
@@ -278,7 +284,7 @@ describe('options: every bad option is refused before anything starts', () => {
     assert.throws(
       () => new SeriesStore(resolveCatalog({}), { modelName: 'm', cardinalitylimit: 10 } as never),
       refused(
-        'unknown option "SeriesStore options.cardinalitylimit" (did you mean "cardinalityLimit"?); SeriesStore options accepts modelName, naming, cardinalityLimit, stageReplicaMap, now, nativeHistograms',
+        'unknown option "SeriesStore options.cardinalitylimit" (did you mean "cardinalityLimit"?); SeriesStore options accepts modelName, naming, cardinalityLimit, stageReplicaMap, now, nativeHistograms, exemplars',
       ),
     );
     const store = new SeriesStore(resolveCatalog({ logStats: true }), { modelName: 'm' });

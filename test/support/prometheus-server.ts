@@ -58,6 +58,8 @@ export interface StartPrometheusOptions {
   bindAttempts?: number;
   /** Extra command-line flags for Prometheus. */
   extraArgs?: string[];
+  /** Feature flags, passed as one `--enable-feature=a,b` (e.g. `exemplar-storage`). */
+  features?: string[];
   /** Port chooser; defaults to freePort(). Exposed for the harness self-test. */
   portPicker?: () => Promise<number>;
 }
@@ -80,6 +82,11 @@ export interface ActiveTarget {
   health: 'up' | 'down' | 'unknown';
   scrapeInterval: string;
   scrapeTimeout: string;
+}
+
+export interface ExemplarsResult {
+  seriesLabels: Record<string, string>;
+  exemplars: Array<{ labels: Record<string, string>; value: string; timestamp: number }>;
 }
 
 export interface TargetsResult {
@@ -108,6 +115,8 @@ export interface PrometheusHandle {
   waitFor(promql: string, predicate: (result: InstantSample[]) => boolean, timeoutMs?: number, pollIntervalMs?: number): Promise<InstantSample[]>;
   /** /api/v1/targets */
   targets(): Promise<TargetsResult>;
+  /** /api/v1/query_exemplars between `start` and `end` (seconds); needs the `exemplar-storage` feature. */
+  queryExemplars(promql: string, start: number, end: number): Promise<ExemplarsResult[]>;
   /**
    * Wait until every active target has been scraped at least once (health is
    * no longer 'unknown'); returns the targets. Does not require health 'up'.
@@ -339,6 +348,7 @@ export async function startPrometheus(opts: StartPrometheusOptions): Promise<Pro
     `--storage.tsdb.path=${dataDir}`,
     '--storage.tsdb.retention.time=1d',
     '--log.level=info',
+    ...(opts.features !== undefined && opts.features.length > 0 ? [`--enable-feature=${opts.features.join(',')}`] : []),
     ...(opts.extraArgs ?? []),
   ];
   const attempts = Math.max(1, opts.bindAttempts ?? 5);
@@ -409,6 +419,11 @@ export async function startPrometheus(opts: StartPrometheusOptions): Promise<Pro
 
   async function targets(): Promise<TargetsResult> {
     return api<TargetsResult>('/api/v1/targets');
+  }
+
+  async function queryExemplars(promql: string, start: number, end: number): Promise<ExemplarsResult[]> {
+    const params = new URLSearchParams({ query: promql, start: String(start), end: String(end) });
+    return api<ExemplarsResult[]>(`/api/v1/query_exemplars?${params}`);
   }
 
   async function waitFor(promql: string, predicate: (result: InstantSample[]) => boolean, timeoutMs = 10_000, pollIntervalMs = 200): Promise<InstantSample[]> {
@@ -486,6 +501,7 @@ export async function startPrometheus(opts: StartPrometheusOptions): Promise<Pro
     series,
     waitFor,
     targets,
+    queryExemplars,
     waitForScrape,
     logs: (lines = 50) => log.lastLines(lines),
     stop,

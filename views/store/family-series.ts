@@ -6,6 +6,7 @@ import { FixedLabelText, readLabels, renderLabelText, type LabelText } from './l
 import { CounterSeries, CreationTime, GaugeSeries, HistogramSeries, type BoundSeries, type SeriesOwner, type StoredSeries } from './series';
 import type { NativeBucketConfig } from './native-buckets';
 import { NativeHistogramSeries } from './native-histogram-series';
+import { ExemplarCounterSeries, ExemplarHistogramSeries } from './exemplar-series';
 
 /** A label value as recorders pass it; numbers print as `String(n)`. */
 export type LabelValue = string | number;
@@ -43,6 +44,8 @@ export interface FamilySeriesContext {
   readonly creationTime: () => CreationTime;
   /** The native bucket layout of a histogram family that keeps native buckets too. */
   readonly nativeBuckets?: (family: ResolvedFamily) => NativeBucketConfig | undefined;
+  /** Whether a family's series keep exemplars; absent: none do. */
+  readonly keepsExemplars?: (family: ResolvedFamily) => boolean;
 }
 
 /** A clock for `FamilySeriesContext.creationTime`: series created within a millisecond of a group's first share its time. */
@@ -77,6 +80,8 @@ export class FamilySeries implements SeriesOwner {
   generation = 0;
   /** Set when the family's histogram series keep native (sparse exponential) buckets as well. */
   readonly native: NativeBucketConfig | undefined;
+  /** Whether this family's series keep exemplars (a subclass of the usual series, chosen once, here). */
+  readonly exemplars: boolean;
 
   constructor(
     readonly family: ResolvedFamily,
@@ -87,6 +92,7 @@ export class FamilySeries implements SeriesOwner {
     this.bounds = Float64Array.from(family.buckets ?? []);
     this.labelText = new FixedLabelText(family.labels);
     this.native = context.nativeBuckets?.(family);
+    this.exemplars = context.keepsExemplars?.(family) === true;
   }
 
   get name(): string {
@@ -174,7 +180,7 @@ export class FamilySeries implements SeriesOwner {
     const created = this.context.creationTime();
     const series =
       this.family.type === 'counter'
-        ? new CounterSeries(this, labels.plain, created, attributes)
+        ? new (this.exemplars ? ExemplarCounterSeries : CounterSeries)(this, labels.plain, created, attributes)
         : this.family.type === 'gauge'
           ? new GaugeSeries(this, labels.plain, created, attributes)
           : this.newHistogram(labels, created, attributes);
@@ -195,9 +201,9 @@ export class FamilySeries implements SeriesOwner {
       this.pageUsed = 0;
     }
     const series =
-      this.native === undefined
-        ? new HistogramSeries(this, labels.plain, labels.leOffset, created, attributes, this.page, this.pageUsed)
-        : new NativeHistogramSeries(this, labels.plain, labels.leOffset, created, attributes, this.page, this.pageUsed, this.native);
+      this.native !== undefined
+        ? new NativeHistogramSeries(this, labels.plain, labels.leOffset, created, attributes, this.page, this.pageUsed, this.native)
+        : new (this.exemplars ? ExemplarHistogramSeries : HistogramSeries)(this, labels.plain, labels.leOffset, created, attributes, this.page, this.pageUsed);
     this.pageUsed += stride;
     return series;
   }

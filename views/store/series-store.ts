@@ -5,6 +5,7 @@ import { checkObject, optionKeys } from '../option-checks';
 import { EngineRelabelProcessor } from '../engine-relabel-processor';
 import type { StageReplicaMap } from '../stage-replica-map';
 import { streamNameFor, type NamingScheme } from '../views';
+import { keepsExemplars } from '../exemplar-families';
 import { creationClock, FamilySeries, type LabelValue } from './family-series';
 import { nativeBucketConfigOf, type NativeHistogramSettings } from './native-histogram-settings';
 import { NOOP_SERIES, type BoundSeries, type StoredSeries } from './series';
@@ -24,6 +25,11 @@ export interface SeriesStoreOptions {
   readonly now?: () => number;
   /** Histogram families that keep native (sparse exponential) buckets too (see `resolveNativeHistograms`); default none. */
   readonly nativeHistograms?: NativeHistogramSettings;
+  /**
+   * Keep exemplars (the latest observation's value, time and trace per bucket) on the latency
+   * histograms and request counters; default off. See docs/exemplars.md.
+   */
+  readonly exemplars?: boolean;
 }
 
 const SERIES_STORE_OPTION_KEYS = optionKeys<SeriesStoreOptions>({
@@ -33,6 +39,7 @@ const SERIES_STORE_OPTION_KEYS = optionKeys<SeriesStoreOptions>({
   stageReplicaMap: true,
   now: true,
   nativeHistograms: true,
+  exemplars: true,
 });
 
 /**
@@ -45,6 +52,8 @@ export class SeriesStore {
   /** Families in catalog order (the exposition's order). */
   readonly families: readonly FamilySeries[];
   readonly cardinalityLimit: number;
+  /** Whether the latency histograms and request counters keep exemplars. */
+  readonly exemplars: boolean;
   private readonly byKey: ReadonlyMap<FamilyKey, FamilySeries>;
   private readonly relabel?: EngineRelabelProcessor;
   private readonly collectHooks = new Set<() => void>();
@@ -57,6 +66,7 @@ export class SeriesStore {
     checkObject(options, 'SeriesStore options', SERIES_STORE_OPTION_KEYS);
     const cardinalityLimit = options.cardinalityLimit ?? DEFAULT_CARDINALITY_LIMIT;
     this.cardinalityLimit = cardinalityLimit;
+    this.exemplars = options.exemplars === true;
     if (!Number.isInteger(cardinalityLimit) || cardinalityLimit < 1) {
       throw new RangeError(`cardinalityLimit must be a positive integer, got ${String(cardinalityLimit)}`);
     }
@@ -67,6 +77,7 @@ export class SeriesStore {
       cardinalityLimit,
       creationTime: creationClock(options.now ?? wallClockMillis),
       nativeBuckets: nativeHistograms && ((family: ResolvedFamily) => nativeBucketConfigOf(nativeHistograms, family)),
+      keepsExemplars: this.exemplars ? keepsExemplars : undefined,
     };
     this.families = catalog.families.map((family) => new FamilySeries(family, streamNameFor(family, naming), context));
     this.byKey = new Map(this.families.map((family) => [family.family.key, family]));

@@ -1,0 +1,280 @@
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
+import { context, ROOT_CONTEXT, trace, TraceFlags, type SpanContext } from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import { BasicTracerProvider } from '@opentelemetry/sdk-trace-base';
+import fc from 'fast-check';
+import { exemplarText } from '../../exporters/exemplar-text';
+import { renderStore } from '../../exporters/store-exposition';
+import { requestTraceOf } from '../../instrumentation/pipeline/request-trace';
+import { resolveCatalog, type FamilyKey, type ResolvedCatalog } from '../../views/catalog';
+import { keepsExemplars } from '../../views/exemplar-families';
+import { ExemplarCounterSeries, ExemplarHistogramSeries, exemplarsOf } from '../../views/store/exemplar-series';
+import { currentExemplarTrace, enterRequestTrace, exemplarClock, leaveRequestTrace } from '../../views/store/exemplar-slots';
+import { tracingRegistered } from '../../views/store/exemplar-trace';
+import type { LabelValue } from '../../views/store/family-series';
+import { CounterSeries, HistogramSeries } from '../../views/store/series';
+import { SeriesStore } from '../../views/store/series-store';
+
+/** Debian's interpreter with python3-prometheus-client (see prometheus-client-parity.test.ts). */
+const PYTHON = '/usr/bin/python3';
+const RENDER = join(__dirname, 'fixtures', 'exemplar_render.py');
+const M = 'Qwen/Qwen3-Omni';
+
+const KEYS: ReadonlySet<FamilyKey> = new Set<FamilyKey>(['upstream.requestSuccess', 'upstream.timeToFirstTokenSeconds', 'pipeline.requestsFailed']);
+
+function spanContext(i: number, sampled = true): SpanContext {
+  return {
+    traceId: `4bf92f3577b34da6a3ce929d0e0e${String(4700 + i).padStart(4, '0')}`,
+    spanId: `00f067aa0ba9${String(1000 + i).padStart(4, '0')}`,
+    traceFlags: sampled ? TraceFlags.SAMPLED : TraceFlags.NONE,
+  };
+}
+
+function catalogOf(keys: ReadonlySet<FamilyKey>): ResolvedCatalog {
+  const full = resolveCatalog({ logStats: true });
+  const families = full.families.filter((family) => keys.has(family.key));
+  return { prefix: full.prefix, families, byKey: (key) => families.find((f) => f.key === key), byName: (name) => families.find((f) => f.name === name) };
+}
+
+interface Operation {
+  readonly family: string;
+  readonly labels: Readonly<Record<string, string>>;
+  readonly op: 'create' | 'record';
+  readonly value?: number;
+  readonly exemplar?: Readonly<Record<string, string>>;
+}
+
+/**
+ * One scenario recorded in a store and written down for prometheus_client. Both read one clock
+ * (whole milliseconds, so a double prints the same in both languages): at each series' creation
+ * and at each observation made within a trace.
+ */
+function scenario(exemplars: boolean): { store: SeriesStore; python: object } {
+  const clock: string[] = [];
+  let tick = 0;
+  const read = (): number => {
+    const millis = 1764113634000 + 1234 * tick++;
+    clock.push((millis / 1000).toString());
+    return millis;
+  };
+  const catalog = catalogOf(KEYS);
+  const store = new SeriesStore(catalog, { modelName: M, now: read, exemplars });
+  const operations: Operation[] = [];
+  const bind = (key: FamilyKey, values: readonly LabelValue[]) => {
+    const family = store.family(key);
+    assert.ok(family);
+    const before = family.series.length;
+    const series = store.bind(key, values);
+    const labels: Record<string, string> = {};
+    family.family.labels.forEach((name, i) => (labels[name] = String(values[i])));
+    if (family.series.length > before) operations.push({ family: family.family.name, labels, op: 'create' });
+    return (value: number, traced?: SpanContext) => {
+      const previous = enterRequestTrace(traced);
+      series.record(value);
+      leaveRequestTrace(previous);
+      const exemplar = traced === undefined ? undefined : { trace_id: traced.traceId, span_id: traced.spanId };
+      operations.push({ family: family.family.name, labels, op: 'record', value, exemplar });
+    };
+  };
+  const saved = exemplarClock.nowMillis;
+  exemplarClock.nowMillis = read;
+  try {
+    const ttft = bind('upstream.timeToFirstTokenSeconds', [M, '0', '0']);
+    const stop = bind('upstream.requestSuccess', [M, '0', '0', 'stop']);
+    bind('upstream.requestSuccess', [M, '0', '0', 'length']); // never recorded: no exemplar
+    const failed = bind('pipeline.requestsFailed', [M, 'client_abort']);
+    ttft(0.03, spanContext(1));
+    ttft(0.031, spanContext(2)); // same bucket: the later one is kept
+    ttft(0.3); // no trace: counted, no exemplar
+    ttft(5000, spanContext(3)); // +Inf bucket
+    ttft(0.001, spanContext(4)); // on a bound
+    stop(1, spanContext(5));
+    stop(2); // the counter's exemplar stays the traced increment's
+    failed(1, spanContext(6));
+  } finally {
+    exemplarClock.nowMillis = saved;
+  }
+  const families = catalog.families.map((family) => ({
+    name: family.name,
+    type: family.type,
+    help: family.help,
+    labelnames: family.labels,
+    buckets: family.buckets,
+  }));
+  return { store, python: { families, operations, clock } };
+}
+
+function openMetrics(store: SeriesStore): string {
+  return `${renderStore(store, { format: 'openmetrics', createdSeries: true }).toString('utf8')}# EOF\n`;
+}
+
+function python(args: string[], input: string): string {
+  return execFileSync(PYTHON, args, { input, encoding: 'utf8', stdio: ['pipe', 'pipe', 'pipe'] });
+}
+
+describe('exemplars', () => {
+  it('OpenMetrics: byte-identical to prometheus_client 0.16 rendering the same observations with the same exemplars', () => {
+    const { store, python: input } = scenario(true);
+    const ours = openMetrics(store);
+    assert.equal(ours, python([RENDER], JSON.stringify(input)));
+    // Spot check of the shape, so a failure above is readable.
+    assert.ok(
+      ours.includes(
+        'vllm:time_to_first_token_seconds_bucket{le="0.04",model_name="Qwen/Qwen3-Omni",replica="0",stage="0"} 3.0 # {span_id="00f067aa0ba91002",trace_id="4bf92f3577b34da6a3ce929d0e0e4702"} 0.031 1764113640.17\n',
+      ),
+      ours,
+    );
+  });
+
+  it("prometheus_client's OpenMetrics parser reads every exemplar back: trace ids, span ids, values", () => {
+    const { store } = scenario(true);
+    const script = [
+      'import sys, json',
+      'from prometheus_client.openmetrics.parser import text_string_to_metric_families',
+      'out = []',
+      'for f in text_string_to_metric_families(sys.stdin.read()):',
+      '    for s in f.samples:',
+      '        if s.exemplar: out.append([s.name, s.labels.get("le"), s.exemplar.labels["trace_id"], s.exemplar.labels["span_id"], s.exemplar.value])',
+      'print(json.dumps(out))',
+    ].join('\n');
+    const parsed = JSON.parse(python(['-c', script], openMetrics(store))) as unknown[];
+    const id = (i: number) => [spanContext(i).traceId, spanContext(i).spanId];
+    assert.deepEqual(parsed, [
+      ['vllm:omni_requests_failed_total', null, ...id(6), 1],
+      ['vllm:request_success_total', null, ...id(5), 1],
+      ['vllm:time_to_first_token_seconds_bucket', '0.001', ...id(4), 0.001],
+      ['vllm:time_to_first_token_seconds_bucket', '0.04', ...id(2), 0.031],
+      ['vllm:time_to_first_token_seconds_bucket', '+Inf', ...id(3), 5000],
+    ]);
+  });
+
+  it('the 0.0.4 text is byte-identical with exemplars on and off, and OpenMetrics carries none when off', () => {
+    const on = scenario(true).store;
+    const off = scenario(false).store;
+    const text = (store: SeriesStore) => renderStore(store, { format: 'text', createdSeries: true }).toString('utf8');
+    assert.equal(text(on), text(off));
+    assert.ok(!openMetrics(off).includes(' # {'));
+    assert.ok(openMetrics(on).includes(' # {'));
+  });
+
+  it('off: every series is the plain class (the record path is the one it always was)', () => {
+    const store = new SeriesStore(catalogOf(KEYS), { modelName: M });
+    const ttft = store.bind('upstream.timeToFirstTokenSeconds', [M, '0', '0']);
+    const success = store.bind('upstream.requestSuccess', [M, '0', '0', 'stop']);
+    assert.equal(Object.getPrototypeOf(ttft), HistogramSeries.prototype);
+    assert.equal(Object.getPrototypeOf(success), CounterSeries.prototype);
+    assert.equal(exemplarsOf(ttft), undefined);
+    const on = new SeriesStore(catalogOf(KEYS), { modelName: M, exemplars: true });
+    assert.ok(on.bind('upstream.timeToFirstTokenSeconds', [M, '0', '0']) instanceof ExemplarHistogramSeries);
+    assert.ok(on.bind('upstream.requestSuccess', [M, '0', '0', 'stop']) instanceof ExemplarCounterSeries);
+  });
+
+  it('which families keep them: latency histograms and request counters, not token histograms, gauges or process families', () => {
+    const catalog = resolveCatalog({ logStats: true, processMetrics: true });
+    const keeping = catalog.families.filter(keepsExemplars).map((family) => family.name);
+    for (const name of [
+      'vllm:time_to_first_token_seconds',
+      'vllm:inter_token_latency_seconds',
+      'vllm:e2e_request_latency_seconds',
+      'vllm:request_queue_time_seconds',
+      'vllm:request_prefill_time_seconds',
+      'vllm:request_decode_time_seconds',
+      'vllm:omni_audio_ttfp_s',
+      'vllm:omni_stage_gen_time_s',
+      'vllm:omni_transfer_tx_s',
+      'vllm:omni_diffusion_exec_s',
+      'vllm:request_success_total',
+      'vllm:omni_requests_success_total',
+      'vllm:omni_requests_failed_total',
+    ]) {
+      assert.ok(keeping.includes(name), name);
+    }
+    for (const name of ['vllm:request_prompt_tokens', 'vllm:num_requests_running', 'vllm:prompt_tokens_total', 'process_cpu_seconds_total']) {
+      assert.ok(!keeping.includes(name), name);
+    }
+  });
+
+  it('a record takes the active span when no request trace is named; unsampled and invalid spans give none', () => {
+    const manager = new AsyncLocalStorageContextManager().enable();
+    context.setGlobalContextManager(manager);
+    try {
+      const store = new SeriesStore(catalogOf(KEYS), { modelName: M, exemplars: true });
+      const series = store.bind('upstream.timeToFirstTokenSeconds', [M, '0', '0']);
+      const slots = exemplarsOf(series);
+      assert.ok(slots);
+      context.with(trace.setSpanContext(ROOT_CONTEXT, spanContext(7, false)), () => series.record(0.2));
+      context.with(trace.setSpanContext(ROOT_CONTEXT, { ...spanContext(8), traceId: '0'.repeat(32) }), () => series.record(0.2));
+      assert.deepEqual(slots.all(), new Array(slots.size).fill(undefined));
+      context.with(trace.setSpanContext(ROOT_CONTEXT, spanContext(9)), () => series.record(0.2));
+      const kept = slots.all().filter((exemplar) => exemplar !== undefined);
+      assert.equal(kept.length, 1);
+      assert.equal(kept[0]?.traceId, spanContext(9).traceId);
+      assert.equal(kept[0]?.value, 0.2);
+      // A named request trace wins over the active context.
+      context.with(trace.setSpanContext(ROOT_CONTEXT, spanContext(9)), () => {
+        const previous = enterRequestTrace(spanContext(10));
+        assert.equal(currentExemplarTrace()?.spanId, spanContext(10).spanId);
+        leaveRequestTrace(previous);
+      });
+    } finally {
+      context.disable();
+    }
+  });
+
+  it("a request's trace: the active span at generate, else its traceparent (sampled only)", () => {
+    const traceparent = `00-${spanContext(1).traceId}-${spanContext(1).spanId}-01`;
+    assert.deepEqual(requestTraceOf({ requestId: 'a', traceparent }), spanContext(1));
+    assert.equal(requestTraceOf({ requestId: 'a', traceparent: traceparent.replace(/-01$/, '-00') }), undefined);
+    assert.equal(requestTraceOf({ requestId: 'a' }), undefined);
+    assert.equal(requestTraceOf(undefined), undefined);
+    const manager = new AsyncLocalStorageContextManager().enable();
+    context.setGlobalContextManager(manager);
+    try {
+      context.with(trace.setSpanContext(ROOT_CONTEXT, spanContext(2)), () =>
+        assert.equal(requestTraceOf({ requestId: 'a', traceparent })?.spanId, spanContext(2).spanId),
+      );
+    } finally {
+      context.disable();
+    }
+  });
+
+  it('any traceparent text: never throws, and only a well-formed sampled one is taken', () => {
+    const hex = (length: number) => fc.stringMatching(new RegExp(`^[0-9a-f]{${length}}$`));
+    fc.assert(
+      fc.property(fc.string(), (text) => {
+        const found = requestTraceOf({ traceparent: text });
+        assert.ok(found === undefined || /^00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/.test(text.trim()));
+      }),
+    );
+    fc.assert(
+      fc.property(hex(32), hex(16), fc.boolean(), (traceId, spanId, sampled) => {
+        fc.pre(!/^0+$/.test(traceId) && !/^0+$/.test(spanId));
+        const found = requestTraceOf({ traceparent: `00-${traceId}-${spanId}-0${sampled ? 1 : 0}` });
+        assert.deepEqual(found, sampled ? { traceId, spanId, traceFlags: TraceFlags.SAMPLED } : undefined);
+      }),
+    );
+  });
+
+  it('the default follows tracing: off with the no-op tracer provider, on once one is registered', () => {
+    assert.equal(tracingRegistered(), false);
+    trace.setGlobalTracerProvider(new BasicTracerProvider());
+    try {
+      assert.equal(tracingRegistered(), true);
+    } finally {
+      trace.disable();
+    }
+    assert.equal(tracingRegistered(), false);
+  });
+
+  it('exemplar text: prometheus_client number and timestamp forms', () => {
+    const ids = { traceId: spanContext(1).traceId, spanId: spanContext(1).spanId };
+    assert.equal(exemplarText(undefined), '');
+    assert.equal(exemplarText({ ...ids, value: 1, timestampSeconds: 1764113634 }), ` # {span_id="${ids.spanId}",trace_id="${ids.traceId}"} 1.0 1764113634.0`);
+    assert.equal(
+      exemplarText({ ...ids, value: 2.5e-5, timestampSeconds: 1764113634.5 }),
+      ` # {span_id="${ids.spanId}",trace_id="${ids.traceId}"} 2.5e-05 1764113634.5`,
+    );
+  });
+});

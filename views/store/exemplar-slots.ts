@@ -1,0 +1,118 @@
+import { context, isSpanContextValid, trace, TraceFlags, type SpanContext } from '@opentelemetry/api';
+
+// The request scope lives in this module with the slots: a record reads its state directly, not through another module's exports.
+
+/**
+ * The trace an exemplar is taken from. Engine-side and serving-side records happen outside the
+ * request's own asynchronous context (an engine poll serves many requests at once), so whoever
+ * knows which request a record belongs to names its trace for the duration of the calls that
+ * record it (`null`: the request has none); outside such a scope (`undefined`) the
+ * OpenTelemetry context active where the record runs is read. Inside a scope the active context
+ * is not read at all, and the records share one clock reading: both lookups cost more than the
+ * record itself.
+ */
+let requestTrace: SpanContext | null | undefined;
+/** The scope's clock reading, taken by its first exemplar (NaN until then). */
+let scopeMillis = NaN;
+
+/** Where exemplar timestamps come from: the wall clock, in milliseconds since the epoch (tests replace it). */
+export const exemplarClock: { nowMillis: () => number } = { nowMillis: Date.now };
+
+/**
+ * Names the trace of the request whose values are recorded until `leaveRequestTrace(previous)`
+ * (undefined: the request has no trace); returns what it replaces.
+ */
+export function enterRequestTrace(spanContext: SpanContext | undefined): SpanContext | null | undefined {
+  const previous = requestTrace;
+  requestTrace = spanContext ?? null;
+  scopeMillis = NaN;
+  return previous;
+}
+
+export function leaveRequestTrace(previous: SpanContext | null | undefined): void {
+  requestTrace = previous;
+  scopeMillis = NaN;
+}
+
+/**
+ * The trace of the record being made: the request's named one, else (outside a request's scope)
+ * the active span's if it is sampled (an exemplar must point at a trace the backend keeps).
+ */
+export function currentExemplarTrace(): SpanContext | undefined {
+  if (requestTrace !== undefined) return requestTrace ?? undefined;
+  const spanContext = trace.getSpanContext(context.active());
+  if (spanContext === undefined || (spanContext.traceFlags & TraceFlags.SAMPLED) !== TraceFlags.SAMPLED) return undefined;
+  return isSpanContextValid(spanContext) ? spanContext : undefined;
+}
+
+/** When the record being made happens, in seconds since the epoch: one reading per request scope. */
+export function exemplarSeconds(): number {
+  if (requestTrace === undefined) return exemplarClock.nowMillis() / 1000;
+  if (scopeMillis !== scopeMillis) scopeMillis = exemplarClock.nowMillis();
+  return scopeMillis / 1000;
+}
+
+/** One kept exemplar: the observation, when it was made, and the trace it belongs to. */
+export interface Exemplar {
+  readonly value: number;
+  /** Seconds since the epoch. */
+  readonly timestampSeconds: number;
+  readonly traceId: string;
+  readonly spanId: string;
+}
+
+/**
+ * The most recent exemplar of each slot: one per histogram bucket (`+Inf` last), or a single one
+ * for a counter. A slot is overwritten by every later observation that has a trace, as
+ * prometheus_client and the OpenMetrics examples keep the latest. Nothing is allocated until the
+ * first exemplar: then two numbers and one reference per slot (24 bytes), the reference to the
+ * trace's span context, whose id strings the tracing SDK already holds.
+ */
+export class ExemplarSlots {
+  /** Per slot: the value, then the time in seconds. */
+  private cells: Float64Array | undefined;
+  private traces: Array<SpanContext | undefined> | undefined;
+
+  constructor(
+    /** Histogram bucket upper bounds (`+Inf` implied); empty for a counter's single slot. */
+    private readonly bounds: Float64Array,
+  ) {}
+
+  get size(): number {
+    return this.bounds.length + 1;
+  }
+
+  /** Keeps `value` in its bucket's slot when the record runs within a trace (a counter: its increment). */
+  take(value: number): void {
+    const spanContext = currentExemplarTrace();
+    if (spanContext === undefined) return;
+    const bounds = this.bounds;
+    let low = 0;
+    let high = bounds.length;
+    while (low < high) {
+      const middle = (low + high) >>> 1;
+      if (value <= (bounds[middle] as number)) high = middle;
+      else low = middle + 1;
+    }
+    if (this.cells === undefined || this.traces === undefined) {
+      this.cells = new Float64Array(2 * (bounds.length + 1));
+      this.traces = new Array<SpanContext | undefined>(bounds.length + 1).fill(undefined);
+    }
+    this.cells[2 * low] = value;
+    this.cells[2 * low + 1] = exemplarSeconds();
+    this.traces[low] = spanContext;
+  }
+
+  /** Slot `i`'s exemplar, or undefined when none was kept. */
+  at(i: number): Exemplar | undefined {
+    const spanContext = this.traces?.[i];
+    if (spanContext === undefined) return undefined;
+    const cells = this.cells as Float64Array;
+    return { value: cells[2 * i] as number, timestampSeconds: cells[2 * i + 1] as number, traceId: spanContext.traceId, spanId: spanContext.spanId };
+  }
+
+  /** Every slot's exemplar in bucket order (undefined where none). */
+  all(): Array<Exemplar | undefined> {
+    return Array.from({ length: this.size }, (_, i) => this.at(i));
+  }
+}
