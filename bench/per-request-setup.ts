@@ -1,4 +1,4 @@
-import { OmniInstrumentation, registerOmniMetrics } from '../index';
+import { builtPackage } from './built-package';
 import { createBenchHost, PIPELINE_3x4, runBatch, type BenchWorkload } from './bench-host';
 import { parseSamples } from './direct-path/cells';
 import { createDirectHost } from './direct-path/direct-host';
@@ -36,6 +36,7 @@ export async function setupPerRequest(contender: PerRequestContender, workload =
 }
 
 async function setupOurs(workload: BenchWorkload): Promise<PerRequestSetup> {
+  const { OmniInstrumentation, registerOmniMetrics } = builtPackage();
   const handle = await registerOmniMetrics({
     modelName: 'm',
     stagePools: workload.pools,

@@ -4,7 +4,7 @@
  * targets, and writes bench/results.json.
  */
 import { execSync } from 'node:child_process';
-import { existsSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { formatNs, type Ratio } from './measure';
@@ -29,7 +29,8 @@ async function main(): Promise<void> {
   const machine = `${cpus()[0]?.model ?? 'unknown CPU'}, ${cpus().length} cores, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}`;
   console.log(`omni-otel-metrics benchmarks on ${machine}${quick ? ' (quick run)' : ''}`);
   console.log('Contenders: omni-otel-metrics, prom-client, hand-written direct paths (floors), the stock OpenTelemetry SDK; each in its own process.');
-  if (!existsSync(join(__dirname, '..', 'dist', 'index.js'))) execSync('npm run build', { cwd: join(__dirname, '..'), stdio: 'ignore' });
+  // The record-path and cold-start contenders run the built package: build it from these sources.
+  execSync('npm run build', { cwd: join(__dirname, '..'), stdio: 'ignore' });
 
   const perRequest = await perRequestSection(ROUNDS, quick ? 30 : 200);
   const interToken = await interTokenSection(ROUNDS, quick ? 1e6 : 5e6);

@@ -1,9 +1,10 @@
 import { PerformanceObserver, performance } from 'node:perf_hooks';
-import { OmniInstrumentation, registerOmniMetrics } from '../../index';
-import { orchestratorWrapper } from '../../instrumentation/hooks/host-wrappers';
-import { listenTo, type MethodPatch } from '../../instrumentation/hooks/host-patches';
+import type * as HostPatches from '../../instrumentation/hooks/host-patches';
+import type { MethodPatch } from '../../instrumentation/hooks/host-patches';
+import type * as HostWrappers from '../../instrumentation/hooks/host-wrappers';
 import type { EngineCoreOutputs } from '../../instrumentation/pipeline/host-contract';
 import { createSchedulerStats } from '../../instrumentation/stats/types';
+import { builtModule, builtPackage } from '../built-package';
 import { median } from '../measure';
 import { DECODE_OUTPUTS, type RecordPathContender } from '../record-path-contenders';
 import { collectGarbage, contenderMain } from './contender-main';
@@ -19,6 +20,9 @@ interface Params {
 }
 
 contenderMain(async ({ contender, polls, blocks }: Params) => {
+  const { OmniInstrumentation, registerOmniMetrics } = builtPackage();
+  const { orchestratorWrapper } = builtModule<typeof HostWrappers>('instrumentation/hooks/host-wrappers.js');
+  const { listenTo } = builtModule<typeof HostPatches>('instrumentation/hooks/host-patches.js');
   const schedulerStats = createSchedulerStats({ numRunningReqs: DECODE_OUTPUTS, kvCacheUsage: 0.5 });
   const statsOnly: EngineCoreOutputs = { timestamp: 1, outputs: [], schedulerStats };
   const decode: EngineCoreOutputs = {
