@@ -1,3 +1,4 @@
+import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { DEFAULT_HOST, DEFAULT_MODEL_NAME, type ReferencePipelineOptions } from './reference-pipeline';
 import { parseImageReplicas, parsePort, parseReplicas, parseSeed } from './pipeline-options';
 
@@ -13,6 +14,8 @@ export const PIPELINE_VARIABLES = {
   MODEL: `served model name (default ${DEFAULT_MODEL_NAME})`,
   SEED: 'seeds every replica (default 0)',
   PROFILE: 'realistic (default) or fast',
+  TRACING:
+    '1 traces every API request (server spans, traceparent honoured) and exports them over OTLP/HTTP (OTEL_EXPORTER_OTLP_ENDPOINT, default http://localhost:4318); exemplars follow. Default 0',
 } as const;
 
 /** The reference pipeline's options from the environment; throws naming the variable that is wrong. */
@@ -31,7 +34,15 @@ export function optionsFromEnv(env: NodeJS.ProcessEnv): ReferencePipelineOptions
     modelName: env.MODEL?.trim() || DEFAULT_MODEL_NAME,
     seed: env.SEED ? parseSeed(env.SEED) : 0,
     profile,
+    tracing: tracingFromEnv(env.TRACING) ? { exporter: new OTLPTraceExporter() } : undefined,
   };
+}
+
+function tracingFromEnv(text: string | undefined): boolean {
+  const value = text?.trim() ?? '';
+  if (value === '' || value === '0' || value === 'false') return false;
+  if (value === '1' || value === 'true') return true;
+  throw new RangeError(`TRACING must be 1 or 0, got "${text ?? ''}"`);
 }
 
 /** OpenTelemetry's `OTEL_EXPORTER_PROMETHEUS_PORT`, or its older alias `METRICS_PORT`; both set and different is refused. */

@@ -1,11 +1,12 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { OmniInstrumentation, registerOmniMetrics, type OmniMetricsHandle, type RequestLabelOptions } from 'omni-otel-metrics';
+import { OmniInstrumentation, registerOmniMetrics, type NativeHistogramOptions, type OmniMetricsHandle, type RequestLabelOptions } from 'omni-otel-metrics';
 import { AsyncOmni } from './pipeline/async-omni';
 import { Orchestrator } from './pipeline/orchestrator';
 import { KV_BLOCK_SIZE } from './pipeline/simulated-engine';
 import { createSimulatedPipeline, type SimulatedPipeline } from './pipeline/simulated-pipeline';
 import { FAST_PROFILE, REALISTIC_PROFILE, type SimulationOverrides } from './pipeline/simulation-profile';
+import { startPipelineTracing, type PipelineTracing, type PipelineTracingOptions } from './pipeline-tracing';
 import { DEFAULT_IMAGE_REPLICAS, DEFAULT_REPLICAS, validateImageReplicas, validateReplicas } from './pipeline-options';
 import { ConnectionTracker } from './server/connection-tracker';
 import { createOpenAiHandler } from './server/openai-handler';
@@ -50,6 +51,14 @@ export interface ReferencePipelineOptions {
   readonly logSink?: { info(line: string): void; debug?(line: string): void };
   /** Per-request labels on the request families (`tenant`, `priority`); default none. `TENANT_LABELS` is a ready pair. */
   readonly requestLabels?: readonly RequestLabelOptions[];
+  /**
+   * Trace the pipeline: registers the OpenTelemetry trace SDK globally before the metrics (so
+   * exemplars default on) and serves each API request inside a server span, child of its
+   * `traceparent`. Default off. `TRACING=1` exports over OTLP/HTTP.
+   */
+  readonly tracing?: PipelineTracingOptions;
+  /** Native (sparse exponential) buckets on the histogram families, as `registerOmniMetrics` takes them; default off. */
+  readonly nativeHistograms?: boolean | NativeHistogramOptions;
 }
 
 /**
@@ -98,17 +107,26 @@ export async function startReferencePipeline(options: ReferencePipelineOptions =
   const maxModelLen = options.maxModelLen ?? 4096;
   const profile = options.profile === 'fast' ? FAST_PROFILE : REALISTIC_PROFILE;
 
-  const metrics = await registerOmniMetrics({
-    modelName,
-    stagePools: replicas,
-    logStats: options.logStats ?? true,
-    prometheus: metricsPort === false ? false : { host: options.metricsHost ?? host, port: metricsPort },
-    maxModelLen,
-    cacheConfig: { block_size: KV_BLOCK_SIZE, cache_dtype: 'auto', enable_prefix_caching: true, num_gpu_blocks: profile.thinker.numKvBlocks },
-    logIntervalSeconds: options.logIntervalSeconds,
-    logSink: options.logSink,
-    requestLabels: options.requestLabels,
-  });
+  // Before the metrics: with a tracer provider registered, exemplars default on.
+  const tracing = options.tracing === undefined ? undefined : startPipelineTracing(options.tracing);
+  let metrics: OmniMetricsHandle;
+  try {
+    metrics = await registerOmniMetrics({
+      modelName,
+      stagePools: replicas,
+      logStats: options.logStats ?? true,
+      prometheus: metricsPort === false ? false : { host: options.metricsHost ?? host, port: metricsPort },
+      maxModelLen,
+      cacheConfig: { block_size: KV_BLOCK_SIZE, cache_dtype: 'auto', enable_prefix_caching: true, num_gpu_blocks: profile.thinker.numKvBlocks },
+      logIntervalSeconds: options.logIntervalSeconds,
+      logSink: options.logSink,
+      requestLabels: options.requestLabels,
+      nativeHistograms: options.nativeHistograms,
+    });
+  } catch (error) {
+    await tracing?.shutdown();
+    throw error;
+  }
   // The only metrics wiring there is: the pipeline's classes are observed through their prototypes.
   const instrumentation = new OmniInstrumentation({ metrics, orchestratorClass: Orchestrator, servingClass: AsyncOmni, enabled: options.instrument ?? true });
 
@@ -126,6 +144,7 @@ export async function startReferencePipeline(options: ReferencePipelineOptions =
       admin: options.adminToken ? { orchestrator: pipeline.orchestrator, token: options.adminToken } : undefined,
       // `/metrics` on the API port too, as vLLM serves it; every other path falls through to the API.
       extraHandler: metrics.metricsHandler(),
+      tracer: tracing?.tracer,
     });
     server = createServer(handler);
     connections = new ConnectionTracker(server);
@@ -136,6 +155,7 @@ export async function startReferencePipeline(options: ReferencePipelineOptions =
     pipeline?.stop();
     instrumentation.disable();
     await metrics.shutdown();
+    await tracing?.shutdown();
     throw error;
   }
 
@@ -154,7 +174,7 @@ export async function startReferencePipeline(options: ReferencePipelineOptions =
     omni: pipeline.omni,
     orchestrator: pipeline.orchestrator,
     metrics,
-    stop: () => (stopping ??= shutdown(running, metrics, instrumentation)),
+    stop: () => (stopping ??= shutdown(running, metrics, instrumentation, tracing)),
   };
 }
 
@@ -164,7 +184,12 @@ interface Running {
   readonly connections: ConnectionTracker;
 }
 
-async function shutdown({ server, pipeline, connections }: Running, metrics: OmniMetricsHandle, instrumentation: OmniInstrumentation): Promise<void> {
+async function shutdown(
+  { server, pipeline, connections }: Running,
+  metrics: OmniMetricsHandle,
+  instrumentation: OmniInstrumentation,
+  tracing: PipelineTracing | undefined,
+): Promise<void> {
   const closed = new Promise<void>((resolve) => server.close(() => resolve()));
   // Live requests fail now, so their responses end with an error event instead of hanging.
   pipeline.stop();
@@ -177,6 +202,8 @@ async function shutdown({ server, pipeline, connections }: Running, metrics: Omn
   clearTimeout(grace);
   instrumentation.disable();
   await metrics.shutdown();
+  // Last: the spans of the requests just ended are flushed to the exporter.
+  await tracing?.shutdown();
 }
 
 /** Listens, or fails with an error that names the address and the setting that moves it (a bare EADDRINUSE names neither). */

@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Tracer } from '@opentelemetry/api';
 import type { AsyncOmni } from '../pipeline/async-omni';
 import { ADMIN_REPLICAS_PATH, handleAdminReplicas, type AdminOptions } from './admin-replicas';
 import { sendApiError } from './api-errors';
@@ -7,6 +8,7 @@ import { handleImageGenerations } from './image-generations';
 import { handleRealtimeSessions, REALTIME_SESSIONS_PATH } from './realtime-sessions';
 import { HttpError } from './http-error';
 import { sendError, sendJson } from './http-json';
+import { traceRequests } from './request-tracing';
 
 /** Middleware shape of `metrics.metricsHandler()` (connect/express style): call `next()` to pass. */
 export type ExtraHandler = (request: IncomingMessage, response: ServerResponse, next: (error?: unknown) => void) => void;
@@ -25,6 +27,8 @@ export interface OpenAiHandlerOptions {
   readonly admin?: AdminOptions;
   /** Tried before the API routes (e.g. the package's `/metrics` middleware); its `next()` falls through. */
   readonly extraHandler?: ExtraHandler;
+  /** Serve every API request (not the `extraHandler`'s, e.g. scrapes) inside a server span of this tracer. */
+  readonly tracer?: Tracer;
 }
 
 /**
@@ -38,7 +42,7 @@ export function createOpenAiHandler(options: OpenAiHandlerOptions): RequestHandl
   const chatOptions = { omni: options.omni, modelName: options.modelName, defaultMaxTokens: options.defaultMaxTokens ?? 256 };
   const imageOptions = { omni: options.omni, modelName: options.modelName };
 
-  const route: RequestHandler = (request, response) => {
+  const routes: RequestHandler = (request, response) => {
     const pathname = new URL(request.url ?? '/', 'http://localhost').pathname;
     const admin = options.admin;
     if (admin !== undefined && (pathname === ADMIN_REPLICAS_PATH || pathname.startsWith(`${ADMIN_REPLICAS_PATH}/`))) {
@@ -80,6 +84,7 @@ export function createOpenAiHandler(options: OpenAiHandlerOptions): RequestHandl
     sendError(response, new HttpError(404, `Route ${request.method ?? ''} ${pathname} not found`, 'NotFoundError'));
   };
 
+  const route = options.tracer === undefined ? routes : traceRequests(routes, options.tracer);
   const extra = options.extraHandler;
   if (extra === undefined) return route;
   return (request, response) => {

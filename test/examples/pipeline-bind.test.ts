@@ -78,6 +78,7 @@ describe('examples: where the reference pipeline listens', function () {
       'MODEL',
       'SEED',
       'PROFILE',
+      'TRACING',
     ]);
     const root = join(__dirname, '..', '..');
     for (const doc of [join('docs', 'development.md'), join('examples', 'README.md')]) {
