@@ -36,6 +36,11 @@ const STAGE_REPLICA = 'stage {{stage}} / replica {{replica}}';
 const EDGE = '{{from_stage}}/{{from_replica}} → {{to_stage}}/{{to_replica}}';
 const EDGE_LABELS = 'from_stage, from_replica, to_stage, to_replica';
 
+/** A quantile of a histogram in seconds (`…_seconds` / `…_s`): its buckets keep exemplars. */
+function isLatencyQuantile(target: Target): boolean {
+  return /^histogram_quantile\(.*\(vllm:[\w:]+_(seconds|s)_bucket\{/.test(target.expr);
+}
+
 function quantile(q: number, family: string, by: string, selector: string): string {
   return `histogram_quantile(${q}, sum by (le, ${by}) (rate(${family}_bucket{${selector}}${RATE})))`;
 }
@@ -461,6 +466,8 @@ export function buildDashboard(): object {
           expr: target.expr,
           legendFormat: target.legend,
           range: true,
+          // Latency quantiles draw the kept exemplars (Prometheus with exemplar-storage), each linking to its trace.
+          ...(isLatencyQuantile(target) ? { exemplar: true } : {}),
         })),
       });
     });

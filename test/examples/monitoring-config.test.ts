@@ -38,7 +38,7 @@ function unknownNames(expressions: readonly string[]): string[] {
 interface DashboardPanel {
   type: string;
   title: string;
-  targets?: Array<{ expr: string }>;
+  targets?: Array<{ expr: string; exemplar?: boolean }>;
 }
 
 interface Dashboard {
@@ -118,6 +118,14 @@ describe('examples: Prometheus and Grafana files', function () {
       ]) {
         assert.ok(titles.includes(word), `no panel about "${word}"`);
       }
+    });
+
+    it('draws exemplars on exactly the latency quantiles (histograms in seconds, whose buckets keep them)', () => {
+      const targets = dashboard.panels.flatMap((panel) => panel.targets ?? []);
+      const latency = (expr: string): boolean => /^histogram_quantile\(.*\((vllm:[\w:]+_(seconds|s))_bucket\{/.test(expr);
+      const drawn = targets.filter((target) => target.exemplar === true).map((target) => target.expr);
+      assert.deepEqual(drawn, targets.map((target) => target.expr).filter(latency));
+      assert.ok(drawn.length >= 20, `${drawn.length} latency targets`);
     });
 
     it('references only metric names the catalog defines (histograms via _bucket/_sum/_count)', () => {
