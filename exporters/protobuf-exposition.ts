@@ -1,6 +1,8 @@
 import type { ParsedFamily, ParsedType } from './engine-pull/exposition-parser';
 import type { FamilySeries } from '../views/store/family-series';
 import { readLabels } from '../views/store/label-text';
+import type { Exemplar } from '../views/store/exemplar-slots';
+import { ExemplarCounterSeries, ExemplarHistogramSeries } from '../views/store/exemplar-series';
 import type { NativeBucketRun } from '../views/store/native-buckets';
 import { hasNativeBuckets } from '../views/store/native-histogram-series';
 import type { CounterSeries, GaugeSeries, HistogramSeries, StoredSeries } from '../views/store/series';
@@ -29,7 +31,11 @@ const HISTOGRAM = {
   positiveSpan: 12,
   positiveDelta: 13,
 } as const;
-const BUCKET = { cumulativeCount: 1, upperBound: 2 } as const;
+const BUCKET = { cumulativeCount: 1, upperBound: 2, exemplar: 3 } as const;
+const COUNTER = { value: 1, exemplar: 2 } as const;
+// An exemplar's labels are field 1, as a metric's: `writeLabel` writes both.
+const EXEMPLAR = { value: 2, timestamp: 3 } as const;
+const TIMESTAMP = { seconds: 1, nanos: 2 } as const;
 const SPAN = { offset: 1, length: 2 } as const;
 const SUMMARY = { sampleCount: 1, sampleSum: 2, quantile: 3 } as const;
 const QUANTILE = { quantile: 1, value: 2 } as const;
@@ -110,7 +116,8 @@ function writeStoreFamily(writer: ProtobufWriter, family: FamilySeries, series: 
     if (type === 'histogram') writeHistogram(writer, one as HistogramSeries, bounds);
     else {
       writer.begin(type === 'counter' ? METRIC.counter : METRIC.gauge);
-      writer.double(1, (one as CounterSeries | GaugeSeries).value);
+      writer.double(COUNTER.value, (one as CounterSeries | GaugeSeries).value);
+      if (one instanceof ExemplarCounterSeries) writeExemplar(writer, COUNTER.exemplar, one.exemplars.at(0));
       writer.end();
     }
     writer.end();
@@ -129,10 +136,11 @@ function writeHistogram(writer: ProtobufWriter, series: HistogramSeries, bounds:
   writer.begin(METRIC.histogram);
   writer.uint(HISTOGRAM.sampleCount, series.count);
   writer.double(HISTOGRAM.sampleSum, series.sum);
+  const exemplars = series instanceof ExemplarHistogramSeries ? series.exemplars : undefined;
   let cumulative = 0;
   for (let i = 0; i <= bounds.length; i++) {
     cumulative += series.bucketCount(i);
-    writeBucket(writer, cumulative, i < bounds.length ? (bounds[i] as number) : Infinity);
+    writeBucket(writer, cumulative, i < bounds.length ? (bounds[i] as number) : Infinity, exemplars?.at(i));
   }
   if (hasNativeBuckets(series)) {
     const native = series.native;
@@ -149,10 +157,31 @@ function writeHistogram(writer: ProtobufWriter, series: HistogramSeries, bounds:
   writer.end();
 }
 
-function writeBucket(writer: ProtobufWriter, cumulativeCount: number, upperBound: number): void {
+function writeBucket(writer: ProtobufWriter, cumulativeCount: number, upperBound: number, exemplar?: Exemplar): void {
   writer.begin(HISTOGRAM.bucket);
   writer.uint(BUCKET.cumulativeCount, cumulativeCount);
   writer.double(BUCKET.upperBound, upperBound);
+  writeExemplar(writer, BUCKET.exemplar, exemplar);
+  writer.end();
+}
+
+/**
+ * A bucket's or counter's exemplar, as client_model carries it: the trace and span ids as labels
+ * (the OpenMetrics exposition's names and order), the value, and the time as a
+ * `google.protobuf.Timestamp`. Prometheus with native histograms on scrapes this format only, so
+ * without it the exemplars of its targets would be lost.
+ */
+function writeExemplar(writer: ProtobufWriter, field: number, exemplar: Exemplar | undefined): void {
+  if (exemplar === undefined) return;
+  writer.begin(field);
+  writeLabel(writer, 'span_id', exemplar.spanId);
+  writeLabel(writer, 'trace_id', exemplar.traceId);
+  writer.double(EXEMPLAR.value, exemplar.value);
+  const seconds = Math.floor(exemplar.timestampSeconds);
+  writer.begin(EXEMPLAR.timestamp);
+  writer.uint(TIMESTAMP.seconds, seconds);
+  writer.uint(TIMESTAMP.nanos, Math.min(Math.round((exemplar.timestampSeconds - seconds) * 1e9), 999_999_999));
+  writer.end();
   writer.end();
 }
 

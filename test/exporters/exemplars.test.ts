@@ -7,6 +7,8 @@ import { BasicTracerProvider } from '@opentelemetry/sdk-trace-base';
 import fc from 'fast-check';
 import { exemplarText } from '../../exporters/exemplar-text';
 import { renderStore } from '../../exporters/store-exposition';
+import { storeProtobuf } from '../../exporters/protobuf-exposition';
+import { decodeMetricFamilies, type DecodedExemplar } from '../support/prometheus-protobuf';
 import { requestTraceOf } from '../../instrumentation/pipeline/request-trace';
 import { resolveCatalog, type FamilyKey, type ResolvedCatalog } from '../../views/catalog';
 import { keepsExemplars } from '../../views/exemplar-families';
@@ -148,6 +150,48 @@ describe('exemplars', () => {
       ['vllm:time_to_first_token_seconds_bucket', '0.04', ...id(2), 0.031],
       ['vllm:time_to_first_token_seconds_bucket', '+Inf', ...id(3), 5000],
     ]);
+  });
+
+  it('the protobuf exposition carries the same exemplars on buckets and counters (what Prometheus with native histograms scrapes)', () => {
+    const { store } = scenario(true);
+    const script = [
+      'import sys, json',
+      'from prometheus_client.openmetrics.parser import text_string_to_metric_families',
+      'out = []',
+      'for f in text_string_to_metric_families(sys.stdin.read()):',
+      '    for s in f.samples:',
+      '        if s.exemplar: out.append([f.name, s.labels.get("le"), s.exemplar.labels["trace_id"], s.exemplar.labels["span_id"], s.exemplar.value, float(s.exemplar.timestamp)])',
+      'print(json.dumps(out))',
+    ].join('\n');
+    const expected = JSON.parse(python(['-c', script], openMetrics(store))) as Array<[string, string | null, string, string, number, number]>;
+    const decoded: Array<[string, string | null, string, string, number, number]> = [];
+    const label = (exemplar: DecodedExemplar, name: string): string => exemplar.label.find((one) => one.name === name)?.value ?? '';
+    const push = (family: string, le: string | null, exemplar: DecodedExemplar | undefined) => {
+      if (exemplar === undefined) return;
+      const seconds = (exemplar.timestamp?.seconds ?? 0) + (exemplar.timestamp?.nanos ?? 0) / 1e9;
+      decoded.push([family, le, label(exemplar, 'trace_id'), label(exemplar, 'span_id'), exemplar.value ?? NaN, seconds]);
+      assert.deepEqual(
+        exemplar.label.map((one) => one.name),
+        ['span_id', 'trace_id'],
+      );
+    };
+    for (const family of decodeMetricFamilies(Buffer.concat(Array.from(storeProtobuf(store))))) {
+      const name = family.name.replace(/_total$/, '');
+      for (const metric of family.metric) {
+        push(name, null, metric.counter?.exemplar);
+        for (const bucket of metric.histogram?.bucket ?? []) {
+          const bound = bucket.upperBound === Infinity ? '+Inf' : String(bucket.upperBound);
+          push(name, bound, bucket.exemplar);
+        }
+      }
+    }
+    const sorted = (rows: Array<[string, string | null, string, string, number, number]>) => rows.map((row) => JSON.stringify(row.slice(0, 5))).sort();
+    assert.deepEqual(sorted(decoded), sorted(expected));
+    assert.equal(decoded.length, 5);
+    for (const row of decoded) {
+      const twin = expected.find((one) => one[2] === row[2]);
+      assert.ok(twin !== undefined && Math.abs(twin[5] - row[5]) < 1e-6, `timestamp of ${row[2]}`);
+    }
   });
 
   it('the 0.0.4 text is byte-identical with exemplars on and off, and OpenMetrics carries none when off', () => {

@@ -15,10 +15,16 @@ export interface DecodedSpan {
   length?: number;
 }
 
+export interface DecodedExemplar {
+  label: Array<{ name: string; value: string }>;
+  value?: number;
+  timestamp?: { seconds?: number; nanos?: number };
+}
+
 export interface DecodedHistogram {
   sampleCount?: number;
   sampleSum?: number;
-  bucket: Array<{ cumulativeCount?: number; upperBound?: number }>;
+  bucket: Array<{ cumulativeCount?: number; upperBound?: number; exemplar?: DecodedExemplar }>;
   schema?: number;
   zeroThreshold?: number;
   zeroCount?: number;
@@ -30,7 +36,7 @@ export interface DecodedHistogram {
 
 export interface DecodedMetric {
   label: Array<{ name: string; value: string }>;
-  counter?: { value?: number };
+  counter?: { value?: number; exemplar?: DecodedExemplar };
   gauge?: { value?: number };
   untyped?: { value?: number };
   histogram?: DecodedHistogram;
