@@ -17,9 +17,9 @@ const OPENMETRICS_ACCEPT = 'application/openmetrics-text;version=1.0.0,text/plai
 
 /**
  * Prometheus 2.42 started with `native-histograms` asks every target for the protobuf exposition,
- * which carries no exemplars, and it cannot be told otherwise per job (`scrape_protocols` came in
- * 2.49). The second job therefore scrapes the API port's `/metrics` through this loopback proxy,
- * which asks for OpenMetrics, as a Prometheus without that feature would.
+ * and it cannot be told otherwise per job (`scrape_protocols` came in 2.49). The second job
+ * scrapes the API port's `/metrics` through this loopback proxy, which asks for OpenMetrics, as a
+ * Prometheus without that feature would: exemplars must arrive both ways.
  */
 function startOpenMetricsProxy(target: string): Promise<Server> {
   const server = createServer((request, response) => {
@@ -117,17 +117,22 @@ describe('reference pipeline traced: a real Prometheus stores its exemplars and 
     assert.equal(e2eSeconds.length, REQUESTS, 'every request recorded one e2e latency');
   });
 
-  it('query_exemplars answers with trace and span ids of spans the pipeline exported', async () => {
-    const wanted = (results: ExemplarsResult[]): boolean => results.some((series) => series.exemplars.some((e) => e.labels.trace_id === CALLER_TRACE_ID));
-    const success = await exemplars('vllm:omni_requests_success_total{job="omni-openmetrics"}', wanted);
-    const exported = new Map(spans.getFinishedSpans().map((span) => [span.spanContext().spanId, span.spanContext().traceId]));
-    const found = success.flatMap((series) => series.exemplars);
-    assert.ok(found.length >= 2, JSON.stringify(success));
-    for (const exemplar of found) {
-      assert.equal(exported.get(exemplar.labels.span_id!), exemplar.labels.trace_id, `exemplar ${JSON.stringify(exemplar)} names an exported span`);
-    }
-    assert.ok(wanted(success), `the caller's trace is among the success counter's exemplars: ${JSON.stringify(success)}`);
-  });
+  for (const [job, format] of [
+    ['omni', 'protobuf'],
+    ['omni-openmetrics', 'OpenMetrics'],
+  ] as const) {
+    it(`query_exemplars answers with trace and span ids of spans the pipeline exported (scraped as ${format})`, async () => {
+      const wanted = (results: ExemplarsResult[]): boolean => results.some((series) => series.exemplars.some((e) => e.labels.trace_id === CALLER_TRACE_ID));
+      const success = await exemplars(`vllm:omni_requests_success_total{job="${job}"}`, wanted);
+      const exported = new Map(spans.getFinishedSpans().map((span) => [span.spanContext().spanId, span.spanContext().traceId]));
+      const found = success.flatMap((series) => series.exemplars);
+      assert.ok(found.length >= 2, JSON.stringify(success));
+      for (const exemplar of found) {
+        assert.equal(exported.get(exemplar.labels.span_id!), exemplar.labels.trace_id, `exemplar ${JSON.stringify(exemplar)} names an exported span`);
+      }
+      assert.ok(wanted(success), `the caller's trace is among the success counter's exemplars: ${JSON.stringify(success)}`);
+    });
+  }
 
   for (const q of [0.5, 0.9]) {
     it(`histogram_quantile(${q}) over the native e2e series is within the schema ${SCHEMA} relative error of the true quantile`, async () => {
