@@ -2,7 +2,7 @@ import type { ParsedFamily, ParsedType } from './engine-pull/exposition-parser';
 import type { FamilySeries } from '../views/store/family-series';
 import { readLabels } from '../views/store/label-text';
 import type { Exemplar } from '../views/store/exemplar-slots';
-import { ExemplarCounterSeries, ExemplarHistogramSeries } from '../views/store/exemplar-series';
+import { exemplarsOf } from '../views/store/exemplar-series';
 import type { NativeBucketRun } from '../views/store/native-buckets';
 import { hasNativeBuckets } from '../views/store/native-histogram-series';
 import type { CounterSeries, GaugeSeries, HistogramSeries, StoredSeries } from '../views/store/series';
@@ -117,7 +117,7 @@ function writeStoreFamily(writer: ProtobufWriter, family: FamilySeries, series: 
     else {
       writer.begin(type === 'counter' ? METRIC.counter : METRIC.gauge);
       writer.double(COUNTER.value, (one as CounterSeries | GaugeSeries).value);
-      if (one instanceof ExemplarCounterSeries) writeExemplar(writer, COUNTER.exemplar, one.exemplars.at(0));
+      writeExemplar(writer, COUNTER.exemplar, exemplarsOf(one)?.at(0));
       writer.end();
     }
     writer.end();
@@ -136,7 +136,7 @@ function writeHistogram(writer: ProtobufWriter, series: HistogramSeries, bounds:
   writer.begin(METRIC.histogram);
   writer.uint(HISTOGRAM.sampleCount, series.count);
   writer.double(HISTOGRAM.sampleSum, series.sum);
-  const exemplars = series instanceof ExemplarHistogramSeries ? series.exemplars : undefined;
+  const exemplars = exemplarsOf(series);
   let cumulative = 0;
   for (let i = 0; i <= bounds.length; i++) {
     cumulative += series.bucketCount(i);

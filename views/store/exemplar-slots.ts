@@ -1,4 +1,5 @@
 import { context, isSpanContextValid, trace, TraceFlags, type SpanContext } from '@opentelemetry/api';
+import { bucketIndex } from './series';
 
 // The request scope lives in this module with the slots: a record reads its state directly, not through another module's exports.
 
@@ -87,13 +88,7 @@ export class ExemplarSlots {
     const spanContext = currentExemplarTrace();
     if (spanContext === undefined) return;
     const bounds = this.bounds;
-    let low = 0;
-    let high = bounds.length;
-    while (low < high) {
-      const middle = (low + high) >>> 1;
-      if (value <= (bounds[middle] as number)) high = middle;
-      else low = middle + 1;
-    }
+    const low = bucketIndex(bounds, value);
     if (this.cells === undefined || this.traces === undefined) {
       this.cells = new Float64Array(2 * (bounds.length + 1));
       this.traces = new Array<SpanContext | undefined>(bounds.length + 1).fill(undefined);

@@ -1,4 +1,5 @@
 import { fractionBounds } from './native-bucket-bounds';
+import { bucketIndex } from './series';
 
 /** How the native (sparse exponential) buckets of a histogram family are laid out. */
 export interface NativeBucketConfig {
@@ -54,16 +55,7 @@ export function nativeBucketIndex(magnitude: number, schema: number, bounds: Flo
   } else exponent = biased - 1022;
   words[HIGH] = (words[HIGH] & 0x800fffff) | (1022 << 20);
   const fraction = scratch[0];
-  if (schema > 0) {
-    let low = 0;
-    let high = bounds.length;
-    while (low < high) {
-      const middle = (low + high) >>> 1;
-      if (bounds[middle] < fraction) low = middle + 1;
-      else high = middle;
-    }
-    return low + (exponent - 1) * bounds.length;
-  }
+  if (schema > 0) return bucketIndex(bounds, fraction) + (exponent - 1) * bounds.length;
   const key = fraction === 0.5 ? exponent - 1 : exponent;
   const shift = -schema;
   return (key + (1 << shift) - 1) >> shift;

@@ -9,6 +9,18 @@ export interface BoundSeries {
   record(value: number): void;
 }
 
+/** The bucket a finite value falls in: the first bound it does not exceed (upper bounds inclusive), `bounds.length` for `+Inf`. */
+export function bucketIndex(bounds: Float64Array, value: number): number {
+  let low = 0;
+  let high = bounds.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if (value <= (bounds[middle] as number)) high = middle;
+    else low = middle + 1;
+  }
+  return low;
+}
+
 /** Shared do-nothing series for families this configuration does not register. */
 export const NOOP_SERIES: BoundSeries = Object.freeze({ record(): void {} });
 
@@ -146,13 +158,7 @@ export class HistogramSeries extends StoredSeries {
       return;
     }
     const bounds = this.owner.bounds;
-    let low = 0;
-    let high = bounds.length;
-    while (low < high) {
-      const middle = (low + high) >>> 1;
-      if (value <= bounds[middle]) high = middle;
-      else low = middle + 1;
-    }
+    const low = bucketIndex(bounds, value);
     const cells = this.cells;
     const base = this.offset;
     const sum = cells[base + bounds.length + 2] + value;
