@@ -2,6 +2,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { formatGoFloat } from './go-float';
 import { resolveFullCatalog, type ResolvedFamily } from './catalog';
 import type { FamilyGroup } from './family-definition';
+import { withGeneratedSection } from './generated-section';
 
 const BEGIN = '<!-- BEGIN GENERATED FAMILY TABLES (npm run docs) -->';
 const END = '<!-- END GENERATED FAMILY TABLES -->';
@@ -45,10 +46,7 @@ function bucketText(family: ResolvedFamily): string {
 
 /** A page with its generated section replaced by the current tables. */
 export function withGeneratedTables(page: string): string {
-  const start = page.indexOf(BEGIN);
-  const end = page.indexOf(END);
-  if (start < 0 || end < start) throw new Error(`the page has no ${BEGIN} … ${END} section`);
-  return `${page.slice(0, start + BEGIN.length)}\n${renderFamilyTables()}\n${page.slice(end)}`;
+  return withGeneratedSection(page, BEGIN, END, renderFamilyTables());
 }
 
 if (require.main === module) {

@@ -1,4 +1,5 @@
 import { readFileSync, writeFileSync } from 'node:fs';
+import { withGeneratedSection } from '../../views/generated-section';
 import { collectorNamingMarkdown } from './collector-naming';
 
 const BEGIN = '<!-- BEGIN GENERATED OTLP NAMING (npm run docs) -->';
@@ -6,10 +7,7 @@ const END = '<!-- END GENERATED OTLP NAMING -->';
 
 /** A page with its generated OTLP naming section replaced by the current one. */
 export function withGeneratedNamingSection(page: string): string {
-  const start = page.indexOf(BEGIN);
-  const end = page.indexOf(END);
-  if (start < 0 || end < start) throw new Error(`the page has no ${BEGIN} … ${END} section`);
-  return `${page.slice(0, start + BEGIN.length)}\n${collectorNamingMarkdown()}\n${page.slice(end)}`;
+  return withGeneratedSection(page, BEGIN, END, collectorNamingMarkdown());
 }
 
 if (require.main === module) {
