@@ -12,7 +12,11 @@ import { ratioOf, type Measurement, type Ratio } from './measure';
 export interface BenchResults {
   readonly machine: string;
   readonly interToken: Readonly<Record<'ours' | 'prom-client' | 'floor', Measurement>>;
-  readonly perRequest: { readonly costs: Readonly<Record<'host' | 'ours' | 'prom-client' | 'floor', Measurement>>; readonly oursVsFloor: Ratio };
+  readonly perRequest: {
+    readonly costs: Readonly<Record<'host' | 'ours' | 'ours-traced' | 'prom-client' | 'floor', Measurement>>;
+    readonly oursVsFloor: Ratio;
+    readonly tracedVsOurs: Ratio;
+  };
   readonly recordPath: {
     readonly idleWrapper: Ratio;
     readonly statsPollBytes: Measurement;
@@ -107,6 +111,10 @@ export function benchFigures(results: BenchResults): Record<string, string> {
       'one request, 3 × 4 replicas, 100 tokens per stage, over the host alone',
       `${ms(results.perRequest.costs.ours.median, 2)} ms; a hand-written path writing the same samples into plain cells ` +
         `${ms(results.perRequest.costs.floor.median, 2)} ms (${times(results.perRequest.oursVsFloor.median)}), into prom-client ${ms(results.perRequest.costs['prom-client'].median, 2)} ms`,
+    ],
+    [
+      'the same request with exemplars on, traced by its client (`traceparent`)',
+      `${ms(results.perRequest.costs['ours-traced'].median, 2)} ms over the host, ${times(results.perRequest.tracedVsOurs.median)} the same request with exemplars off`,
     ],
     [
       `registration, 3 × 64 / 3 × ${LARGE} (cold process)`,

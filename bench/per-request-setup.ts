@@ -6,10 +6,11 @@ import { floatCells } from './direct-path/float-cells';
 import { promClientCells } from './direct-path/prom-client-cells';
 
 /**
- * The per-request contenders: the host alone; the package's hooks on it; the same samples written
- * by hand into prom-client; and the same samples written by hand into plain cells (the floor).
+ * The per-request contenders: the host alone; the package's hooks on it; the same hooks with
+ * exemplars on and every request traced (a sampled `traceparent`); the same samples written by hand
+ * into prom-client; and the same samples written by hand into plain cells (the floor).
  */
-export const PER_REQUEST_CONTENDERS = ['host', 'ours', 'prom-client', 'floor'] as const;
+export const PER_REQUEST_CONTENDERS = ['host', 'ours', 'ours-traced', 'prom-client', 'floor'] as const;
 export type PerRequestContender = (typeof PER_REQUEST_CONTENDERS)[number];
 
 export const PER_REQUEST_WORKLOAD: BenchWorkload = { pools: PIPELINE_3x4, tokens: 100, batch: 1 };
@@ -22,8 +23,12 @@ export interface PerRequestSetup {
   close(): Promise<void>;
 }
 
+/** The sampled trace context the traced contender's requests carry. */
+const TRACEPARENT = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+
 export async function setupPerRequest(contender: PerRequestContender, workload = PER_REQUEST_WORKLOAD): Promise<PerRequestSetup> {
-  if (contender === 'ours') return setupOurs(workload);
+  if (contender === 'ours') return setupOurs(workload, false);
+  if (contender === 'ours-traced') return setupOurs({ ...workload, traceparent: TRACEPARENT }, true);
   const direct = contender === 'host' ? undefined : createDirectHost(contender === 'floor' ? floatCells() : promClientCells(), workload.pools);
   const host = direct ?? createBenchHost();
   const orchestrator = new host.Orchestrator(workload.pools);
@@ -35,7 +40,7 @@ export async function setupPerRequest(contender: PerRequestContender, workload =
   };
 }
 
-async function setupOurs(workload: BenchWorkload): Promise<PerRequestSetup> {
+async function setupOurs(workload: BenchWorkload, exemplars: boolean): Promise<PerRequestSetup> {
   const { OmniInstrumentation, registerOmniMetrics } = builtPackage();
   const handle = await registerOmniMetrics({
     modelName: 'm',
@@ -45,6 +50,7 @@ async function setupOurs(workload: BenchWorkload): Promise<PerRequestSetup> {
     exporters: [],
     logIntervalSeconds: 0,
     selfCheck: false,
+    exemplars,
   });
   const host = createBenchHost();
   const instrumentation = new OmniInstrumentation({

@@ -8,6 +8,7 @@ import { contender, figure, interleave } from './rounds';
 const LABELS: Readonly<Record<PerRequestContender, string>> = {
   host: 'host alone (no metrics)',
   ours: 'omni-otel-metrics hooks',
+  'ours-traced': 'the same, exemplars on, every request traced',
   'prom-client': 'direct path into prom-client children',
   floor: 'direct path into plain cells (floor)',
 };
@@ -15,7 +16,7 @@ const LABELS: Readonly<Record<PerRequestContender, string>> = {
 /** Per-request cost over the host alone: the package's hooks, prom-client by hand, the floor. */
 export async function perRequestSection(rounds: number, requests: number) {
   const check = await runContender<{ floor: SampleComparison; promClient: SampleComparison }>('per-request-check', {});
-  const specs = (Object.keys(LABELS) as PerRequestContender[]).map((name) => contender(name, 'per-request', { contender: name, requests, blocks: 5 }));
+  const specs = (Object.keys(LABELS) as PerRequestContender[]).map((name) => contender(name, 'per-request', { contender: name, requests, blocks: 10 }));
   const results = await interleave(specs, rounds);
   const m = (name: PerRequestContender) => figure(results, name, 'nsPerRequest');
   const host = m('host');
@@ -35,9 +36,18 @@ export async function perRequestSection(rounds: number, requests: number) {
       `${LABELS[name]}${name === 'host' ? '' : ', over the host'}`,
       cost,
       'ns',
-      name === 'host' || name === 'floor' ? undefined : { to: 'floor', ratio: ratioOf(cost, overFloor) },
+      name === 'host' || name === 'floor'
+        ? undefined
+        : name === 'ours-traced'
+          ? { to: 'ours', ratio: ratioOf(cost, over('ours')) }
+          : { to: 'floor', ratio: ratioOf(cost, overFloor) },
     );
     return [name, cost] as const;
   });
-  return { check, costs: Object.fromEntries(summaries), oursVsFloor: ratioOf(over('ours'), overFloor) };
+  return {
+    check,
+    costs: Object.fromEntries(summaries),
+    oursVsFloor: ratioOf(over('ours'), overFloor),
+    tracedVsOurs: ratioOf(over('ours-traced'), over('ours')),
+  };
 }

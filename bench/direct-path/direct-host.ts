@@ -88,7 +88,8 @@ export function createDirectHost(cells: CellFactory, pools: readonly number[]) {
   }
 
   function recordIteration(engine: EngineCells, stageId: number, outputs: EngineCoreOutputs): void {
-    const iterationTimestamp = Date.now() / 1000;
+    // Read when a TTFT or an e2e latency first needs it, as the package does: a decode step reads no clock.
+    let iterationTimestamp: number | undefined;
     const engineTs = outputs.timestamp ?? 0;
     const scheduler = outputs.schedulerStats;
     if (scheduler !== undefined && scheduler !== null) {
@@ -117,6 +118,7 @@ export function createDirectHost(cells: CellFactory, pools: readonly number[]) {
         cells.promptCacheHit.inc(cached);
         cells.promptCached.inc(cached);
         cells.prefillKvComputed.observe(state.promptTokens - cached);
+        iterationTimestamp ??= Date.now() / 1000;
         cells.timeToFirstToken.observe(iterationTimestamp - state.arrivalTime);
         state.firstTokenTs = engineTs;
       } else {
@@ -124,7 +126,7 @@ export function createDirectHost(cells: CellFactory, pools: readonly number[]) {
       }
       state.generated += tokens;
       state.lastTokenTs = engineTs;
-      if (output.finishReason === 'length') finishStage(state, iterationTimestamp);
+      if (output.finishReason === 'length') finishStage(state, (iterationTimestamp ??= Date.now() / 1000));
     }
     engine.iterationTokens.observe(iterationTokens);
   }

@@ -50,39 +50,49 @@ export function orchestratorWrapper(name: OrchestratorMethod): WrapperFactory {
   const counted = COUNTED_METHODS.has(name) ? (name as HostMethod) : undefined;
   const isPoll = name === 'pollEngine';
   const observe = observerOf(name);
-  return (original, patch) =>
-    function (this: unknown) {
-      const feeds = patch.listeners;
-      // eslint-disable-next-line prefer-rest-params
-      if (feeds.length === 0) return original.apply(this, arguments as unknown as unknown[]);
-      // eslint-disable-next-line prefer-rest-params
-      const first: unknown = arguments[0];
-      // eslint-disable-next-line prefer-rest-params
-      const second: unknown = arguments[1];
-      if (counted !== undefined) {
-        for (const feed of feeds) {
-          const calls = feed.hostCalls;
-          if (calls === undefined) continue;
-          calls.called(counted);
-          if (isPoll) calls.polled(first, second);
-        }
-      }
-      if (name === 'cleanupRequest') {
+  const countCall = (feeds: readonly HandleFeed[], first: unknown, second: unknown): void => {
+    if (counted === undefined) return;
+    for (const feed of feeds) {
+      const calls = feed.hostCalls;
+      if (calls === undefined) continue;
+      calls.called(counted);
+      if (isPoll) calls.polled(first, second);
+    }
+  };
+  const observeCall = (feeds: readonly HandleFeed[], source: unknown, first: unknown, second: unknown, result: unknown): unknown => {
+    // A plain value (every synchronous poll) is observed in place: no callback to allocate per call.
+    if (!isThenable(result)) {
+      observeEach(feeds, observe, name, source, first, second, result);
+      return result;
+    }
+    return followResult(result, (value) => observeEach(feeds, observe, name, source, first, second, value), ignoreReason);
+  };
+  if (name === 'cleanupRequest') {
+    return (original, patch) =>
+      function (this: unknown, first?: unknown) {
+        const feeds = patch.listeners;
+        // eslint-disable-next-line prefer-rest-params
+        if (feeds.length === 0) return original.apply(this, arguments as unknown as unknown[]);
+        countCall(feeds, first, undefined);
         try {
           // eslint-disable-next-line prefer-rest-params
           return original.apply(this, arguments as unknown as unknown[]);
         } finally {
-          observeEach(feeds, observe, name, this, first, second, undefined);
+          observeEach(feeds, observe, name, this, first, undefined, undefined);
         }
-      }
+      };
+  }
+  // The wrapper stays this small so that V8 inlines it where the host calls the method: with
+  // nobody listening it costs one length check (the work of listening lives in the helpers above).
+  // The named parameters are read, never passed on: `arguments` carries every argument the host gave.
+  return (original, patch) =>
+    function (this: unknown, first?: unknown, second?: unknown) {
+      const feeds = patch.listeners;
       // eslint-disable-next-line prefer-rest-params
-      const result = original.apply(this, arguments as unknown as unknown[]);
-      // A plain value (every synchronous poll) is observed in place: no callback to allocate per call.
-      if (!isThenable(result)) {
-        observeEach(feeds, observe, name, this, first, second, result);
-        return result;
-      }
-      return followResult(result, (value) => observeEach(feeds, observe, name, this, first, second, value), ignoreReason);
+      if (feeds.length === 0) return original.apply(this, arguments as unknown as unknown[]);
+      countCall(feeds, first, second);
+      // eslint-disable-next-line prefer-rest-params
+      return observeCall(feeds, this, first, second, original.apply(this, arguments as unknown as unknown[]));
     };
 }
 

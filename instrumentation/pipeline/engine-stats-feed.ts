@@ -1,5 +1,4 @@
 import type { OmniStatLogger } from '../recorders/stat-logger';
-import { wallClockSeconds } from '../stats/clock';
 import type { IterationStats } from '../stats/iteration-stats';
 import { RequestStatsBuilder } from '../stats/request-stats-builder';
 import { isFinishReason } from '../stats/types';
@@ -62,8 +61,9 @@ export class EngineStatsFeed {
     const builder = this.builder(engineIdx);
     const ts = outputs.timestamp;
     const list = outputs.outputs;
-    // vLLM stamps the IterationStats when the batch comes in; a stats-only poll (no request outputs) has none.
-    if (list.length > 0) builder.startIteration(wallClockSeconds(), this.spareIteration);
+    // vLLM stamps the IterationStats when the batch comes in; here the stamp is read when the step's first
+    // TTFT or e2e needs it (a decode step needs none). A stats-only poll (no request outputs) has no iteration.
+    if (list.length > 0) builder.startIteration(undefined, this.spareIteration);
     for (const output of list) {
       const id = output.requestId;
       const events = output.events;

@@ -35,7 +35,10 @@ export interface FinishedRequestInput {
 }
 
 export interface IterationStatsOptions {
-  /** Frontend wall clock seconds of this iteration; defaults to now. Tests inject it. */
+  /**
+   * Frontend wall clock seconds of this iteration. Without it, the wall clock is read when a TTFT or an e2e
+   * latency first needs it: a step of decode tokens only never reads the clock.
+   */
   iterationTimestamp?: number;
 }
 
@@ -47,7 +50,8 @@ export interface IterationStatsOptions {
  * engine-core monotonic timestamps.
  */
 export class IterationStats {
-  iterationTimestamp: number;
+  /** The iteration's wall clock seconds once given or read; undefined until then. */
+  private stamp: number | undefined;
   numGenerationTokens = 0;
   readonly promptTokenStats = new PromptTokenStats();
   numPreemptedReqs = 0;
@@ -61,16 +65,30 @@ export class IterationStats {
   interTokenLatenciesIter: number[] = [];
   numCorruptedReqs = 0;
 
-  constructor({ iterationTimestamp = wallClockSeconds() }: IterationStatsOptions = {}) {
-    this.iterationTimestamp = iterationTimestamp;
+  constructor({ iterationTimestamp }: IterationStatsOptions = {}) {
+    this.stamp = iterationTimestamp;
   }
 
   /**
-   * Empties this object for a new iteration stamped `iterationTimestamp`, so one object can serve every
-   * poll of a caller that is done with the previous contents (nothing may still hold it).
+   * Frontend wall clock seconds of this iteration (vLLM's `iteration_timestamp`): as given, else read from
+   * the wall clock on first use and kept. Reading it lazily is vLLM's stamp taken a few microseconds later,
+   * within the same step; it saves a clock read per decode step, which needs none.
    */
-  restart(iterationTimestamp: number): this {
-    this.iterationTimestamp = iterationTimestamp;
+  get iterationTimestamp(): number {
+    return (this.stamp ??= wallClockSeconds());
+  }
+
+  set iterationTimestamp(seconds: number) {
+    this.stamp = seconds;
+  }
+
+  /**
+   * Empties this object for a new iteration, stamped `iterationTimestamp` or, without it, when first needed,
+   * so one object can serve every poll of a caller that is done with the previous contents (nothing may
+   * still hold it).
+   */
+  restart(iterationTimestamp?: number): this {
+    this.stamp = iterationTimestamp;
     this.numGenerationTokens = 0;
     const prompt = this.promptTokenStats;
     prompt.computed = prompt.localCacheHit = prompt.externalKvTransfer = prompt.cachedTokens = prompt.total = 0;

@@ -1,4 +1,3 @@
-import { wallClockSeconds } from './clock';
 import { IterationStats } from './iteration-stats';
 import {
   createPrefillStats,
@@ -221,10 +220,11 @@ export class RequestStatsBuilder {
 
   /**
    * Opens the iteration the next events apply to, stamped `nowWall` (vLLM creates its `IterationStats` when a
-   * batch of outputs comes in). An iteration still open is replaced: take it first. `reuse`, an iteration the
-   * caller took before and no longer holds, is emptied and filled again instead of allocating one per step.
+   * batch of outputs comes in); without it, the wall clock is read when the step's first TTFT or e2e latency
+   * needs it. An iteration still open is replaced: take it first. `reuse`, an iteration the caller took before
+   * and no longer holds, is emptied and filled again instead of allocating one per step.
    */
-  startIteration(nowWall: number = wallClockSeconds(), reuse?: IterationStats): IterationStats {
+  startIteration(nowWall?: number, reuse?: IterationStats): IterationStats {
     this.iteration = reuse ? reuse.restart(nowWall) : new IterationStats({ iterationTimestamp: nowWall });
     return this.iteration;
   }

@@ -20,7 +20,7 @@ export class ExemplarCounterSeries extends CounterSeries {
   override record(increment: number): void {
     const before = this.value;
     super.record(increment);
-    if (this.value !== before) this.exemplars.take(increment);
+    if (this.value !== before) this.exemplars.take(0, increment);
   }
 }
 
@@ -42,9 +42,8 @@ export class ExemplarHistogramSeries extends HistogramSeries {
   }
 
   override record(value: number): void {
-    const before = this.count;
-    super.record(value);
-    if (this.count !== before) this.exemplars.take(value);
+    const bucket = this.observe(value);
+    if (bucket >= 0) this.exemplars.take(bucket, value);
   }
 }
 

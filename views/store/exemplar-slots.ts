@@ -1,5 +1,4 @@
 import { context, isSpanContextValid, trace, TraceFlags, type SpanContext } from '@opentelemetry/api';
-import { bucketIndex } from './series';
 
 // The request scope lives in this module with the slots: a record reads its state directly, not through another module's exports.
 
@@ -83,19 +82,20 @@ export class ExemplarSlots {
     return this.bounds.length + 1;
   }
 
-  /** Keeps `value` in its bucket's slot when the record runs within a trace (a counter: its increment). */
-  take(value: number): void {
+  /**
+   * Keeps `value` in `slot` when the record runs within a trace: a histogram's observation in the
+   * bucket it just counted it in, a counter's increment in its single slot (0).
+   */
+  take(slot: number, value: number): void {
     const spanContext = currentExemplarTrace();
     if (spanContext === undefined) return;
-    const bounds = this.bounds;
-    const low = bucketIndex(bounds, value);
     if (this.cells === undefined || this.traces === undefined) {
-      this.cells = new Float64Array(2 * (bounds.length + 1));
-      this.traces = new Array<SpanContext | undefined>(bounds.length + 1).fill(undefined);
+      this.cells = new Float64Array(2 * this.size);
+      this.traces = new Array<SpanContext | undefined>(this.size).fill(undefined);
     }
-    this.cells[2 * low] = value;
-    this.cells[2 * low + 1] = exemplarSeconds();
-    this.traces[low] = spanContext;
+    this.cells[2 * slot] = value;
+    this.cells[2 * slot + 1] = exemplarSeconds();
+    this.traces[slot] = spanContext;
   }
 
   /** Slot `i`'s exemplar, or undefined when none was kept. */

@@ -153,9 +153,14 @@ export class HistogramSeries extends StoredSeries {
   }
 
   record(value: number): void {
+    this.observe(value);
+  }
+
+  /** Records `value`; the bucket it went to, or -1 when it was rejected (so a subclass need not search again). */
+  protected observe(value: number): number {
     if (typeof value !== 'number' || value - value !== 0) {
       this.reject(value, 'a histogram takes finite values');
-      return;
+      return -1;
     }
     const bounds = this.owner.bounds;
     const low = bucketIndex(bounds, value);
@@ -164,11 +169,12 @@ export class HistogramSeries extends StoredSeries {
     const sum = cells[base + bounds.length + 2] + value;
     if (sum - sum !== 0) {
       this.reject(value, 'the sum would no longer be finite');
-      return;
+      return -1;
     }
     cells[base + low]++;
     cells[base + bounds.length + 1]++;
     cells[base + bounds.length + 2] = sum;
+    return low;
   }
 
   get count(): number {
