@@ -17,6 +17,11 @@ export interface BenchResults {
     readonly oursVsFloor: Ratio;
     readonly tracedVsOurs: Ratio;
   };
+  readonly exemplars: {
+    readonly untraced: Ratio;
+    readonly traced: Ratio;
+    readonly nsPerRequest: Readonly<Record<'exemplars-off' | 'exemplars-traced', Measurement>>;
+  };
   readonly recordPath: {
     readonly idleWrapper: Ratio;
     readonly statsPollBytes: Measurement;
@@ -38,7 +43,7 @@ export interface BenchResults {
 }
 
 /** The pages holding figures, relative to the repository root. */
-export const FIGURE_PAGES = ['docs/performance.md', 'docs/exposition.md'];
+export const FIGURE_PAGES = ['docs/performance.md', 'docs/exposition.md', 'docs/exemplars.md'];
 
 const LARGE = 256;
 const ms = (ns: number, digits = 1): string => (ns / 1e6).toFixed(digits);
@@ -135,6 +140,12 @@ export function benchFigures(results: BenchResults): Record<string, string> {
     'scrape-large': `At 3 stages × ${LARGE} replicas (${series} series, ${text} of text) the host's event loop was blocked at most ${ms(oneBlock.median)} ms`,
     'text-large': `at 3 × ${LARGE} replicas, ${text}`,
     'cpu-per-thousand': `about ${Math.round(cpuPerThousand / 1e6)} ms of CPU per thousand series`,
+    'exemplar-cost':
+      `for one request of the 3 × 4 pipeline traced by its client, the hooks cost ${times(results.perRequest.tracedVsOurs.median)} ` +
+      `(${results.perRequest.tracedVsOurs.min.toFixed(2)}–${results.perRequest.tracedVsOurs.max.toFixed(2)}) what they cost with exemplars off; ` +
+      `a finished request's two records alone (success counter and e2e histogram) ${ns(results.exemplars.nsPerRequest['exemplars-off'])} off, ` +
+      `${times(results.exemplars.untraced.median)} that on without a trace, ${ns(results.exemplars.nsPerRequest['exemplars-traced'])} ` +
+      `(${times(results.exemplars.traced.median)}) with every record traced.`,
   };
 }
 
