@@ -9,9 +9,8 @@ import type {
   TransferReceipt,
 } from '../pipeline/host-contract';
 import type { GenerateOutcome, PipelineObserver } from '../pipeline/pipeline-observer';
-import type { TelemetryGuard } from './telemetry-guard';
-import type { HostCallCounts } from '../self-check/host-calls';
-import type { HostMethod } from '../self-check/types';
+import type { HandleFeed } from './handle-feed';
+import { orchestratorEvent } from './host-wrappers';
 
 /**
  * `node:diagnostics_channel` names for hosts that prefer publishing events to being patched.
@@ -56,28 +55,49 @@ export interface OmniChannelMessages {
 
 type Handlers = { [K in keyof OmniChannelMessages]: (message: OmniChannelMessages[K]) => void };
 
-/** The host method each channel stands for, as the self-check counts calls (output and end messages belong to one `generate`). */
-const CHANNEL_METHODS: Partial<Record<keyof OmniChannelMessages, HostMethod>> = {
-  addRequest: 'addRequest',
-  cleanupRequest: 'cleanupRequest',
-  submitToStage: 'submitToStage',
-  enginePolled: 'pollEngine',
-  transferSent: 'sendToNextStage',
-  transferReceived: 'receiveFromPreviousStage',
-  generateStart: 'generate',
-  abort: 'abort',
-};
-
-/** Subscribes the observer to every channel; returns the unsubscribe function. */
-export function subscribeChannels(observer: () => PipelineObserver, guard: TelemetryGuard, hostCalls?: HostCallCounts): () => void {
+/**
+ * Subscribes the handle's observer to every channel; returns the unsubscribe function. An
+ * orchestrator message goes through the same event table as a wrapped call of the method it
+ * stands for (`orchestratorEvent`): counted for the self-check, then observed, with no orchestrator
+ * to read bindings from.
+ */
+export function subscribeChannels(feed: HandleFeed): () => void {
+  const observer = (): PipelineObserver => feed.observer;
+  const added = orchestratorEvent('addRequest');
+  const cleanedUp = orchestratorEvent('cleanupRequest');
+  const submitted = orchestratorEvent('submitToStage');
+  const polled = orchestratorEvent('pollEngine');
+  const sent = orchestratorEvent('sendToNextStage');
+  const received = orchestratorEvent('receiveFromPreviousStage');
   const handlers: Handlers = {
-    addRequest: (m) => observer().requestAdded(m.requestId),
-    cleanupRequest: (m) => observer().requestCleanedUp(m.requestId),
-    submitToStage: (m) => observer().stageSubmitted(m),
-    enginePolled: (m) => observer().enginePolled(m.stageId, m.replicaId, m.outputs),
-    transferSent: (m) => observer().transferSent(m),
-    transferReceived: (m) => observer().transferReceived(m),
-    generateStart: (m) => observer().generateStarted(m.requestId, m),
+    addRequest: (m) => {
+      added.count(feed, m, undefined);
+      added.observe(feed, undefined, m, undefined, undefined);
+    },
+    cleanupRequest: (m) => {
+      cleanedUp.count(feed, m.requestId, undefined);
+      cleanedUp.observe(feed, undefined, m.requestId, undefined, undefined);
+    },
+    submitToStage: (m) => {
+      submitted.count(feed, m, undefined);
+      submitted.observe(feed, undefined, m, undefined, undefined);
+    },
+    enginePolled: (m) => {
+      polled.count(feed, m.stageId, m.replicaId);
+      polled.observe(feed, undefined, m.stageId, m.replicaId, m.outputs);
+    },
+    transferSent: (m) => {
+      sent.count(feed, undefined, undefined);
+      sent.observe(feed, undefined, undefined, undefined, m);
+    },
+    transferReceived: (m) => {
+      received.count(feed, undefined, undefined);
+      received.observe(feed, undefined, undefined, undefined, m);
+    },
+    generateStart: (m) => {
+      feed.hostCalls?.called('generate');
+      observer().generateStarted(m.requestId, m);
+    },
     generateOutput: (m) => {
       const stream = observer().streamOf(m.requestId);
       if (stream !== undefined) observer().generateOutput(stream, m.output);
@@ -86,7 +106,10 @@ export function subscribeChannels(observer: () => PipelineObserver, guard: Telem
       const stream = observer().streamOf(m.requestId);
       if (stream !== undefined) observer().generateEnded(stream, m.outcome);
     },
-    abort: (m) => observer().requestAborted(m.requestId),
+    abort: (m) => {
+      feed.hostCalls?.called('abort');
+      observer().requestAborted(m.requestId);
+    },
     realtimeSessionOpened: (m) => observer().realtime.sessionOpened(m),
     realtimeSessionClosed: (m) => observer().realtime.sessionClosed(m.sessionId),
     realtimeAudioAppended: (m) => observer().realtime.audioAppended(m.batch),
@@ -94,19 +117,14 @@ export function subscribeChannels(observer: () => PipelineObserver, guard: Telem
   };
   const subscriptions = (Object.keys(OMNI_CHANNELS) as Array<keyof OmniChannelMessages>).map((key) => {
     const name = OMNI_CHANNELS[key];
-    const method = CHANNEL_METHODS[key];
     const site = `channel ${name}`;
     const handler = handlers[key] as (m: unknown) => void;
     // The one never-throw boundary of a channel: whatever the message holds, the publisher goes on.
     const listener = (message: unknown): void => {
       try {
-        if (method !== undefined && hostCalls !== undefined) {
-          hostCalls.called(method);
-          if (method === 'pollEngine') hostCalls.polled((message as { stageId?: unknown })?.stageId, (message as { replicaId?: unknown })?.replicaId);
-        }
         handler(message);
       } catch (error) {
-        guard.report(site, error);
+        feed.guard.report(site, error);
       }
     };
     diagnosticsChannel.subscribe(name, listener);

@@ -40,24 +40,42 @@ const droppedStreams = new FinalizationRegistry<{ observer: PipelineObserver; to
 });
 
 /**
+ * What one orchestrator call tells a handle, whether a wrapper saw it or the host published it on
+ * a diagnostics channel (`channels.ts`): one table for both paths.
+ */
+export interface OrchestratorEvent {
+  /** Counts the call for the self-check (a poll also for its replica); replica changes are not counted. */
+  count(feed: HandleFeed, first: unknown, second: unknown): void;
+  /** Hands the call to the handle's observer: its first two arguments, its result, and the orchestrator it ran on (none from a channel). */
+  readonly observe: Observe;
+}
+
+export function orchestratorEvent(name: OrchestratorMethod): OrchestratorEvent {
+  // Decided once per method, not per call: pollEngine runs for every replica on every tick.
+  const counted = COUNTED_METHODS.has(name) ? (name as HostMethod) : undefined;
+  const isPoll = name === 'pollEngine';
+  return {
+    count(feed, first, second) {
+      const calls = feed.hostCalls;
+      if (counted === undefined || calls === undefined) return;
+      calls.called(counted);
+      if (isPoll) calls.polled(first, second);
+    },
+    observe: observerOf(name),
+  };
+}
+
+/**
  * Observes one orchestrator call site after the original ran (cleanup: even if it threw), once
  * per listening handle. Nobody listening: the original alone. The host's value (or a promise of
  * the same outcome, see `followResult`) and the host's errors come back untouched; a telemetry
  * failure is reported once per call site and never reaches the host.
  */
 export function orchestratorWrapper(name: OrchestratorMethod): WrapperFactory {
-  // Decided once per wrapped method, not per call: pollEngine runs for every replica on every tick.
-  const counted = COUNTED_METHODS.has(name) ? (name as HostMethod) : undefined;
-  const isPoll = name === 'pollEngine';
-  const observe = observerOf(name);
+  const event = orchestratorEvent(name);
+  const observe = event.observe;
   const countCall = (feeds: readonly HandleFeed[], first: unknown, second: unknown): void => {
-    if (counted === undefined) return;
-    for (const feed of feeds) {
-      const calls = feed.hostCalls;
-      if (calls === undefined) continue;
-      calls.called(counted);
-      if (isPoll) calls.polled(first, second);
-    }
+    for (const feed of feeds) event.count(feed, first, second);
   };
   const observeCall = (feeds: readonly HandleFeed[], source: unknown, first: unknown, second: unknown, result: unknown): unknown => {
     // A plain value (every synchronous poll) is observed in place: no callback to allocate per call.
@@ -115,7 +133,7 @@ function observeEach(
   }
 }
 
-type Observe = (feed: HandleFeed, source: unknown, first: unknown, second: unknown, result: unknown) => void;
+export type Observe = (feed: HandleFeed, source: unknown, first: unknown, second: unknown, result: unknown) => void;
 
 /** What one orchestrator method tells the observer, decided once per method. */
 function observerOf(name: OrchestratorMethod): Observe {

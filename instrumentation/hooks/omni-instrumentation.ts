@@ -185,7 +185,7 @@ export class OmniInstrumentation extends InstrumentationBase<OmniInstrumentation
     this.listenToClass(this._config.servingClass, 'serving');
     if (channels) {
       feed.claim(this, CHANNELS_SOURCE, 'channels');
-      this.unsubscribe = subscribeChannels(() => feed.observer, feed.guard, feed.hostCalls);
+      this.unsubscribe = subscribeChannels(feed);
     }
   }
 
