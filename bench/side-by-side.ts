@@ -1,0 +1,52 @@
+/**
+ * Two trees' contenders side by side in one run (each in its own process, rounds interleaved):
+ * `npx tsx bench/side-by-side.ts <before-root> <rounds>`. Both trees must have built `dist/`.
+ */
+import { join } from 'node:path';
+import { runContender } from './child';
+import { formatNs, formatRatio, ratioOf, summarize } from './measure';
+import { interleave, figure, type ContenderSpec, type Figures } from './rounds';
+
+const [beforeRoot = '', roundsText = '3'] = process.argv.slice(2);
+type Run = (entry: string, params: unknown, options?: object) => Promise<Figures>;
+const COUNTING = { exposeGc: true, nodeFlags: ['--min-semi-space-size=256', '--max-semi-space-size=256'] };
+const rows: Array<[string, string, object, object, string]> = [
+  ['host', 'per-request', { contender: 'host', requests: 200, blocks: 10 }, {}, 'nsPerRequest'],
+  ['ours', 'per-request', { contender: 'ours', requests: 200, blocks: 10 }, {}, 'nsPerRequest'],
+  ['ours-traced', 'per-request', { contender: 'ours-traced', requests: 200, blocks: 10 }, {}, 'nsPerRequest'],
+  ['floor', 'per-request', { contender: 'floor', requests: 200, blocks: 10 }, {}, 'nsPerRequest'],
+  ['direct', 'record-path', { contender: 'direct', polls: 100_000, blocks: 5 }, COUNTING, 'nsPerPoll'],
+  ['idle-wrapper', 'record-path', { contender: 'idle-wrapper', polls: 100_000, blocks: 5 }, COUNTING, 'nsPerPoll'],
+  ['stats-poll', 'record-path', { contender: 'stats-poll', polls: 100_000, blocks: 5 }, COUNTING, 'nsPerPoll'],
+  ['decode-poll', 'record-path', { contender: 'decode-poll', polls: 100_000, blocks: 5 }, COUNTING, 'nsPerPoll'],
+  ['exemplars-off', 'exemplar-record', { contender: 'exemplars-off', records: 200_000, blocks: 5 }, {}, 'nsPerRequest'],
+  ['exemplars-traced', 'exemplar-record', { contender: 'exemplars-traced', records: 200_000, blocks: 5 }, {}, 'nsPerRequest'],
+];
+(async () => {
+  // The other tree's own runner: its contenders run its own built package.
+  const before = ((await import(join(beforeRoot, 'bench', 'child'))) as { runContender: Run }).runContender;
+  const runners: Record<string, Run> = { before, after: runContender };
+  const specs: ContenderSpec[] = [];
+  for (const [name, entry, params, options] of rows) {
+    for (const tree of ['before', 'after']) specs.push({ name: `${tree} ${name}`, run: () => (runners[tree] as Run)(entry, params, options) });
+  }
+  const results = await interleave(specs, Number(roundsText));
+  const m = (tree: string, name: string) => figure(results, `${tree} ${name}`, rows.find((r) => r[0] === name)?.[4] ?? '');
+  const over = (tree: string, name: string) =>
+    summarize(
+      `${tree} ${name} over host`,
+      m(tree, name).rounds.map((v, i) => v - (m(tree, 'host').rounds[i] ?? NaN)),
+    );
+  for (const [name] of rows) {
+    const before = ['ours', 'ours-traced', 'floor'].includes(name) ? over('before', name) : m('before', name);
+    const after = ['ours', 'ours-traced', 'floor'].includes(name) ? over('after', name) : m('after', name);
+    console.log(
+      `${name.padEnd(18)} before ${formatNs(before.median).padStart(10)}  after ${formatNs(after.median).padStart(10)}  after/before ${formatRatio(ratioOf(after, before))}`,
+    );
+  }
+  for (const tree of ['before', 'after']) {
+    console.log(
+      `${tree}: ours vs floor ${formatRatio(ratioOf(over(tree, 'ours'), over(tree, 'floor')))}; traced vs ours ${formatRatio(ratioOf(over(tree, 'ours-traced'), over(tree, 'ours')))}; idle wrapper vs direct ${formatRatio(ratioOf(m(tree, 'idle-wrapper'), m(tree, 'direct')))}; exemplars traced vs off ${formatRatio(ratioOf(m(tree, 'exemplars-traced'), m(tree, 'exemplars-off')))}`,
+    );
+  }
+})();
