@@ -10,7 +10,7 @@ import type {
 } from '../pipeline/host-contract';
 import type { GenerateOutcome, PipelineObserver } from '../pipeline/pipeline-observer';
 import type { HandleFeed } from './handle-feed';
-import { orchestratorEvent } from './host-wrappers';
+import { orchestratorEvent, type OrchestratorEvent } from './host-wrappers';
 
 /**
  * `node:diagnostics_channel` names for hosts that prefer publishing events to being patched.
@@ -58,11 +58,15 @@ type Handlers = { [K in keyof OmniChannelMessages]: (message: OmniChannelMessage
 /**
  * Subscribes the handle's observer to every channel; returns the unsubscribe function. An
  * orchestrator message goes through the same event table as a wrapped call of the method it
- * stands for (`orchestratorEvent`): counted for the self-check, then observed, with no orchestrator
- * to read bindings from.
+ * stands for (`orchestratorEvent`).
  */
 export function subscribeChannels(feed: HandleFeed): () => void {
   const observer = (): PipelineObserver => feed.observer;
+  // An orchestrator message is its method's call, made on no orchestrator: counted, then observed.
+  const heard = (event: OrchestratorEvent, first: unknown, second: unknown, result: unknown): void => {
+    event.count(feed, first, second);
+    event.observe(feed, undefined, first, second, result);
+  };
   const added = orchestratorEvent('addRequest');
   const cleanedUp = orchestratorEvent('cleanupRequest');
   const submitted = orchestratorEvent('submitToStage');
@@ -70,30 +74,12 @@ export function subscribeChannels(feed: HandleFeed): () => void {
   const sent = orchestratorEvent('sendToNextStage');
   const received = orchestratorEvent('receiveFromPreviousStage');
   const handlers: Handlers = {
-    addRequest: (m) => {
-      added.count(feed, m, undefined);
-      added.observe(feed, undefined, m, undefined, undefined);
-    },
-    cleanupRequest: (m) => {
-      cleanedUp.count(feed, m.requestId, undefined);
-      cleanedUp.observe(feed, undefined, m.requestId, undefined, undefined);
-    },
-    submitToStage: (m) => {
-      submitted.count(feed, m, undefined);
-      submitted.observe(feed, undefined, m, undefined, undefined);
-    },
-    enginePolled: (m) => {
-      polled.count(feed, m.stageId, m.replicaId);
-      polled.observe(feed, undefined, m.stageId, m.replicaId, m.outputs);
-    },
-    transferSent: (m) => {
-      sent.count(feed, undefined, undefined);
-      sent.observe(feed, undefined, undefined, undefined, m);
-    },
-    transferReceived: (m) => {
-      received.count(feed, undefined, undefined);
-      received.observe(feed, undefined, undefined, undefined, m);
-    },
+    addRequest: (m) => heard(added, m, undefined, undefined),
+    cleanupRequest: (m) => heard(cleanedUp, m.requestId, undefined, undefined),
+    submitToStage: (m) => heard(submitted, m, undefined, undefined),
+    enginePolled: (m) => heard(polled, m.stageId, m.replicaId, m.outputs),
+    transferSent: (m) => heard(sent, undefined, undefined, m),
+    transferReceived: (m) => heard(received, undefined, undefined, m),
     generateStart: (m) => {
       feed.hostCalls?.called('generate');
       observer().generateStarted(m.requestId, m);
