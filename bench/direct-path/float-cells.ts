@@ -1,4 +1,5 @@
 import { sampleKey, type CellFactory, type CounterCell, type GaugeCell, type HistogramCell, type Labels } from './cells';
+import { bucketIndex } from '../../views/store/series';
 
 class FloatCounter implements CounterCell {
   value = 0;
@@ -21,15 +22,7 @@ class FloatHistogram implements HistogramCell {
     this.counts = new Float64Array(bounds.length + 1);
   }
   observe(value: number): void {
-    const bounds = this.bounds;
-    let low = 0;
-    let high = bounds.length;
-    while (low < high) {
-      const middle = (low + high) >>> 1;
-      if (value <= (bounds[middle] as number)) high = middle;
-      else low = middle + 1;
-    }
-    this.counts[low]++;
+    this.counts[bucketIndex(this.bounds, value)]++;
     this.sum += value;
   }
 }

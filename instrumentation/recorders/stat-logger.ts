@@ -147,8 +147,10 @@ export class OmniStatLogger {
     try {
       const series = this.engine(engineIdx);
       if (series === undefined) return;
-      if (schedulerStats) this.recordScheduler(series, schedulerStats);
-      if (schedulerStats) this.recordOffloadConnectors(engineIdx, series, schedulerStats);
+      if (schedulerStats) {
+        this.recordScheduler(series, schedulerStats);
+        this.recordOffloadConnectors(engineIdx, series, schedulerStats);
+      }
       if (iterationStats) {
         this.recordIteration(series, iterationStats);
         const genAi = this.genAi;

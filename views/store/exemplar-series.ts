@@ -1,21 +1,15 @@
-import type { Attributes } from '@opentelemetry/api';
 import { ExemplarSlots } from './exemplar-slots';
-import { CounterSeries, HistogramSeries, type CreationTime, type SeriesOwner } from './series';
+import { CounterSeries, HistogramSeries } from './series';
 
 /**
  * Series of families that keep exemplars. They are separate classes so that the series of every
  * other family, and every series when exemplars are off, record exactly as before: the exemplar
- * work (a context lookup, a bucket search) is paid only here.
+ * work (a context lookup, a slot write) is paid only here.
  */
 
 /** A counter that keeps its most recent increment's exemplar. */
 export class ExemplarCounterSeries extends CounterSeries {
-  readonly exemplars: ExemplarSlots;
-
-  constructor(owner: SeriesOwner, plain: string, created: CreationTime, attributes: Attributes | undefined) {
-    super(owner, plain, created, attributes);
-    this.exemplars = new ExemplarSlots(owner.bounds);
-  }
+  readonly exemplars = new ExemplarSlots(this.owner.bounds);
 
   override record(increment: number): void {
     const before = this.value;
@@ -26,20 +20,7 @@ export class ExemplarCounterSeries extends CounterSeries {
 
 /** A histogram that keeps each bucket's most recent observation's exemplar. */
 export class ExemplarHistogramSeries extends HistogramSeries {
-  readonly exemplars: ExemplarSlots;
-
-  constructor(
-    owner: SeriesOwner,
-    plain: string,
-    leOffset: number,
-    created: CreationTime,
-    attributes: Attributes | undefined,
-    cells: Float64Array,
-    offset: number,
-  ) {
-    super(owner, plain, leOffset, created, attributes, cells, offset);
-    this.exemplars = new ExemplarSlots(owner.bounds);
-  }
+  readonly exemplars = new ExemplarSlots(this.owner.bounds);
 
   override record(value: number): void {
     const bucket = this.observe(value);

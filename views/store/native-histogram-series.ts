@@ -27,10 +27,8 @@ export class NativeHistogramSeries extends HistogramSeries {
   }
 
   override record(value: number): void {
-    const before = this.count;
-    super.record(value);
     // The classic series rejects what it cannot count (NaN, ±∞, a sum that would overflow): the native buckets follow it.
-    if (this.count !== before) this.native.observe(value);
+    if (this.observe(value) >= 0) this.native.observe(value);
   }
 }
 
