@@ -143,7 +143,7 @@ export function benchFigures(results: BenchResults): Record<string, string> {
     'exemplar-cost':
       `for one request of the 3 × 4 pipeline traced by its client, the hooks cost ${times(results.perRequest.tracedVsOurs.median)} ` +
       `(${results.perRequest.tracedVsOurs.min.toFixed(2)}–${results.perRequest.tracedVsOurs.max.toFixed(2)}) what they cost with exemplars off; ` +
-      `a finished request's two records alone (success counter and e2e histogram) ${ns(results.exemplars.nsPerRequest['exemplars-off'])} off, ` +
+      `a finished request's records as the serving observer makes them (its clock reading, the success counter and the e2e histogram) ${ns(results.exemplars.nsPerRequest['exemplars-off'])} off, ` +
       `${times(results.exemplars.untraced.median)} that on without a trace, ${ns(results.exemplars.nsPerRequest['exemplars-traced'])} ` +
       `(${times(results.exemplars.traced.median)}) with every record traced.`,
   };

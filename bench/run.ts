@@ -109,7 +109,7 @@ async function main(): Promise<void> {
     },
     ratioTarget('9. patched method with nobody listening, vs the bare method', '≤ 2×', [recordPath.idleWrapper], 2),
     ratioTarget('10a. one request through every hook, exemplars on and the request traced, vs off', '≤ 1.5×', [perRequest.tracedVsOurs], 1.5),
-    ratioTarget("10b. one request's two records alone, exemplars on (untraced / traced), vs off", '≤ 1.5×', [exemplars.untraced, exemplars.traced], 1.5),
+    ratioTarget("10b. a finished request's records as the observer makes them (its clock reading, two records), exemplars on (untraced / traced), vs off", '≤ 1.5×', [exemplars.untraced, exemplars.traced], 1.5),
   ];
   printTargets(targets, machine);
 

@@ -9,6 +9,7 @@ const LABELS: Readonly<Record<RecordPathContender, string>> = {
   'stats-off': 'hooks on, logStats off',
   'stats-poll': 'hooks on, a poll with scheduler stats only',
   'decode-poll': `hooks on, a poll with ${DECODE_OUTPUTS} decode tokens`,
+  'decode-poll-1': 'hooks on, a poll with one decode token',
   'decode-poll-native': `the same, native histograms on for every histogram family`,
 };
 
@@ -32,12 +33,15 @@ export async function recordPathSection(rounds: number, polls: number) {
   const tokenBytes = figure(results, 'decode-poll', 'bytesPerToken');
   printRow('allocated per scheduler-stats-only poll', statsPollBytes, 'bytes');
   printRow('allocated per decode token', tokenBytes, 'bytes');
+  const singleTokenPollBytes = figure(results, 'decode-poll-1', 'bytesPerPoll');
+  printRow('allocated per one-token decode poll', singleTokenPollBytes, 'bytes');
   return {
     idleWrapper: ratioOf(ns('idle-wrapper'), direct),
     statsOff: ratioOf(ns('stats-off'), direct),
     nativeHistograms: ratioOf(ns('decode-poll-native'), ns('decode-poll')),
     statsPollBytes,
     tokenBytes,
+    singleTokenPollBytes,
     nsPerPoll: Object.fromEntries(RECORD_PATH_CONTENDERS.map((name) => [name, ns(name)])),
   };
 }

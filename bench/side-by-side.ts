@@ -19,6 +19,7 @@ const rows: Array<[string, string, object, object, string]> = [
   ['idle-wrapper', 'record-path', { contender: 'idle-wrapper', polls: 100_000, blocks: 5 }, COUNTING, 'nsPerPoll'],
   ['stats-poll', 'record-path', { contender: 'stats-poll', polls: 100_000, blocks: 5 }, COUNTING, 'nsPerPoll'],
   ['decode-poll', 'record-path', { contender: 'decode-poll', polls: 100_000, blocks: 5 }, COUNTING, 'nsPerPoll'],
+  ['decode-poll-1', 'record-path', { contender: 'decode-poll-1', polls: 100_000, blocks: 5 }, COUNTING, 'nsPerPoll'],
   ['exemplars-off', 'exemplar-record', { contender: 'exemplars-off', records: 200_000, blocks: 5 }, {}, 'nsPerRequest'],
   ['exemplars-traced', 'exemplar-record', { contender: 'exemplars-traced', records: 200_000, blocks: 5 }, {}, 'nsPerRequest'],
 ];
@@ -43,6 +44,11 @@ const rows: Array<[string, string, object, object, string]> = [
     console.log(
       `${name.padEnd(18)} before ${formatNs(before.median).padStart(10)}  after ${formatNs(after.median).padStart(10)}  after/before ${formatRatio(ratioOf(after, before))}`,
     );
+  }
+  // The record-path processes also counted what they allocated.
+  for (const [name, key] of [['stats-poll', 'bytesPerPoll'], ['decode-poll', 'bytesPerToken'], ['decode-poll-1', 'bytesPerPoll']] as const) {
+    const [before, after] = ['before', 'after'].map((tree) => figure(results, `${tree} ${name}`, key).median);
+    console.log(`${`${name} ${key}`.padEnd(26)} before ${(before ?? NaN).toFixed(1).padStart(7)} B  after ${(after ?? NaN).toFixed(1).padStart(7)} B`);
   }
   for (const tree of ['before', 'after']) {
     console.log(

@@ -6,7 +6,7 @@ import type { EngineCoreOutputs } from '../../instrumentation/pipeline/host-cont
 import { createSchedulerStats } from '../../instrumentation/stats/types';
 import { builtModule, builtPackage } from '../built-package';
 import { median } from '../measure';
-import { DECODE_OUTPUTS, type RecordPathContender } from '../record-path-contenders';
+import { decodeOutputsOf, type RecordPathContender } from '../record-path-contenders';
 import { collectGarbage, contenderMain } from './contender-main';
 
 /** One host poll on the record path, alone in this process (the contenders: `record-path-contenders.ts`). */
@@ -23,11 +23,12 @@ contenderMain(async ({ contender, polls, blocks }: Params) => {
   const { OmniInstrumentation, registerOmniMetrics } = builtPackage();
   const { orchestratorWrapper } = builtModule<typeof HostWrappers>('instrumentation/hooks/host-wrappers.js');
   const { listenTo } = builtModule<typeof HostPatches>('instrumentation/hooks/host-patches.js');
-  const schedulerStats = createSchedulerStats({ numRunningReqs: DECODE_OUTPUTS, kvCacheUsage: 0.5 });
+  const decodeOutputs = decodeOutputsOf(contender);
+  const schedulerStats = createSchedulerStats({ numRunningReqs: decodeOutputs, kvCacheUsage: 0.5 });
   const statsOnly: EngineCoreOutputs = { timestamp: 1, outputs: [], schedulerStats };
   const decode: EngineCoreOutputs = {
     timestamp: 1,
-    outputs: Array.from({ length: DECODE_OUTPUTS }, (_, i) => ({ requestId: `r${i}`, numNewTokens: 1 })),
+    outputs: Array.from({ length: decodeOutputs }, (_, i) => ({ requestId: `r${i}`, numNewTokens: 1 })),
     schedulerStats,
   };
   class Host {
@@ -61,8 +62,8 @@ contenderMain(async ({ contender, polls, blocks }: Params) => {
   } else if (contender !== 'direct') {
     new OmniInstrumentation({ metrics: handle, orchestratorClass: Host, diagnosticsChannels: false });
   }
-  if (contender === 'decode-poll' || contender === 'decode-poll-native') {
-    for (let i = 0; i < DECODE_OUTPUTS; i++) {
+  if (decodeOutputs > 0) {
+    for (let i = 0; i < decodeOutputs; i++) {
       (host.submitToStage as (request: unknown) => void)({ requestId: `r${i}`, stageId: 0, replicaId: 0, arrivalTime: 1, promptTokenCount: 5, maxTokens: 1e9 });
     }
     host.outputs = decode;
@@ -97,6 +98,6 @@ contenderMain(async ({ contender, polls, blocks }: Params) => {
   return {
     nsPerPoll: median(nsPerPoll.sort((a, b) => a - b)),
     bytesPerPoll: collections === 0 ? bytesPerPoll : NaN,
-    bytesPerToken: (contender === 'decode-poll' || contender === 'decode-poll-native') && collections === 0 ? bytesPerPoll / DECODE_OUTPUTS : NaN,
+    bytesPerToken: decodeOutputs > 0 && collections === 0 ? bytesPerPoll / decodeOutputs : NaN,
   };
 });

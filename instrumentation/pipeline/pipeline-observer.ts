@@ -6,6 +6,7 @@ import type { OmniRecorders } from '../recorders/recorders';
 import { monotonicSeconds } from '../stats/clock';
 import { LimitedWarning } from '../../views/diag-warnings';
 import type { FailureReason } from '../../views/stage-service-families';
+import { shareClockReading } from '../../views/store/exemplar-slots';
 import type { StageReplicaMap } from '../../views/stage-replica-map';
 import { EngineStatsFeed } from './engine-stats-feed';
 import type { EngineCoreOutputs, OmniRequestOutput, ReceiveReceipt, StagePoolLike, StageRequest, TransferReceipt } from './host-contract';
@@ -201,6 +202,7 @@ export class PipelineObserver {
     const state = this.generating.get(token);
     if (state === undefined) return;
     const now = monotonicSeconds();
+    shareClockReading(now);
     state.lastActivity = now;
     // An aborted request's later outputs are the abort's aftermath, not its result.
     if (state.settled === 'failed') return;

@@ -93,12 +93,11 @@ export class IterationStats {
     const prompt = this.promptTokenStats;
     prompt.computed = prompt.localCacheHit = prompt.externalKvTransfer = prompt.cachedTokens = prompt.total = 0;
     this.numPreemptedReqs = 0;
-    // Fresh lists rather than `length = 0`, which is a slow runtime call; most lists of a step are empty and are kept.
-    if (this.finishedRequests.length !== 0) this.finishedRequests = [];
-    if (this.maxNumGenerationTokensIter.length !== 0) this.maxNumGenerationTokensIter = [];
-    if (this.nParamsIter.length !== 0) this.nParamsIter = [];
-    if (this.timeToFirstTokensIter.length !== 0) this.timeToFirstTokensIter = [];
-    if (this.interTokenLatenciesIter.length !== 0) this.interTokenLatenciesIter = [];
+    emptyInPlace(this.finishedRequests);
+    emptyInPlace(this.maxNumGenerationTokensIter);
+    emptyInPlace(this.nParamsIter);
+    emptyInPlace(this.timeToFirstTokensIter);
+    emptyInPlace(this.interTokenLatenciesIter);
     this.numCorruptedReqs = 0;
     return this;
   }
@@ -213,4 +212,13 @@ export class IterationStats {
 
     if (reqStats.isCorrupted) this.numCorruptedReqs += 1;
   }
+}
+
+/**
+ * Empties a list and keeps its storage for the next iteration: a decode step's first push into a
+ * fresh list allocates its backing store again (about 150 bytes for one output), and
+ * `length = 0` is a runtime call that costs more than the pops V8 inlines.
+ */
+function emptyInPlace(list: unknown[]): void {
+  while (list.length !== 0) list.pop();
 }

@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import { context, isSpanContextValid, trace, TraceFlags, type SpanContext } from '@opentelemetry/api';
 
 // The request scope lives in this module with the slots: a record reads its state directly, not through another module's exports.
@@ -15,8 +16,15 @@ let requestTrace: SpanContext | null | undefined;
 /** The scope's clock reading, taken by its first exemplar (NaN until then). */
 let scopeMillis = NaN;
 
-/** Where exemplar timestamps come from: the wall clock, in milliseconds since the epoch (tests replace it). */
-export const exemplarClock: { nowMillis: () => number } = { nowMillis: Date.now };
+/**
+ * Where exemplar timestamps come from, in milliseconds since the epoch: the monotonic clock from
+ * its origin, as the OpenTelemetry SDK stamps spans, so an exemplar and its span agree and the
+ * readings of one series never go backwards when the system time is adjusted (tests replace both).
+ */
+export const exemplarClock: { originMillis: number; nowMillis: () => number } = {
+  originMillis: performance.timeOrigin,
+  nowMillis: () => exemplarClock.originMillis + performance.now(),
+};
 
 /**
  * Names the trace of the request whose values are recorded until `leaveRequestTrace(previous)`
@@ -43,6 +51,15 @@ export function currentExemplarTrace(): SpanContext | undefined {
   const spanContext = trace.getSpanContext(context.active());
   if (spanContext === undefined || (spanContext.traceFlags & TraceFlags.SAMPLED) !== TraceFlags.SAMPLED) return undefined;
   return isSpanContextValid(spanContext) ? spanContext : undefined;
+}
+
+/**
+ * The monotonic clock reading (`performance.now()` in seconds) the caller took for the records it
+ * is about to make in this scope: their exemplars take it rather than read the clock again, a
+ * reading that costs more than the records. Outside a scope (exemplars off) it does nothing.
+ */
+export function shareClockReading(monotonicSeconds: number): void {
+  if (requestTrace !== undefined && scopeMillis !== scopeMillis) scopeMillis = exemplarClock.originMillis + monotonicSeconds * 1000;
 }
 
 /** When the record being made happens, in seconds since the epoch: one reading per request scope. */
