@@ -26,7 +26,7 @@ export class HandleFeed {
 
   /** The observer the hooks feed, created on first use (after a `close`, a fresh one). */
   get observer(): PipelineObserver {
-    this.current ??= new PipelineObserver(() => this.metrics, this.metrics.stageReplicaMap, this.lifetime);
+    this.current ??= new PipelineObserver(() => this.metrics, this.metrics.stageReplicaMap, { ...this.lifetime, exemplars: this.metrics.store.exemplars });
     return this.current;
   }
 

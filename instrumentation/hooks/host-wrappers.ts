@@ -8,7 +8,7 @@ import type { InstrumentedMetrics } from './instrumented-metrics';
 import { REALTIME_METHODS } from './realtime-wrappers';
 import { observeStream } from './stream-observer';
 import { followResult, isThenable } from './telemetry-guard';
-import { activeTrace, requestTraceOf } from '../pipeline/request-trace';
+import { activeTrace } from '../pipeline/request-trace';
 import { enterRequestTrace, leaveRequestTrace } from '../../views/store/exemplar-slots';
 
 export const ORCHESTRATOR_METHODS = [
@@ -216,11 +216,7 @@ function followStream(stream: unknown, request: unknown, feeds: readonly HandleF
   const observers = feeds.map((feed) => feed.observer);
   // Until tracking starts, tokens nothing matches.
   const tokens: object[] = feeds.map(() => ({}));
-  // The request's trace, read now (where the host's span is active): its outputs arrive from the engine loop, outside it.
-  const traced = feeds.some((feed) => feed.metrics.store.exemplars);
-  const requestTrace = traced ? requestTraceOf(request) : undefined;
   const each = (site: string, work: (observer: PipelineObserver, token: object) => void): void => {
-    const previous = traced ? enterRequestTrace(requestTrace) : undefined;
     feeds.forEach((feed, i) => {
       const observer = observers[i] as PipelineObserver;
       // A handle whose instrumentation was disabled since has a new observer (or none): not followed any more.
@@ -231,7 +227,6 @@ function followStream(stream: unknown, request: unknown, feeds: readonly HandleF
         feed.guard.report(site, error);
       }
     });
-    if (traced) leaveRequestTrace(previous);
   };
   const observed = observeStream(stream, (feeds[0] as HandleFeed).guard, {
     output: (value) => each('generate stream output', (observer, token) => observer.generateOutput(token, value)),

@@ -4,13 +4,15 @@ import { OrchestratorAggregator, type ReplicaResolver, type TransferEmitter } fr
 import { waitingRequests } from '../recorders/pipeline-metrics';
 import type { OmniRecorders } from '../recorders/recorders';
 import { monotonicSeconds } from '../stats/clock';
+import type { SpanContext } from '@opentelemetry/api';
 import { LimitedWarning } from '../../views/diag-warnings';
 import type { FailureReason } from '../../views/stage-service-families';
-import { shareClockReading } from '../../views/store/exemplar-slots';
+import { enterRequestTrace, leaveRequestTrace, shareClockReading } from '../../views/store/exemplar-slots';
 import type { StageReplicaMap } from '../../views/stage-replica-map';
 import { EngineStatsFeed } from './engine-stats-feed';
 import type { EngineCoreOutputs, OmniRequestOutput, ReceiveReceipt, StagePoolLike, StageRequest, TransferReceipt } from './host-contract';
 import { RealtimeVadObserver } from './realtime-vad-observer';
+import { requestTraceOf } from './request-trace';
 import { observeFinishedStages } from './stage-finish';
 
 /**
@@ -37,6 +39,8 @@ interface GenerateState {
   sampleRate?: number;
   /** The request's label values (`requestLabels`), read once at the start; undefined when the option is off. */
   readonly labels?: readonly string[];
+  /** With exemplars on, the request's sampled trace (read at the start, where the host's span is active), if it has one. */
+  readonly trace?: SpanContext;
 }
 
 /** Something that knows the orchestrator's sticky bindings (the patched orchestrator instance). */
@@ -49,6 +53,14 @@ export interface RequestLifetimeOptions {
   readonly requestIdleTimeoutMillis?: number;
   /** Requests tracked at once; past it the oldest is ended as an abort to make room. Default 100 000. */
   readonly maxTrackedRequests?: number;
+}
+
+export interface PipelineObserverOptions extends RequestLifetimeOptions {
+  /**
+   * The store keeps exemplars: a served request's records are made within its trace (the span
+   * active where the host called `generate`, else its `traceparent`), however its outputs arrive.
+   */
+  readonly exemplars?: boolean;
 }
 
 export const DEFAULT_REQUEST_IDLE_TIMEOUT_MILLIS = 600_000;
@@ -72,6 +84,7 @@ export class PipelineObserver {
   private readonly streamsById = new Map<string, object[]>();
   private readonly idleTimeoutSeconds: number;
   private readonly maxTracked: number;
+  private readonly exemplars: boolean;
   private readonly ended = new LimitedWarning();
   private readonly feed: EngineStatsFeed;
   /**
@@ -86,10 +99,11 @@ export class PipelineObserver {
   constructor(
     private readonly recorders: () => OmniRecorders,
     stageReplicaMap: StageReplicaMap,
-    lifetime: RequestLifetimeOptions = {},
+    options: PipelineObserverOptions = {},
   ) {
-    this.idleTimeoutSeconds = (lifetime.requestIdleTimeoutMillis ?? DEFAULT_REQUEST_IDLE_TIMEOUT_MILLIS) / 1000;
-    this.maxTracked = lifetime.maxTrackedRequests ?? DEFAULT_MAX_TRACKED_REQUESTS;
+    this.idleTimeoutSeconds = (options.requestIdleTimeoutMillis ?? DEFAULT_REQUEST_IDLE_TIMEOUT_MILLIS) / 1000;
+    this.maxTracked = options.maxTrackedRequests ?? DEFAULT_MAX_TRACKED_REQUESTS;
+    this.exemplars = options.exemplars === true;
     this.feed = new EngineStatsFeed(stageReplicaMap);
     // Forwards to the current recorders, so a rebuilt recorder set is used at once.
     const transferEmitter: TransferEmitter = {
@@ -177,14 +191,15 @@ export class PipelineObserver {
   /**
    * Starts tracking one served stream; returns the token its later calls name it by. `request` is
    * what the host passed to `generate`: with `requestLabels`, the request's label values are read
-   * from it here, once.
+   * from it here, once, and with exemplars on, its trace.
    */
   generateStarted(requestId: string, request?: unknown): object {
     if (this.generating.size >= this.maxTracked) this.evictOldestGenerating();
     const now = monotonicSeconds();
     const token = {};
     const labels = this.recorders().requestLabelled?.labeler.valuesOf(request);
-    this.generating.set(token, { requestId, start: now, lastActivity: now, settled: 'open', arrivals: [], bytes: [], labels });
+    const trace = this.exemplars ? requestTraceOf(request) : undefined;
+    this.generating.set(token, { requestId, start: now, lastActivity: now, settled: 'open', arrivals: [], bytes: [], labels, trace });
     const open = this.streamsById.get(requestId);
     if (open === undefined) this.streamsById.set(requestId, [token]);
     else open.push(token);
@@ -201,6 +216,17 @@ export class PipelineObserver {
   generateOutput(token: object, output: OmniRequestOutput): void {
     const state = this.generating.get(token);
     if (state === undefined) return;
+    // Its outputs arrive from the engine loop, outside the request's own context: its trace is named for their records.
+    if (!this.exemplars) return this.applyOutput(state, output);
+    const previous = enterRequestTrace(state.trace);
+    try {
+      this.applyOutput(state, output);
+    } finally {
+      leaveRequestTrace(previous);
+    }
+  }
+
+  private applyOutput(state: GenerateState, output: OmniRequestOutput): void {
     const now = monotonicSeconds();
     shareClockReading(now);
     state.lastActivity = now;
@@ -261,7 +287,7 @@ export class PipelineObserver {
   requestAborted(requestId: string): void {
     for (const token of this.streamsById.get(requestId) ?? []) {
       const state = this.generating.get(token);
-      if (state !== undefined && state.settled === 'open') this.countFailure(state, 'client_abort');
+      if (state !== undefined && state.settled === 'open') this.inRequestTrace(state, () => this.countFailure(state, 'client_abort'));
     }
   }
 
@@ -275,6 +301,11 @@ export class PipelineObserver {
     this.generating.delete(token);
     this.forgetStream(state.requestId, token);
     if (outcome === 'unobserved') return this.publishGauges();
+    this.inRequestTrace(state, () => this.endStream(state, outcome, reason));
+    this.publishGauges();
+  }
+
+  private endStream(state: GenerateState, outcome: GenerateOutcome, reason: FailureReason | undefined): void {
     if (state.settled === 'open') this.countFailure(state, reason ?? failureReasonOf(outcome));
     // Upstream finalizes the stream after its loop ends normally: a stream run to its end, or left
     // by the consumer after the final output. A disconnect mid-stream or a host error skips it.
@@ -289,7 +320,17 @@ export class PipelineObserver {
         sampleRate: state.sampleRate ?? DEFAULT_AUDIO_SAMPLE_RATE,
       });
     }
-    this.publishGauges();
+  }
+
+  /** Runs `work` (a stream's end or abort: rare, unlike its outputs) within the request's trace when exemplars are on. */
+  private inRequestTrace(state: GenerateState, work: () => void): void {
+    if (!this.exemplars) return work();
+    const previous = enterRequestTrace(state.trace);
+    try {
+      work();
+    } finally {
+      leaveRequestTrace(previous);
+    }
   }
 
   /**

@@ -4,7 +4,7 @@ import { context, ROOT_CONTEXT, trace, TraceFlags, type SpanContext } from '@ope
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { OMNI_CHANNELS } from '../../instrumentation/hooks/channels';
 import { OmniInstrumentation } from '../../instrumentation/hooks/omni-instrumentation';
-import type { EngineCoreOutputs } from '../../instrumentation/pipeline/host-contract';
+import type { EngineCoreOutputs, OmniRequestOutput } from '../../instrumentation/pipeline/host-contract';
 import { createSchedulerStats } from '../../instrumentation/stats/types';
 import { registerOmniMetrics } from '../../register';
 import { hostCallCountsOf } from '../../instrumentation/self-check/host-calls';
@@ -84,6 +84,49 @@ describe('the hooks and the diagnostics channels are one path', () => {
       instrumentation.disable();
       await handle.shutdown();
       context.disable();
+    }
+  });
+
+  it("a served request published on the channels is traced as a wrapped one: its records' exemplars carry its traceparent's trace", async () => {
+    const handle = await registerOmniMetrics({
+      modelName: M,
+      stagePools: [1],
+      logStats: true,
+      prometheus: false,
+      exporters: [],
+      logIntervalSeconds: 0,
+      selfCheck: false,
+      processMetrics: false,
+      exemplars: true,
+    });
+    class Serving {
+      async *generate(request: { requestId: string; traceparent: string }): AsyncGenerator<OmniRequestOutput> {
+        yield finished(request.requestId);
+      }
+    }
+    const finished = (requestId: string): OmniRequestOutput => ({ requestId, stageId: 0, replicaId: 0, finalOutputType: 'text', finished: true, finishReason: 'stop' });
+    const instrumentation = new OmniInstrumentation({ metrics: handle, servingClass: Serving });
+    const traceparent = (spanId: string): string => `00-${SPAN.traceId}-${spanId}-01`;
+    try {
+      for await (const output of new Serving().generate({ requestId: 'wrapped', traceparent: traceparent('00f067aa0ba90001') })) assert.equal(output.finished, true);
+      // The same request told over the channels, its outputs published from an engine loop with no span active.
+      diagnosticsChannel.channel(OMNI_CHANNELS.generateStart).publish({ requestId: 'published', traceparent: traceparent('00f067aa0ba90002') });
+      diagnosticsChannel.channel(OMNI_CHANNELS.generateOutput).publish({ requestId: 'published', output: finished('published') });
+      diagnosticsChannel.channel(OMNI_CHANNELS.generateEnd).publish({ requestId: 'published', outcome: 'completed' });
+      const text = await handle.metricsText('openmetrics');
+      const spanIds = (family: string): string[] =>
+        text
+          .split('\n')
+          .filter((line) => line.startsWith(family) && line.includes(' # '))
+          .map((line) => /span_id="([0-9a-f]+)",trace_id="([0-9a-f]+)"/.exec(line)?.slice(1).join(' ') ?? line);
+      const both = [`00f067aa0ba90001 ${SPAN.traceId}`, `00f067aa0ba90002 ${SPAN.traceId}`];
+      // Both requests finished within the first bucket: its exemplar is the later one; the counter's too.
+      assert.deepEqual(spanIds('vllm:omni_requests_success_total'), [both[1]]);
+      assert.deepEqual(spanIds('vllm:omni_e2e_request_latency_s_bucket'), [both[1]]);
+      assert.equal(/vllm:omni_requests_success_total\{finished_reason="stop",model_name="m"\} 2\.0 /.test(text), true);
+    } finally {
+      instrumentation.disable();
+      await handle.shutdown();
     }
   });
 });
