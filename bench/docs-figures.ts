@@ -7,6 +7,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ratioOf, type Measurement, type Ratio } from './measure';
+import type { InstructionCounts } from './section-instructions';
 
 /** The parts of bench/results.json the docs quote. */
 export interface BenchResults {
@@ -17,6 +18,8 @@ export interface BenchResults {
     readonly oursVsFloor: Ratio;
     readonly tracedVsOurs: Ratio;
   };
+  /** Absent when the bench ran without valgrind (or quick). */
+  readonly instructions?: InstructionCounts;
   readonly exemplars: {
     readonly untraced: Ratio;
     readonly traced: Ratio;
@@ -118,6 +121,13 @@ export function benchFigures(results: BenchResults): Record<string, string> {
         `${ms(results.perRequest.costs.floor.median, 2)} ms (${times(results.perRequest.oursVsFloor.median)}), into prom-client ${ms(results.perRequest.costs['prom-client'].median, 2)} ms`,
     ],
     [
+      'the same request counted in instructions (cachegrind), over the host alone',
+      results.instructions === undefined
+        ? 'not measured (valgrind not installed)'
+        : `${thousands(results.instructions.perRequest.ours - results.instructions.perRequest.host)}; the hand-written path into plain cells ` +
+          `${thousands(results.instructions.perRequest.floor - results.instructions.perRequest.host)} (×${results.instructions.oursVsFloor.toFixed(2)})`,
+    ],
+    [
       'the same request with exemplars on, traced by its client (`traceparent`)',
       `${ms(results.perRequest.costs['ours-traced'].median, 2)} ms over the host, ${times(results.perRequest.tracedVsOurs.median)} the same request with exemplars off`,
     ],
@@ -168,4 +178,11 @@ if (require.main === module) {
   const results = readBenchResults(root);
   for (const page of FIGURE_PAGES) writeFileSync(join(root, page), withBenchFigures(readFileSync(join(root, page), 'utf8'), results));
   console.log(`wrote the bench figures of ${FIGURE_PAGES.join(', ')} from bench/results.json`);
+}
+
+/** An instruction count in thousands, e.g. `1 534 k`. */
+function thousands(count: number): string {
+  return `${Math.round(count / 1000)
+    .toLocaleString('en')
+    .replaceAll(',', ' ')} k`;
 }

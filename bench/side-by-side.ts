@@ -46,7 +46,11 @@ const rows: Array<[string, string, object, object, string]> = [
     );
   }
   // The record-path processes also counted what they allocated.
-  for (const [name, key] of [['stats-poll', 'bytesPerPoll'], ['decode-poll', 'bytesPerToken'], ['decode-poll-1', 'bytesPerPoll']] as const) {
+  for (const [name, key] of [
+    ['stats-poll', 'bytesPerPoll'],
+    ['decode-poll', 'bytesPerToken'],
+    ['decode-poll-1', 'bytesPerPoll'],
+  ] as const) {
     const [before, after] = ['before', 'after'].map((tree) => figure(results, `${tree} ${name}`, key).median);
     console.log(`${`${name} ${key}`.padEnd(26)} before ${(before ?? NaN).toFixed(1).padStart(7)} B  after ${(after ?? NaN).toFixed(1).padStart(7)} B`);
   }

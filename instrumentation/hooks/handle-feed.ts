@@ -1,3 +1,4 @@
+import { recordersOf } from '../recorders/recorders';
 import { PipelineObserver, DEFAULT_REQUEST_IDLE_TIMEOUT_MILLIS, type RequestLifetimeOptions } from '../pipeline/pipeline-observer';
 import { hostCallCountsOf, type HostCallCounts } from '../self-check/host-calls';
 import type { InstrumentedMetrics } from './instrumented-metrics';
@@ -20,13 +21,17 @@ export class HandleFeed {
   private sweeper: NodeJS.Timeout | undefined;
   private lifetime: RequestLifetimeOptions = {};
 
+  /** The store keeps exemplars: each poll asks. */
+  readonly exemplars: boolean;
+
   constructor(readonly metrics: InstrumentedMetrics) {
     this.hostCalls = hostCallCountsOf(metrics);
+    this.exemplars = metrics.store.exemplars;
   }
 
   /** The observer the hooks feed, created on first use (after a `close`, a fresh one). */
   get observer(): PipelineObserver {
-    this.current ??= new PipelineObserver(() => this.metrics, this.metrics.stageReplicaMap, { ...this.lifetime, exemplars: this.metrics.store.exemplars });
+    this.current ??= new PipelineObserver(recordersOf(this.metrics), this.metrics.stageReplicaMap, { ...this.lifetime, exemplars: this.exemplars });
     return this.current;
   }
 

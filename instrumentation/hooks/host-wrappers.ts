@@ -7,7 +7,7 @@ import type { HostMethodFn, MethodPatch } from './host-patches';
 import type { InstrumentedMetrics } from './instrumented-metrics';
 import { REALTIME_METHODS } from './realtime-wrappers';
 import { observeStream } from './stream-observer';
-import { followResult, isThenable } from './telemetry-guard';
+import { followResult, ignoreReason, isThenable } from './telemetry-guard';
 import { activeTrace } from '../pipeline/request-trace';
 import { enterRequestTrace, leaveRequestTrace } from '../../views/store/exemplar-slots';
 
@@ -58,8 +58,8 @@ export function orchestratorEvent(name: OrchestratorMethod): OrchestratorEvent {
     count(feed, first, second) {
       const calls = feed.hostCalls;
       if (counted === undefined || calls === undefined) return;
-      calls.called(counted);
       if (isPoll) calls.polled(first, second);
+      else calls.called(counted);
     },
     observe: observerOf(name),
   };
@@ -74,16 +74,21 @@ export function orchestratorEvent(name: OrchestratorMethod): OrchestratorEvent {
 export function orchestratorWrapper(name: OrchestratorMethod): WrapperFactory {
   const event = orchestratorEvent(name);
   const observe = event.observe;
+  // A poll, the call of every replica on every tick, has a loop of its own: through the shared
+  // loop its observer would be one of the table's eight closures at one call site, too many for
+  // V8 to inline.
+  const observeAll: ObserveAll =
+    name === 'pollEngine' ? observeEachPoll : (feeds, source, first, second, result) => observeEach(feeds, observe, name, source, first, second, result);
   const countCall = (feeds: readonly HandleFeed[], first: unknown, second: unknown): void => {
     for (const feed of feeds) event.count(feed, first, second);
   };
   const observeCall = (feeds: readonly HandleFeed[], source: unknown, first: unknown, second: unknown, result: unknown): unknown => {
     // A plain value (every synchronous poll) is observed in place: no callback to allocate per call.
     if (!isThenable(result)) {
-      observeEach(feeds, observe, name, source, first, second, result);
+      observeAll(feeds, source, first, second, result);
       return result;
     }
-    return followResult(result, (value) => observeEach(feeds, observe, name, source, first, second, value), ignoreReason);
+    return followResult(result, (value) => observeAll(feeds, source, first, second, value), ignoreReason);
   };
   if (name === 'cleanupRequest') {
     return (original, patch) =>
@@ -134,6 +139,31 @@ function observeEach(
 }
 
 export type Observe = (feed: HandleFeed, source: unknown, first: unknown, second: unknown, result: unknown) => void;
+type ObserveAll = (feeds: readonly HandleFeed[], source: unknown, first: unknown, second: unknown, result: unknown) => void;
+
+/** `observeEach` for polls, calling `observePoll` directly. */
+function observeEachPoll(feeds: readonly HandleFeed[], source: unknown, first: unknown, second: unknown, result: unknown): void {
+  for (const feed of feeds) {
+    try {
+      observePoll(feed, source, first, second, result);
+    } catch (error) {
+      feed.guard.report('pollEngine', error);
+    }
+  }
+}
+
+/** A poll, told to one handle. */
+function observePoll(feed: HandleFeed, source: unknown, first: unknown, second: unknown, result: unknown): void {
+  const polled = result as EngineCoreOutputs | undefined;
+  if (!feed.exemplars) return feed.observer.enginePolled(first as number, second as number, polled, source as BindingSource);
+  // One poll serves many requests: the span active around it is read once, not by each of its records.
+  const previous = enterRequestTrace(activeTrace());
+  try {
+    feed.observer.enginePolled(first as number, second as number, polled, source as BindingSource);
+  } finally {
+    leaveRequestTrace(previous);
+  }
+}
 
 /** What one orchestrator method tells the observer, decided once per method. */
 function observerOf(name: OrchestratorMethod): Observe {
@@ -145,17 +175,7 @@ function observerOf(name: OrchestratorMethod): Observe {
     case 'submitToStage':
       return (feed, _s, first) => feed.observer.stageSubmitted(first as StageRequest);
     case 'pollEngine':
-      return (feed, source, first, second, result) => {
-        const polled = result as EngineCoreOutputs | undefined;
-        if (!feed.metrics.store.exemplars) return feed.observer.enginePolled(first as number, second as number, polled, source as BindingSource);
-        // One poll serves many requests: the span active around it is read once, not by each of its records.
-        const previous = enterRequestTrace(activeTrace());
-        try {
-          feed.observer.enginePolled(first as number, second as number, polled, source as BindingSource);
-        } finally {
-          leaveRequestTrace(previous);
-        }
-      };
+      return observePoll;
     case 'sendToNextStage':
       return (feed, source, _f, _s, result) => feed.observer.transferSent(result as TransferReceipt | undefined, source as BindingSource);
     case 'receiveFromPreviousStage':
@@ -251,8 +271,4 @@ function followReplicaAdded(metrics: InstrumentedMetrics, stage: number, replica
   if (typeof replica !== 'number' || stage >= metrics.stageReplicaMap.replicasPerStage.length) return;
   if (metrics.stageReplicaMap.engineIndex(stage, replica) !== undefined) return;
   metrics.addReplica(stage, replica);
-}
-
-function ignoreReason(): void {
-  // The host's rejection belongs to the host's caller.
 }

@@ -51,29 +51,33 @@ function patchIterator(iterator: AnyIterator, guard: TelemetryGuard, callbacks: 
     guard.run('generate stream end', () => callbacks.ended(outcome));
   };
 
+  // Made once per stream, not per step: a stream yields hundreds of outputs.
+  const stepped = (step: IteratorResult<OmniRequestOutput>): void => {
+    // A step is the host's object: a throwing `done` getter must not reach the follower promise.
+    try {
+      if (step?.done) end('completed');
+      else callbacks.output(step.value);
+    } catch (error) {
+      guard.report('generate stream output', error);
+    }
+  };
+  const failed = (): void => end('failed');
   const next = iterator.next as (...args: unknown[]) => Promise<IteratorResult<OmniRequestOutput>>;
   const shadows: Array<[PropertyKey, (...args: unknown[]) => unknown]> = [];
   shadows.push([
     'next',
-    function (this: unknown, ...args: unknown[]) {
-      if (ended || !callbacks.active()) return next.apply(this, args);
+    function (this: unknown) {
+      // eslint-disable-next-line prefer-rest-params
+      if (ended || !callbacks.active()) return next.apply(this, arguments as unknown as unknown[]);
       let result: Promise<IteratorResult<OmniRequestOutput>>;
       try {
-        result = next.apply(this, args);
+        // eslint-disable-next-line prefer-rest-params
+        result = next.apply(this, arguments as unknown as unknown[]);
       } catch (error) {
         end('failed');
         throw error;
       }
-      return followResult(
-        result,
-        // A step is the host's object: a throwing `done` getter must not reach the follower promise.
-        (step) =>
-          guard.run('generate stream output', () => {
-            if (step?.done) end('completed');
-            else callbacks.output(step.value);
-          }),
-        () => end('failed'),
-      );
+      return followResult(result, stepped, failed);
     },
   ]);
 

@@ -62,12 +62,8 @@ export function followResult<T>(result: T, onValue: (value: Awaited<T>) => void,
   return result;
 }
 
-/** Lets `observe` see a method's result (see `followResult`); a rejection is the host's alone. */
-export function observeResult<T>(result: T, guard: TelemetryGuard, site: string, observe: (value: Awaited<T>) => void): T {
-  return followResult(result, (value) => guard.run(site, () => observe(value)), ignoreReason);
-}
-
-function ignoreReason(): void {
+/** For `followResult`: a rejection of the host's promise is the host's alone. */
+export function ignoreReason(): void {
   // The host's rejection belongs to the host's caller.
 }
 

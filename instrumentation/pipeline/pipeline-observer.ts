@@ -1,6 +1,6 @@
 import { DEFAULT_AUDIO_SAMPLE_RATE, resolveAudioSampleRate } from '../audio/sample-rate';
 import { audioChunkPcmBytes } from '../audio/frames';
-import { OrchestratorAggregator, type ReplicaResolver, type TransferEmitter } from '../recorders/orchestrator-aggregator';
+import { OrchestratorAggregator, type ReplicaResolver } from '../recorders/orchestrator-aggregator';
 import { waitingRequests } from '../recorders/pipeline-metrics';
 import type { OmniRecorders } from '../recorders/recorders';
 import { monotonicSeconds } from '../stats/clock';
@@ -97,7 +97,7 @@ export class PipelineObserver {
   readonly realtime: RealtimeVadObserver;
 
   constructor(
-    private readonly recorders: () => OmniRecorders,
+    private readonly recorders: OmniRecorders,
     stageReplicaMap: StageReplicaMap,
     options: PipelineObserverOptions = {},
   ) {
@@ -105,14 +105,7 @@ export class PipelineObserver {
     this.maxTracked = options.maxTrackedRequests ?? DEFAULT_MAX_TRACKED_REQUESTS;
     this.exemplars = options.exemplars === true;
     this.feed = new EngineStatsFeed(stageReplicaMap);
-    // Forwards to the current recorders, so a rebuilt recorder set is used at once.
-    const transferEmitter: TransferEmitter = {
-      observeSize: (fs, fr, ts, tr, bytes) => this.recorders().transfer.observeSize(fs, fr, ts, tr, bytes),
-      observeTxTime: (fs, fr, ts, tr, seconds) => this.recorders().transfer.observeTxTime(fs, fr, ts, tr, seconds),
-      observeRxTime: (fs, fr, ts, tr, seconds) => this.recorders().transfer.observeRxTime(fs, fr, ts, tr, seconds),
-      observeInFlightTime: (fs, fr, ts, tr, seconds) => this.recorders().transfer.observeInFlightTime(fs, fr, ts, tr, seconds),
-    };
-    this.transfers = new OrchestratorAggregator({ transferEmitter });
+    this.transfers = new OrchestratorAggregator({ transferEmitter: recorders.transfer });
     this.realtime = new RealtimeVadObserver(recorders, this.maxTracked);
   }
 
@@ -141,11 +134,11 @@ export class PipelineObserver {
     const stream = this.streamOf(request.requestId);
     const state = stream === undefined ? undefined : this.generating.get(stream);
     if (state !== undefined) state.firstSubmit ??= monotonicSeconds();
-    if (this.recorders().statLogger) this.feed.submitted(request);
+    if (this.recorders.statLogger) this.feed.submitted(request);
   }
 
   enginePolled(stageId: number, replicaId: number, outputs: EngineCoreOutputs | undefined, source?: BindingSource): void {
-    const { statLogger, stageService } = this.recorders();
+    const { statLogger, stageService } = this.recorders;
     if (outputs) {
       if (statLogger) this.feed.polled(stageId, replicaId, outputs, statLogger);
       const waiting = outputs.schedulerStats?.numWaitingReqs ?? outputs.numWaitingRequests;
@@ -158,7 +151,7 @@ export class PipelineObserver {
     }
     const pool = source?.stagePools?.[stageId];
     if (pool?.inflight !== undefined && pool.outputsQueueSize !== undefined) {
-      this.recorders().stageReplica.observe([
+      this.recorders.stageReplica.observe([
         { stage: stageId, replica: replicaId, inflight: pool.inflight(replicaId), outputsQueueSize: pool.outputsQueueSize(replicaId) },
       ]);
     }
@@ -197,7 +190,7 @@ export class PipelineObserver {
     if (this.generating.size >= this.maxTracked) this.evictOldestGenerating();
     const now = monotonicSeconds();
     const token = {};
-    const labels = this.recorders().requestLabelled?.labeler.valuesOf(request);
+    const labels = this.recorders.requestLabelled?.labeler.valuesOf(request);
     const trace = this.exemplars ? requestTraceOf(request) : undefined;
     this.generating.set(token, { requestId, start: now, lastActivity: now, settled: 'open', arrivals: [], bytes: [], labels, trace });
     const open = this.streamsById.get(requestId);
@@ -232,7 +225,7 @@ export class PipelineObserver {
     state.lastActivity = now;
     // An aborted request's later outputs are the abort's aftermath, not its result.
     if (state.settled === 'failed') return;
-    const recorders = this.recorders();
+    const recorders = this.recorders;
     const { audio, pipeline } = recorders;
     const mmOut = output.multimodalOutput;
     if (output.finalOutputType === 'audio' && mmOut?.audio !== undefined && mmOut.audio !== null) {
@@ -310,7 +303,7 @@ export class PipelineObserver {
     // Upstream finalizes the stream after its loop ends normally: a stream run to its end, or left
     // by the consumer after the final output. A disconnect mid-stream or a host error skips it.
     const endedNormally = outcome === 'completed' || (outcome === 'abandoned' && state.settled === 'succeeded');
-    const { audio } = this.recorders();
+    const { audio } = this.recorders;
     if (endedNormally && state.arrivals.length > 0 && state.audioReplica !== undefined) {
       audio.observeAudioStreamingFinalize({
         stageId: state.audioStage ?? 0,
@@ -382,7 +375,7 @@ export class PipelineObserver {
   /** `requests_success_total{finished_reason="abort"}` and `requests_failed_total{reason}`, as upstream pairs them. */
   private countFailure(state: GenerateState, reason: FailureReason): void {
     state.settled = 'failed';
-    const { pipeline, stageService, requestLabelled } = this.recorders();
+    const { pipeline, stageService, requestLabelled } = this.recorders;
     if (requestLabelled !== undefined && state.labels !== undefined) return requestLabelled.requestFailed(state.labels, reason);
     pipeline.requestFailed();
     stageService.incRequestsFailed(reason);
@@ -417,7 +410,7 @@ export class PipelineObserver {
   private publishGauges(): void {
     const tracked = this.generating.size;
     const running = this.orchestratorSeen ? this.admitted.size : tracked;
-    const { pipeline } = this.recorders();
+    const { pipeline } = this.recorders;
     pipeline.setRunning(running);
     pipeline.setWaiting(waitingRequests(tracked, running));
   }

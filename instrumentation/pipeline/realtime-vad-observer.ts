@@ -15,7 +15,7 @@ export class RealtimeVadObserver {
   private readonly evicted = new LimitedWarning();
 
   constructor(
-    private readonly recorders: () => Pick<OmniRecorders, 'realtimeVad'>,
+    private readonly recorders: Pick<OmniRecorders, 'realtimeVad'>,
     private readonly maxTracked: number = DEFAULT_MAX_TRACKED_SESSIONS,
   ) {}
 
@@ -25,18 +25,18 @@ export class RealtimeVadObserver {
     if (typeof sessionId !== 'string' || session?.turnDetection?.type !== 'server_vad' || this.open.has(sessionId)) return;
     if (this.open.size >= this.maxTracked) this.evictOldest();
     this.open.add(sessionId);
-    this.recorders().realtimeVad.sessionStarted();
+    this.recorders.realtimeVad.sessionStarted();
   }
 
   /** Idempotent: only the close of an open server-VAD session counts. */
   sessionClosed(sessionId: unknown): void {
-    if (typeof sessionId === 'string' && this.open.delete(sessionId)) this.recorders().realtimeVad.sessionFinished();
+    if (typeof sessionId === 'string' && this.open.delete(sessionId)) this.recorders.realtimeVad.sessionFinished();
   }
 
   /** One appended batch: its inference time, and the delay of every endpoint it committed. */
   audioAppended(batch: ServerVadBatch | undefined): void {
     if (batch === undefined || batch === null) return;
-    const vad = this.recorders().realtimeVad;
+    const vad = this.recorders.realtimeVad;
     vad.observeInference(batch.inferenceMs);
     for (const frame of batch.frames ?? []) {
       const delay = frame?.decision?.endpointDelayMs;
@@ -47,7 +47,7 @@ export class RealtimeVadObserver {
   /** An append failed: one error, with the reason the host's error carries. */
   appendFailed(error: unknown): void {
     const reason = typeof error === 'object' && error !== null ? (error as { reason?: unknown }).reason : undefined;
-    this.recorders().realtimeVad.error(typeof reason === 'string' && reason !== '' ? reason : 'error');
+    this.recorders.realtimeVad.error(typeof reason === 'string' && reason !== '' ? reason : 'error');
   }
 
   /** Forgets every open session (the instrumentation is being disabled): the gauge returns to 0. */

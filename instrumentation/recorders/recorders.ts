@@ -58,6 +58,27 @@ export interface OmniRecorders {
   readonly requestLabelled?: OmniRequestLabelledMetrics;
 }
 
+/**
+ * The recorders of `source` (a handle) in an object of their own, which the hooks read on every
+ * call they observe: the handle is a dictionary-mode object to V8 (its `meterProvider` accessor
+ * makes it one), where each read is a hash lookup; this copy has fast, fixed-offset properties.
+ */
+export function recordersOf(source: OmniRecorders): OmniRecorders {
+  return {
+    pipeline: source.pipeline,
+    audio: source.audio,
+    stageService: source.stageService,
+    diffusion: source.diffusion,
+    transfer: source.transfer,
+    stageReplica: source.stageReplica,
+    realtimeVad: source.realtimeVad,
+    custom: source.custom,
+    statLogger: source.statLogger,
+    genAi: source.genAi,
+    requestLabelled: source.requestLabelled,
+  };
+}
+
 /** Stops what a recorder set runs in the background: log timers, replica-change subscriptions. */
 export function stopRecorders(recorders: OmniRecorders): void {
   recorders.statLogger?.stop();

@@ -90,10 +90,11 @@ export class OmniStageServiceMetrics {
 
   /**
    * One replica's latest waiting count, stored as a whole non-negative number (vLLM-Omni keeps
-   * `max(int(n_waiting), 0)`); the stage's gauge becomes the sum over its replicas.
+   * `max(int(n_waiting), 0)`); the stage's gauge becomes the sum over its replicas. Stage and replica ids
+   * are numbers (they index arrays); any other id is dropped.
    */
   setReplicaWaiting(stage: number, replica: number, waiting: number): void {
-    if (!this.logStats || typeof waiting !== 'number' || !Number.isFinite(waiting)) return;
+    if (!this.logStats || typeof stage !== 'number' || typeof replica !== 'number' || typeof waiting !== 'number' || !Number.isFinite(waiting)) return;
     this.stageWaiting.get(stage).record(this.waiting.set(stage, replica, Math.max(Math.trunc(waiting), 0)));
   }
 
@@ -102,7 +103,8 @@ export class OmniStageServiceMetrics {
    * published again even when that replica never reported (as vLLM-Omni's eviction does).
    */
   forgetReplicaWaiting(stage: number, replica: number): void {
-    if (!this.logStats) return;
+    // Ids index arrays: what is no number (whose conversion to a key could throw) names no replica.
+    if (!this.logStats || typeof stage !== 'number' || typeof replica !== 'number') return;
     this.stageWaiting.get(stage).record(this.waiting.delete(stage, replica));
   }
 

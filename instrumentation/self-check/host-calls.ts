@@ -62,8 +62,13 @@ export class HostCallCounts {
     this.calls[method]++;
   }
 
-  /** A `pollEngine(stage, replica)` call (already counted by `called`). Ids that cannot index a replica are not kept. */
+  /**
+   * A `pollEngine(stage, replica)` call, counted as `called('pollEngine')` counts it (a store
+   * to a named field: this runs for every replica on every tick) and per replica. Ids that cannot
+   * index a replica count for the method only.
+   */
   polled(stage: unknown, replica: unknown): void {
+    this.calls.pollEngine++;
     const ofStage = typeof stage === 'number' ? this.polls[stage] : undefined;
     // Only an existing slot is counted here: a fractional or negative id finds none and is refused by `grow`.
     const count = ofStage !== undefined && typeof replica === 'number' ? ofStage[replica] : undefined;

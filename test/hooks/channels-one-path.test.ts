@@ -104,11 +104,19 @@ describe('the hooks and the diagnostics channels are one path', () => {
         yield finished(request.requestId);
       }
     }
-    const finished = (requestId: string): OmniRequestOutput => ({ requestId, stageId: 0, replicaId: 0, finalOutputType: 'text', finished: true, finishReason: 'stop' });
+    const finished = (requestId: string): OmniRequestOutput => ({
+      requestId,
+      stageId: 0,
+      replicaId: 0,
+      finalOutputType: 'text',
+      finished: true,
+      finishReason: 'stop',
+    });
     const instrumentation = new OmniInstrumentation({ metrics: handle, servingClass: Serving });
     const traceparent = (spanId: string): string => `00-${SPAN.traceId}-${spanId}-01`;
     try {
-      for await (const output of new Serving().generate({ requestId: 'wrapped', traceparent: traceparent('00f067aa0ba90001') })) assert.equal(output.finished, true);
+      for await (const output of new Serving().generate({ requestId: 'wrapped', traceparent: traceparent('00f067aa0ba90001') }))
+        assert.equal(output.finished, true);
       // The same request told over the channels, its outputs published from an engine loop with no span active.
       diagnosticsChannel.channel(OMNI_CHANNELS.generateStart).publish({ requestId: 'published', traceparent: traceparent('00f067aa0ba90002') });
       diagnosticsChannel.channel(OMNI_CHANNELS.generateOutput).publish({ requestId: 'published', output: finished('published') });

@@ -52,7 +52,9 @@ describe("exemplars take the clock reading their records' caller already took", 
       leaveRequestTrace(previous);
     });
     assert.equal(reads, 0);
-    const kept = exemplarsOf(e2e)?.all().filter((exemplar) => exemplar !== undefined);
+    const kept = exemplarsOf(e2e)
+      ?.all()
+      .filter((exemplar) => exemplar !== undefined);
     const stamp = (exemplarClock.originMillis + 12_500) / 1000;
     assert.deepEqual(
       kept?.map((exemplar) => [exemplar.value, exemplar.timestampSeconds]),
@@ -81,7 +83,12 @@ describe("exemplars take the clock reading their records' caller already took", 
     } finally {
       exemplarClock.nowMillis = saved;
     }
-    assert.equal(exemplarsOf(e2e)?.all().find((exemplar) => exemplar !== undefined)?.timestampSeconds, 1_764_113_634);
+    assert.equal(
+      exemplarsOf(e2e)
+        ?.all()
+        .find((exemplar) => exemplar !== undefined)?.timestampSeconds,
+      1_764_113_634,
+    );
   });
 
   it("a served request's records reuse the serving observer's reading: no clock read for its exemplars", async () => {

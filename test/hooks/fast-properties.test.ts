@@ -1,0 +1,60 @@
+import assert from 'node:assert/strict';
+import { setFlagsFromString } from 'node:v8';
+import { feedOf } from '../../instrumentation/hooks/handle-feed';
+import type { EngineSeries } from '../../instrumentation/recorders/engine-series';
+import type { OmniRecorders } from '../../instrumentation/recorders/recorders';
+import { registerOmniMetrics } from '../../register';
+
+/**
+ * V8's own answer to "is this object a hash table?": `%HasFastProperties`, compiled after the flag
+ * that allows natives syntax is set. A dictionary-mode object costs a hash lookup for each property
+ * read, and the hooks read these objects on every call they observe.
+ */
+setFlagsFromString('--allow-natives-syntax');
+const hasFastProperties = new Function('object', 'return %HasFastProperties(object)') as (object: object) => boolean;
+
+describe('the objects the record path reads on every call have fast properties', () => {
+  it('V8 tells the two apart (the check itself works)', () => {
+    assert.equal(hasFastProperties({ a: 1 }), true);
+    assert.equal(
+      hasFastProperties({
+        get a() {
+          return 1;
+        },
+        b: 2,
+      }),
+      false,
+      'an accessor in a literal makes a dictionary',
+    );
+  });
+
+  it("the hooks' copy of the handle's recorders, the feed, the observer and the engine series", async () => {
+    for (const meterProvider of [undefined, 'external' as const]) {
+      const handle = await registerOmniMetrics({
+        modelName: 'm',
+        stagePools: [2, 1],
+        logStats: true,
+        prometheus: false,
+        exporters: [],
+        logIntervalSeconds: 0,
+        selfCheck: false,
+        processMetrics: false,
+        ...(meterProvider === undefined ? {} : { meterProvider }),
+      });
+      try {
+        const feed = feedOf(handle);
+        const observer = feed.observer;
+        const recorders = (observer as unknown as { recorders: OmniRecorders }).recorders;
+        assert.equal(recorders.statLogger, handle.statLogger, 'the same recorders');
+        assert.equal(hasFastProperties(recorders), true, 'the recorders the observer reads');
+        assert.equal(hasFastProperties(feed), true, 'the feed');
+        assert.equal(hasFastProperties(observer), true, 'the observer');
+        const engines = (handle.statLogger as unknown as { engines: Map<number, EngineSeries> }).engines;
+        assert.equal(engines.size, 3);
+        for (const series of engines.values()) assert.equal(hasFastProperties(series), true, 'an engine series');
+      } finally {
+        await handle.shutdown();
+      }
+    }
+  });
+});
