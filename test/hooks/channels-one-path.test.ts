@@ -6,10 +6,9 @@ import { OMNI_CHANNELS } from '../../instrumentation/hooks/channels';
 import { OmniInstrumentation } from '../../instrumentation/hooks/omni-instrumentation';
 import type { EngineCoreOutputs, OmniRequestOutput } from '../../instrumentation/pipeline/host-contract';
 import { createSchedulerStats } from '../../instrumentation/stats/types';
-import { registerOmniMetrics } from '../../register';
 import { hostCallCountsOf } from '../../instrumentation/self-check/host-calls';
+import { quietHandle } from '../support/quiet-handle';
 
-const M = 'm';
 const SPAN: SpanContext = { traceId: '4bf92f3577b34da6a3ce929d0e0e4736', spanId: '00f067aa0ba902b7', traceFlags: TraceFlags.SAMPLED };
 
 class Orchestrator {
@@ -39,14 +38,9 @@ describe('the hooks and the diagnostics channels are one path', () => {
   it('a poll published on the channel is counted and observed as a wrapped poll is, its exemplar taken from the span active where it was published', async () => {
     const manager = new AsyncLocalStorageContextManager().enable();
     context.setGlobalContextManager(manager);
-    const handle = await registerOmniMetrics({
-      modelName: M,
+    const handle = await quietHandle({
       stagePools: [2],
       logStats: true,
-      prometheus: false,
-      exporters: [],
-      logIntervalSeconds: 0,
-      processMetrics: false,
       exemplars: true,
     });
     const instrumentation = new OmniInstrumentation({ metrics: handle, orchestratorClass: Orchestrator });
@@ -88,15 +82,9 @@ describe('the hooks and the diagnostics channels are one path', () => {
   });
 
   it("a served request published on the channels is traced as a wrapped one: its records' exemplars carry its traceparent's trace", async () => {
-    const handle = await registerOmniMetrics({
-      modelName: M,
+    const handle = await quietHandle({
       stagePools: [1],
       logStats: true,
-      prometheus: false,
-      exporters: [],
-      logIntervalSeconds: 0,
-      selfCheck: false,
-      processMetrics: false,
       exemplars: true,
     });
     class Serving {

@@ -3,7 +3,7 @@ import { performance } from 'node:perf_hooks';
 import { TraceFlags, type SpanContext } from '@opentelemetry/api';
 import { OmniInstrumentation } from '../../instrumentation/hooks/omni-instrumentation';
 import type { OmniRequestOutput } from '../../instrumentation/pipeline/host-contract';
-import { registerOmniMetrics } from '../../register';
+import { quietHandle } from '../support/quiet-handle';
 import { resolveCatalog } from '../../views/catalog';
 import { exemplarsOf } from '../../views/store/exemplar-series';
 import { enterRequestTrace, exemplarClock, leaveRequestTrace, shareClockReading } from '../../views/store/exemplar-slots';
@@ -92,15 +92,9 @@ describe("exemplars take the clock reading their records' caller already took", 
   });
 
   it("a served request's records reuse the serving observer's reading: no clock read for its exemplars", async () => {
-    const handle = await registerOmniMetrics({
-      modelName: M,
+    const handle = await quietHandle({
       stagePools: [1],
       logStats: true,
-      prometheus: false,
-      exporters: [],
-      logIntervalSeconds: 0,
-      selfCheck: false,
-      processMetrics: false,
       exemplars: true,
     });
     class Serving {

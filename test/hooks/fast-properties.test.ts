@@ -3,7 +3,7 @@ import { setFlagsFromString } from 'node:v8';
 import { feedOf } from '../../instrumentation/hooks/handle-feed';
 import type { EngineSeries } from '../../instrumentation/recorders/engine-series';
 import type { OmniRecorders } from '../../instrumentation/recorders/recorders';
-import { registerOmniMetrics } from '../../register';
+import { quietHandle } from '../support/quiet-handle';
 
 /**
  * V8's own answer to "is this object a hash table?": `%HasFastProperties`, compiled after the flag
@@ -30,17 +30,7 @@ describe('the objects the record path reads on every call have fast properties',
 
   it("the hooks' copy of the handle's recorders, the feed, the observer and the engine series", async () => {
     for (const meterProvider of [undefined, 'external' as const]) {
-      const handle = await registerOmniMetrics({
-        modelName: 'm',
-        stagePools: [2, 1],
-        logStats: true,
-        prometheus: false,
-        exporters: [],
-        logIntervalSeconds: 0,
-        selfCheck: false,
-        processMetrics: false,
-        ...(meterProvider === undefined ? {} : { meterProvider }),
-      });
+      const handle = await quietHandle({ stagePools: [2, 1], logStats: true, ...(meterProvider === undefined ? {} : { meterProvider }) });
       try {
         const feed = feedOf(handle);
         const observer = feed.observer;
