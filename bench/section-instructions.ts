@@ -7,7 +7,7 @@ import type { PerRequestContender } from './per-request-setup';
  * Instructions per request, counted by valgrind's cachegrind: a figure a noisy machine cannot
  * move, where the per-request times swing by 2× between runs. Each contender runs twice in its own
  * process under a deterministic V8 (`--predictable`: compilation and collection on the main
- * thread, fixed seeds), once with `few` and once with `many` requests; the difference over the
+ * thread, a fixed collection schedule, fixed seeds), once with `few` and once with `many` requests; the difference over the
  * extra requests is one request's instructions, start-up cancelled out.
  */
 export const COUNTED_CONTENDERS = ['host', 'ours', 'floor'] as const satisfies readonly PerRequestContender[];
@@ -65,6 +65,8 @@ function instructionsOf(root: string, contender: CountedContender, requests: num
     '--cachegrind-out-file=/dev/null',
     process.execPath,
     '--predictable',
+    // Heap growth and idle collections on a fixed schedule, not on timers: else counts move by ±6%.
+    '--predictable-gc-schedule',
     '--hash-seed=1',
     '--random-seed=1',
     '--import',

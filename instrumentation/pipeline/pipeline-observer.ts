@@ -1,10 +1,10 @@
+import type { SpanContext } from '@opentelemetry/api';
 import { DEFAULT_AUDIO_SAMPLE_RATE, resolveAudioSampleRate } from '../audio/sample-rate';
 import { audioChunkPcmBytes } from '../audio/frames';
 import { OrchestratorAggregator, type ReplicaResolver } from '../recorders/orchestrator-aggregator';
 import { waitingRequests } from '../recorders/pipeline-metrics';
 import type { OmniRecorders } from '../recorders/recorders';
 import { monotonicSeconds } from '../stats/clock';
-import type { SpanContext } from '@opentelemetry/api';
 import { LimitedWarning } from '../../views/diag-warnings';
 import type { FailureReason } from '../../views/stage-service-families';
 import { enterRequestTrace, leaveRequestTrace, shareClockReading } from '../../views/store/exemplar-slots';
@@ -211,12 +211,7 @@ export class PipelineObserver {
     if (state === undefined) return;
     // Its outputs arrive from the engine loop, outside the request's own context: its trace is named for their records.
     if (!this.exemplars) return this.applyOutput(state, output);
-    const previous = enterRequestTrace(state.trace);
-    try {
-      this.applyOutput(state, output);
-    } finally {
-      leaveRequestTrace(previous);
-    }
+    this.inRequestTrace(state, () => this.applyOutput(state, output));
   }
 
   private applyOutput(state: GenerateState, output: OmniRequestOutput): void {
@@ -315,7 +310,7 @@ export class PipelineObserver {
     }
   }
 
-  /** Runs `work` (a stream's end or abort: rare, unlike its outputs) within the request's trace when exemplars are on. */
+  /** Runs `work` within the request's trace when exemplars are on. */
   private inRequestTrace(state: GenerateState, work: () => void): void {
     if (!this.exemplars) return work();
     const previous = enterRequestTrace(state.trace);
