@@ -16,11 +16,13 @@ describe('IterationStats (port of vLLM V1 stats.py formulas)', () => {
     assert.deepEqual(iteration.interTokenLatenciesIter, []);
   });
 
-  it('defaults the iteration timestamp to the wall clock in seconds', () => {
-    const before = Date.now() / 1000;
+  it('without a given timestamp, reads the wall clock in seconds when the timestamp is first used, and keeps it', () => {
     const iteration = new IterationStats();
+    const before = Date.now() / 1000;
+    const first = iteration.iterationTimestamp;
     const after = Date.now() / 1000;
-    assert.ok(iteration.iterationTimestamp >= before && iteration.iterationTimestamp <= after);
+    assert.ok(first >= before && first <= after, `${before} <= ${first} <= ${after}`);
+    assert.equal(iteration.iterationTimestamp, first);
   });
 
   it('computes every interval of a realistic request to the microsecond, clocks kept apart', () => {
