@@ -4,9 +4,10 @@ import { context, ROOT_CONTEXT, trace, TraceFlags, type SpanContext } from '@ope
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { OMNI_CHANNELS } from '../../instrumentation/hooks/channels';
 import { OmniInstrumentation } from '../../instrumentation/hooks/omni-instrumentation';
-import type { EngineCoreOutputs, OmniRequestOutput } from '../../instrumentation/pipeline/host-contract';
+import type { EngineCoreOutputs } from '../../instrumentation/pipeline/host-contract';
 import { createSchedulerStats } from '../../instrumentation/stats/types';
 import { hostCallCountsOf } from '../../instrumentation/self-check/host-calls';
+import { finishedOutput, oneOutputServing } from '../support/one-output-serving';
 import { quietHandle } from '../support/quiet-handle';
 
 const SPAN: SpanContext = { traceId: '4bf92f3577b34da6a3ce929d0e0e4736', spanId: '00f067aa0ba902b7', traceFlags: TraceFlags.SAMPLED };
@@ -89,19 +90,7 @@ describe('the hooks and the diagnostics channels are one path', () => {
       logStats: true,
       exemplars: true,
     });
-    class Serving {
-      async *generate(request: { requestId: string; traceparent: string }): AsyncGenerator<OmniRequestOutput> {
-        yield finished(request.requestId);
-      }
-    }
-    const finished = (requestId: string): OmniRequestOutput => ({
-      requestId,
-      stageId: 0,
-      replicaId: 0,
-      finalOutputType: 'text',
-      finished: true,
-      finishReason: 'stop',
-    });
+    const Serving = oneOutputServing();
     const instrumentation = new OmniInstrumentation({ metrics: handle, servingClass: Serving });
     const traceparent = (spanId: string): string => `00-${SPAN.traceId}-${spanId}-01`;
     try {
@@ -109,7 +98,7 @@ describe('the hooks and the diagnostics channels are one path', () => {
         assert.equal(output.finished, true);
       // The same request told over the channels, its outputs published from an engine loop with no span active.
       diagnosticsChannel.channel(OMNI_CHANNELS.generateStart).publish({ requestId: 'published', traceparent: traceparent('00f067aa0ba90002') });
-      diagnosticsChannel.channel(OMNI_CHANNELS.generateOutput).publish({ requestId: 'published', output: finished('published') });
+      diagnosticsChannel.channel(OMNI_CHANNELS.generateOutput).publish({ requestId: 'published', output: finishedOutput('published') });
       diagnosticsChannel.channel(OMNI_CHANNELS.generateEnd).publish({ requestId: 'published', outcome: 'completed' });
       const text = await handle.metricsText('openmetrics');
       const spanIds = (family: string): string[] =>

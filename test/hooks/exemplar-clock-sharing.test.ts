@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
 import { TraceFlags, type SpanContext } from '@opentelemetry/api';
 import { OmniInstrumentation } from '../../instrumentation/hooks/omni-instrumentation';
-import type { OmniRequestOutput } from '../../instrumentation/pipeline/host-contract';
+import { oneOutputServing } from '../support/one-output-serving';
 import { quietHandle } from '../support/quiet-handle';
 import { resolveCatalog } from '../../views/catalog';
 import { exemplarsOf } from '../../views/store/exemplar-series';
@@ -97,11 +97,7 @@ describe("exemplars take the clock reading their records' caller already took", 
       logStats: true,
       exemplars: true,
     });
-    class Serving {
-      async *generate(request: { requestId: string; traceparent: string }): AsyncGenerator<OmniRequestOutput> {
-        yield { requestId: request.requestId, stageId: 0, replicaId: 0, finalOutputType: 'text', finished: true, finishReason: 'stop' };
-      }
-    }
+    const Serving = oneOutputServing();
     const instrumentation = new OmniInstrumentation({ metrics: handle, servingClass: Serving, diagnosticsChannels: false });
     let before = NaN;
     let after = NaN;
