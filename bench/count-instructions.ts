@@ -1,5 +1,5 @@
 /**
- * Instructions per request of this tree and, optionally, another checkout side by side
+ * Instructions per request and per idle call of this tree and, optionally, another checkout side by side
  * (`npx tsx bench/count-instructions.ts [<other-root>]`; both trees built, the other with this
  * tree's bench copied in). Needs valgrind.
  */
@@ -12,7 +12,11 @@ function line(name: string, counts: InstructionCounts): string {
     Math.round(n - host)
       .toLocaleString('en')
       .padStart(12);
-  return `${name.padEnd(8)} host ${Math.round(host).toLocaleString('en').padStart(10)}  ours over host ${over(ours)}  floor over host ${over(floor)}  ours vs floor ×${counts.oursVsFloor.toFixed(2)}`;
+  const { direct, 'idle-wrapper': idle } = counts.perCall;
+  return (
+    `${name.padEnd(8)} host ${Math.round(host).toLocaleString('en').padStart(10)}  ours over host ${over(ours)}  floor over host ${over(floor)}  ours vs floor ×${counts.oursVsFloor.toFixed(2)}` +
+    `  idle call ${idle.toFixed(1)} vs bare ${direct.toFixed(1)} (×${counts.idleWrapperVsDirect.toFixed(2)})`
+  );
 }
 
 (async () => {

@@ -113,7 +113,10 @@ export function benchFigures(results: BenchResults): Record<string, string> {
     ],
     [
       'a patched host method with nobody listening',
-      `${ns(results.recordPath.nsPerPoll['idle-wrapper'])} a call (the bare method, inlined by V8: ${ns(results.recordPath.nsPerPoll.direct)})`,
+      `${ns(results.recordPath.nsPerPoll['idle-wrapper'])} a call (the bare method, inlined by V8: ${ns(results.recordPath.nsPerPoll.direct)})` +
+        (results.instructions === undefined
+          ? ''
+          : `; counted, ${results.instructions.perCall['idle-wrapper'].toFixed(1)} instructions against ${results.instructions.perCall.direct.toFixed(1)} (×${results.instructions.idleWrapperVsDirect.toFixed(2)})`),
     ],
     [
       'one request, 3 × 4 replicas, 100 tokens per stage, over the host alone',

@@ -117,6 +117,12 @@ async function main(): Promise<void> {
       met: Number.isNaN(recordPath.tokenBytes.median) ? null : recordPath.tokenBytes.median <= 32 && recordPath.statsPollBytes.median <= 64,
     },
     ratioTarget('9. patched method with nobody listening, vs the bare method', '≤ 2×', [recordPath.idleWrapper], 2),
+    {
+      target: '9b. the same, in instructions (cachegrind)',
+      goal: '≤ 2×',
+      measured: instructions === undefined ? 'not measured' : `×${instructions.idleWrapperVsDirect.toFixed(2)}`,
+      met: instructions === undefined ? null : instructions.idleWrapperVsDirect <= 2,
+    },
     ratioTarget('10a. one request through every hook, exemplars on and the request traced, vs off', '≤ 1.5×', [perRequest.tracedVsOurs], 1.5),
     ratioTarget(
       "10b. a finished request's records as the observer makes them (its clock reading, two records), exemplars on (untraced / traced), vs off",

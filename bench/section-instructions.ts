@@ -18,6 +18,10 @@ export interface InstructionCounts {
   readonly perRequest: Readonly<Record<CountedContender, number>>;
   /** (ours − host) / (floor − host): target 7 counted in instructions. */
   readonly oursVsFloor: number;
+  /** Instructions per call of the bare host method and of the patched one with nobody listening (target 9). */
+  readonly perCall: Readonly<Record<'direct' | 'idle-wrapper', number>>;
+  /** idle wrapper / direct: target 9 counted in instructions. */
+  readonly idleWrapperVsDirect: number;
 }
 
 /** Whether valgrind is installed (Debian package `valgrind`); without it the section is skipped. */
@@ -34,14 +38,31 @@ export function valgrindAvailable(): boolean {
 export async function countInstructions(root: string, few = 40, many = 240): Promise<InstructionCounts> {
   const perRequest = {} as Record<CountedContender, number>;
   for (const contender of COUNTED_CONTENDERS) {
-    const [low, high] = await Promise.all([instructionsOf(root, contender, few), instructionsOf(root, contender, many)]);
-    perRequest[contender] = (high - low) / (many - few);
+    const run = (requests: number): Promise<number> => instructionsOf(root, 'per-request.ts', { contender, requests, blocks: 0 });
+    perRequest[contender] = await perUnit(run, few, many);
   }
-  return { perRequest, oursVsFloor: (perRequest.ours - perRequest.host) / (perRequest.floor - perRequest.host) };
+  const perCall = {} as Record<'direct' | 'idle-wrapper', number>;
+  for (const contender of ['direct', 'idle-wrapper'] as const) {
+    // The calls a record-path contender makes to warm up: its other calls are the same in both runs.
+    const run = (polls: number): Promise<number> => instructionsOf(root, 'record-path.ts', { contender, polls, blocks: 0 }, ['--expose-gc']);
+    perCall[contender] = await perUnit(run, 200_000, 1_200_000);
+  }
+  return {
+    perRequest,
+    oursVsFloor: (perRequest.ours - perRequest.host) / (perRequest.floor - perRequest.host),
+    perCall,
+    idleWrapperVsDirect: perCall['idle-wrapper'] / perCall.direct,
+  };
+}
+
+/** Instructions per unit of work: two runs, `few` and `many` units, side by side; start-up cancels out. */
+async function perUnit(run: (units: number) => Promise<number>, few: number, many: number): Promise<number> {
+  const [low, high] = await Promise.all([run(few), run(many)]);
+  return (high - low) / (many - few);
 }
 
 export async function instructionSection(): Promise<InstructionCounts | undefined> {
-  printTitle('7b. Instructions per request (cachegrind, deterministic V8; 3 × 4 pipeline, 100 tokens a stage)');
+  printTitle('7b / 9b. Instructions per request (3 × 4 pipeline, 100 tokens a stage) and per idle call (cachegrind, deterministic V8)');
   if (!valgrindAvailable()) {
     console.log('  skipped: valgrind is not installed (Debian package valgrind)');
     return undefined;
@@ -52,11 +73,14 @@ export async function instructionSection(): Promise<InstructionCounts | undefine
   console.log(`  omni-otel-metrics hooks, over the host                     ${Math.round(ours - host).toLocaleString('en')} instructions`);
   console.log(`  the same samples written by hand (floor), over the host    ${Math.round(floor - host).toLocaleString('en')} instructions`);
   console.log(`  ours vs floor                                              ×${counts.oursVsFloor.toFixed(2)}`);
+  const { direct, 'idle-wrapper': idle } = counts.perCall;
+  console.log(`  a call of the bare host method (inlined by V8)             ${direct.toFixed(1)} instructions`);
+  console.log(`  the patched method with nobody listening                   ${idle.toFixed(1)} instructions (×${counts.idleWrapperVsDirect.toFixed(2)})`);
   return counts;
 }
 
-/** Instructions (cachegrind's `I refs`) of one per-request contender process serving `requests` requests. */
-function instructionsOf(root: string, contender: CountedContender, requests: number): Promise<number> {
+/** Instructions (cachegrind's `I refs`) of one contender process (`bench/contenders/<file>`) run with `params`. */
+function instructionsOf(root: string, file: string, params: object, nodeFlags: readonly string[] = []): Promise<number> {
   const args = [
     '--tool=cachegrind',
     '--cache-sim=no',
@@ -69,10 +93,11 @@ function instructionsOf(root: string, contender: CountedContender, requests: num
     '--predictable-gc-schedule',
     '--hash-seed=1',
     '--random-seed=1',
+    ...nodeFlags,
     '--import',
     'tsx',
-    join(root, 'bench', 'contenders', 'per-request.ts'),
-    JSON.stringify({ contender, requests, blocks: 0 }),
+    join(root, 'bench', 'contenders', file),
+    JSON.stringify(params),
   ];
   return new Promise((resolve, reject) => {
     // tsx's transform cache would make the first run of a file cost more than the next.
@@ -82,7 +107,7 @@ function instructionsOf(root: string, contender: CountedContender, requests: num
     child.on('error', reject);
     child.on('close', (code) => {
       const refs = /I\s+refs:\s+([\d,]+)/.exec(stderr)?.[1];
-      if (code !== 0 || refs === undefined) reject(new Error(`valgrind ${contender} ${requests} exited with ${String(code)}\n${stderr.slice(-2000)}`));
+      if (code !== 0 || refs === undefined) reject(new Error(`valgrind ${file} ${JSON.stringify(params)} exited with ${String(code)}\n${stderr.slice(-2000)}`));
       else resolve(Number(refs.replaceAll(',', '')));
     });
   });

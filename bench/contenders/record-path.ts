@@ -22,7 +22,7 @@ interface Params {
 contenderMain(async ({ contender, polls, blocks }: Params) => {
   const { OmniInstrumentation, registerOmniMetrics } = builtPackage();
   const { orchestratorWrapper } = builtModule<typeof HostWrappers>('instrumentation/hooks/host-wrappers.js');
-  const { listenTo } = builtModule<typeof HostPatches>('instrumentation/hooks/host-patches.js');
+  const { listenTo, NO_LISTENERS } = builtModule<typeof HostPatches>('instrumentation/hooks/host-patches.js');
   const decodeOutputs = decodeOutputsOf(contender);
   const schedulerStats = createSchedulerStats({ numRunningReqs: decodeOutputs, kvCacheUsage: 0.5 });
   const statsOnly: EngineCoreOutputs = { timestamp: 1, outputs: [], schedulerStats };
@@ -52,13 +52,14 @@ contenderMain(async ({ contender, polls, blocks }: Params) => {
     nativeHistograms: contender === 'decode-poll-native',
   });
   if (contender === 'idle-wrapper') {
-    // The patch with an empty listener list, as it stays when another tool wrapped over it.
-    const listener = {};
-    listenTo(Host.prototype, 'pollEngine', listener, orchestratorWrapper('pollEngine') as never);
+    // The patch with nobody listening, as it stays when another tool wrapped over it: its last
+    // listener left while it could not be taken out of the chain.
+    listenTo(Host.prototype, 'pollEngine', {}, orchestratorWrapper('pollEngine') as never);
     const patches = (Host.prototype as unknown as Record<symbol, Map<string, MethodPatch<unknown>>>)[Symbol.for('omni-otel-metrics.host-patches')];
     const patch = patches?.get('pollEngine');
     if (patch === undefined) throw new Error('pollEngine was not patched');
-    patch.listeners = [];
+    // A build from before `NO_LISTENERS` (side by side) marks an idle patch with an empty list.
+    patch.listeners = (NO_LISTENERS as readonly never[] | undefined) ?? [];
   } else if (contender !== 'direct') {
     new OmniInstrumentation({ metrics: handle, orchestratorClass: Host, diagnosticsChannels: false });
   }

@@ -7,11 +7,17 @@ export type HostMethodFn = (this: unknown, ...args: unknown[]) => unknown;
  */
 const PATCHES = Symbol.for('omni-otel-metrics.host-patches');
 
+/**
+ * The listeners of a patch nobody listens to: always this one list, so that a wrapper's idle check
+ * is one comparison with a constant (`patch.listeners === NO_LISTENERS`).
+ */
+export const NO_LISTENERS: readonly never[] = Object.freeze([]);
+
 /** One patched host method: its original, the wrapper in its place, and who listens to it now. */
 export interface MethodPatch<L> {
   readonly original: HostMethodFn;
   readonly wrapper: HostMethodFn;
-  /** Replaced, never mutated: a call in progress keeps the list it started with. */
+  /** Replaced, never mutated: a call in progress keeps the list it started with. Empty: `NO_LISTENERS`. */
   listeners: readonly L[];
 }
 
@@ -41,7 +47,7 @@ export function listenTo<L>(owner: object, name: string, listener: L, makeWrappe
     const fresh: { original: HostMethodFn; wrapper: HostMethodFn; listeners: readonly L[] } = {
       original,
       wrapper: original,
-      listeners: patch?.listeners ?? [],
+      listeners: patch?.listeners ?? NO_LISTENERS,
     };
     const wrapper = makeWrapper(original, fresh);
     // The marks shimmer puts on its wrappers, which tools (and the SDK's isWrapped) read.
@@ -52,7 +58,7 @@ export function listenTo<L>(owner: object, name: string, listener: L, makeWrappe
     fresh.wrapper = wrapper;
     patch = fresh;
     table.set(name, patch as MethodPatch<unknown>);
-    Object.defineProperty(owner, name, { ...Object.getOwnPropertyDescriptor(owner, name), value: wrapper });
+    replaceMethod(owner, name, wrapper);
   }
   if (!patch.listeners.includes(listener)) patch.listeners = [...patch.listeners, listener];
 }
@@ -66,13 +72,31 @@ export function stopListening<L>(owner: object, name: string, listener: L): void
   const table = tableOf(owner, false);
   const patch = table?.get(name) as MethodPatch<L> | undefined;
   if (table === undefined || patch === undefined) return;
-  patch.listeners = patch.listeners.filter((l) => l !== listener);
-  if (patch.listeners.length > 0) return;
+  const rest = patch.listeners.filter((l) => l !== listener);
+  patch.listeners = rest.length > 0 ? rest : NO_LISTENERS;
+  if (rest.length > 0) return;
   const target = owner as Record<string, unknown>;
   if (target[name] !== patch.wrapper) return;
-  Object.defineProperty(owner, name, { ...Object.getOwnPropertyDescriptor(owner, name), value: patch.original });
+  replaceMethod(owner, name, patch.original);
   table.delete(name);
 }
+
+/**
+ * Puts `method` in place of `owner[name]`, its other attributes kept. V8 compiles a call to a
+ * prototype method as a call to a constant only while the property was never reassigned; after a
+ * reassignment every call loads the method and checks it. A property added and deleted again turns
+ * the prototype into a dictionary, which V8 makes fast again at the next call, in a new shape on
+ * which `method` is a constant. Own-key order is kept; a prototype that refuses new properties
+ * keeps the check.
+ */
+function replaceMethod(owner: object, name: string, method: HostMethodFn): void {
+  Object.defineProperty(owner, name, { ...Object.getOwnPropertyDescriptor(owner, name), value: method });
+  if (!Object.isExtensible(owner)) return;
+  Object.defineProperty(owner, RESHAPE, { value: undefined, configurable: true });
+  delete (owner as Record<symbol, unknown>)[RESHAPE];
+}
+
+const RESHAPE = Symbol('omni-otel-metrics.reshape');
 
 /** Whether `listener` still hears the method (its patch is in place and lists it). */
 export function isListening<L>(owner: object, name: string, listener: L): boolean {

@@ -1,5 +1,6 @@
 import type { RealtimeSessionRequest, ServerVadBatch } from '../pipeline/host-contract';
 import type { HandleFeed } from './handle-feed';
+import { NO_LISTENERS } from './host-patches';
 import type { WrapperFactory } from './host-wrappers';
 import { followResult } from './telemetry-guard';
 
@@ -36,13 +37,13 @@ export function realtimeSessionWrapper(name: 'openRealtimeSession' | 'closeRealt
         });
       if (opening) {
         // eslint-disable-next-line prefer-rest-params
-        const result = original.apply(this, arguments as unknown as unknown[]);
+        const result = Reflect.apply(original, this, arguments) as unknown;
         observe();
         return result;
       }
       try {
         // eslint-disable-next-line prefer-rest-params
-        return original.apply(this, arguments as unknown as unknown[]);
+        return Reflect.apply(original, this, arguments) as unknown;
       } finally {
         observe();
       }
@@ -57,12 +58,12 @@ export const appendRealtimeAudioWrapper: WrapperFactory = (original, patch) =>
   function (this: unknown) {
     const feeds = patch.listeners;
     // eslint-disable-next-line prefer-rest-params
-    if (feeds.length === 0) return original.apply(this, arguments as unknown as unknown[]);
+    if (feeds === NO_LISTENERS) return Reflect.apply(original, this, arguments) as unknown;
     const failed = (error: unknown): void => each(feeds, 'appendRealtimeAudio', (feed) => feed.observer.realtime.appendFailed(error));
     let result: unknown;
     try {
       // eslint-disable-next-line prefer-rest-params
-      result = original.apply(this, arguments as unknown as unknown[]);
+      result = Reflect.apply(original, this, arguments) as unknown;
     } catch (error) {
       failed(error);
       throw error;

@@ -68,11 +68,11 @@ function patchIterator(iterator: AnyIterator, guard: TelemetryGuard, callbacks: 
     'next',
     function (this: unknown) {
       // eslint-disable-next-line prefer-rest-params
-      if (ended || !callbacks.active()) return next.apply(this, arguments as unknown as unknown[]);
+      if (ended || !callbacks.active()) return Reflect.apply(next, this, arguments) as unknown;
       let result: Promise<IteratorResult<OmniRequestOutput>>;
       try {
         // eslint-disable-next-line prefer-rest-params
-        result = next.apply(this, arguments as unknown as unknown[]);
+        result = Reflect.apply(next, this, arguments) as Promise<IteratorResult<OmniRequestOutput>>;
       } catch (error) {
         end('failed');
         throw error;
@@ -88,7 +88,7 @@ function patchIterator(iterator: AnyIterator, guard: TelemetryGuard, callbacks: 
       method,
       function (this: unknown, ...args: unknown[]) {
         if (callbacks.active()) end('abandoned');
-        return original.apply(this, args);
+        return Reflect.apply(original, this, args) as unknown;
       },
     ]);
   }

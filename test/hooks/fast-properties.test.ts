@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { setFlagsFromString } from 'node:v8';
 import { feedOf } from '../../instrumentation/hooks/handle-feed';
+import { OmniInstrumentation } from '../../instrumentation/hooks/omni-instrumentation';
 import type { EngineSeries } from '../../instrumentation/recorders/engine-series';
 import type { OmniRecorders } from '../../instrumentation/recorders/recorders';
 import { quietHandle } from '../support/quiet-handle';
@@ -45,6 +46,42 @@ describe('the objects the record path reads on every call have fast properties',
       } finally {
         await handle.shutdown();
       }
+    }
+  });
+
+  it('a patched prototype has fast properties again after its first call, its own keys and their attributes as they were', async () => {
+    const POLLED = { timestamp: 1, outputs: [] as [] };
+    class Orchestrator {
+      readonly stagePools = [];
+      addRequest(): void {}
+      pollEngine(): { timestamp: number; outputs: [] } {
+        return POLLED;
+      }
+      submitToStage(): void {}
+    }
+    const keys = Reflect.ownKeys(Orchestrator.prototype);
+    const attributes = (): unknown[] =>
+      keys.map((key) => {
+        const { value, ...rest } = Object.getOwnPropertyDescriptor(Orchestrator.prototype, key) as PropertyDescriptor;
+        return { key, rest, isFunction: typeof value === 'function' };
+      });
+    const before = attributes();
+    const handle = await quietHandle({ stagePools: [1] });
+    const instrumentation = new OmniInstrumentation({ metrics: handle, orchestratorClass: Orchestrator, diagnosticsChannels: false });
+    try {
+      const orchestrator = new Orchestrator();
+      assert.equal(orchestrator.pollEngine(), POLLED);
+      assert.equal(hasFastProperties(Orchestrator.prototype), true, 'patched, after one call');
+      assert.deepEqual(Reflect.ownKeys(Orchestrator.prototype), [...keys, Symbol.for('omni-otel-metrics.host-patches')]);
+      assert.deepEqual(attributes(), before);
+      instrumentation.disable();
+      assert.equal(orchestrator.pollEngine(), POLLED);
+      assert.equal(hasFastProperties(Orchestrator.prototype), true, 'restored, after one call');
+      assert.deepEqual(Reflect.ownKeys(Orchestrator.prototype), [...keys, Symbol.for('omni-otel-metrics.host-patches')]);
+      assert.deepEqual(attributes(), before);
+    } finally {
+      instrumentation.disable();
+      await handle.shutdown();
     }
   });
 });
