@@ -75,23 +75,19 @@ export function orchestratorEvent(name: OrchestratorMethod): OrchestratorEvent {
  * failure is reported once per call site and never reaches the host.
  */
 export function orchestratorWrapper(name: OrchestratorMethod): WrapperFactory {
+  if (name === 'pollEngine') return pollWrapper;
   const event = orchestratorEvent(name);
   const observe = event.observe;
-  // A poll, the call of every replica on every tick, has a loop of its own: through the shared
-  // loop its observer would be one of the table's eight closures at one call site, too many for
-  // V8 to inline.
-  const observeAll: ObserveAll =
-    name === 'pollEngine' ? observeEachPoll : (feeds, source, first, second, result) => observeEach(feeds, observe, name, source, first, second, result);
   const countCall = (feeds: readonly HandleFeed[], first: unknown, second: unknown): void => {
     for (const feed of feeds) event.count(feed, first, second);
   };
   const observeCall = (feeds: readonly HandleFeed[], source: unknown, first: unknown, second: unknown, result: unknown): unknown => {
-    // A plain value (every synchronous poll) is observed in place: no callback to allocate per call.
+    // A plain value is observed in place: no callback to allocate per call.
     if (!isThenable(result)) {
-      observeAll(feeds, source, first, second, result);
+      observeEach(feeds, observe, name, source, first, second, result);
       return result;
     }
-    return followResult(result, (value) => observeAll(feeds, source, first, second, value), ignoreReason);
+    return followResult(result, (value) => observeEach(feeds, observe, name, source, first, second, value), ignoreReason);
   };
   if (name === 'cleanupRequest') {
     return (original, patch) =>
@@ -123,6 +119,35 @@ export function orchestratorWrapper(name: OrchestratorMethod): WrapperFactory {
     };
 }
 
+/**
+ * `pollEngine`, the call of every replica on every tick, wrapped with nothing shared: counted and
+ * observed by functions of its own, not through the event table's closures (eight at one call
+ * site, too many for V8 to inline).
+ */
+const pollWrapper: WrapperFactory = (original, patch) =>
+  function (this: unknown, first?: unknown, second?: unknown) {
+    const feeds = patch.listeners;
+    // eslint-disable-next-line prefer-rest-params
+    if (feeds === IDLE) return Reflect.apply(original, this, arguments) as unknown;
+    countPoll(feeds, first, second);
+    // eslint-disable-next-line prefer-rest-params
+    return observePolled(feeds, this, first, second, Reflect.apply(original, this, arguments) as unknown);
+  };
+
+/** Counted before the host's method runs: a poll that throws was still made. */
+function countPoll(feeds: readonly HandleFeed[], stage: unknown, replica: unknown): void {
+  for (const feed of feeds) feed.hostCalls?.polled(stage, replica);
+}
+
+/** A plain value (every synchronous poll) is observed in place: no callback to allocate per call. */
+function observePolled(feeds: readonly HandleFeed[], source: unknown, first: unknown, second: unknown, result: unknown): unknown {
+  if (!isThenable(result)) {
+    observeEachPoll(feeds, source, first, second, result);
+    return result;
+  }
+  return followResult(result, (value) => observeEachPoll(feeds, source, first, second, value), ignoreReason);
+}
+
 /** Each listening handle observes the call; a telemetry failure is reported, never thrown. */
 function observeEach(
   feeds: readonly HandleFeed[],
@@ -143,7 +168,6 @@ function observeEach(
 }
 
 export type Observe = (feed: HandleFeed, source: unknown, first: unknown, second: unknown, result: unknown) => void;
-type ObserveAll = (feeds: readonly HandleFeed[], source: unknown, first: unknown, second: unknown, result: unknown) => void;
 
 /** `observeEach` for polls, calling `observePoll` directly. */
 function observeEachPoll(feeds: readonly HandleFeed[], source: unknown, first: unknown, second: unknown, result: unknown): void {

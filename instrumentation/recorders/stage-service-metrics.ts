@@ -95,7 +95,11 @@ export class OmniStageServiceMetrics {
    */
   setReplicaWaiting(stage: number, replica: number, waiting: number): void {
     if (!this.logStats || typeof stage !== 'number' || typeof replica !== 'number' || typeof waiting !== 'number' || !Number.isFinite(waiting)) return;
-    this.stageWaiting.get(stage).record(this.waiting.set(stage, replica, Math.max(Math.trunc(waiting), 0)));
+    const count = Math.max(Math.trunc(waiting), 0);
+    // The same count again: the gauge holds the stage total already (its series has no replica
+    // label, so no replica's removal takes it away).
+    if (this.waiting.holds(stage, replica, count)) return;
+    this.stageWaiting.get(stage).record(this.waiting.set(stage, replica, count));
   }
 
   /**

@@ -53,6 +53,12 @@ const STAT_LOGGER_OPTION_KEYS = optionKeys<OmniStatLoggerOptions>({
   genAi: true,
 });
 
+/** One engine's series and, with periodic logging on, the logger of its log lines. */
+interface EngineEntry {
+  readonly series: EngineSeries;
+  logger: LoggingStatLogger | undefined;
+}
+
 /**
  * The upstream `vllm:*` families per (stage, replica): vLLM's `PrometheusStatLogger` with the
  * `engine` label reshaped, as vLLM-Omni's `OmniPrometheusStatLogger`. Every replica's series
@@ -60,8 +66,8 @@ const STAT_LOGGER_OPTION_KEYS = optionKeys<OmniStatLoggerOptions>({
  * at zero, each replica reported awake). Never throws into the caller.
  */
 export class OmniStatLogger {
-  private readonly engines = new Map<number, EngineSeries>();
-  private readonly loggingLoggers = new Map<number, LoggingStatLogger>();
+  /** Per engine index: its series and its log-line logger, found with one lookup per poll. */
+  private readonly engines = new Map<number, EngineEntry>();
   private readonly periodic?: PeriodicLogger;
   private cacheConfigLabels: Readonly<Record<string, string>> | undefined;
   private readonly unsubscribe: () => void;
@@ -88,8 +94,8 @@ export class OmniStatLogger {
       entries.map(([, engine]) => engine),
       options.features,
     );
-    entries.forEach(([engineIdx], i) => this.engines.set(engineIdx, bound[i] as EngineSeries));
-    for (const series of this.engines.values()) this.recordSleepStateOn(series, false, 0);
+    entries.forEach(([engineIdx], i) => this.engines.set(engineIdx, { series: bound[i] as EngineSeries, logger: undefined }));
+    for (const { series } of this.engines.values()) this.recordSleepStateOn(series, false, 0);
     if (options.cacheConfig) {
       validateCacheConfig(options.cacheConfig);
       this.logEngineInitialized(options.cacheConfig);
@@ -98,7 +104,7 @@ export class OmniStatLogger {
       interval > 0
         ? new PeriodicLogger({ intervalSeconds: interval, onError: (error) => packageDiag.warn('omni-otel-metrics: periodic stats log failed', error) })
         : undefined;
-    for (const [engineIdx, engine] of entries) this.addLoggingLogger(engineIdx, engine);
+    for (const [engineIdx, engine] of entries) this.addLoggingLogger(this.engines.get(engineIdx), engine);
     this.unsubscribe = options.stageReplicaMap.onChange((change) =>
       change.kind === 'added' ? this.addEngine(change.engineIndex) : this.removeEngine(change.engineIndex),
     );
@@ -113,18 +119,18 @@ export class OmniStatLogger {
     if (engine === undefined || this.engines.has(engineIdx)) return;
     const [series] = bindEngineSeries(this.store, this.options.modelName, [engine], this.options.features);
     if (series === undefined) return;
-    this.engines.set(engineIdx, series);
+    const entry: EngineEntry = { series, logger: undefined };
+    this.engines.set(engineIdx, entry);
     this.recordSleepStateOn(series, false, 0);
     if (this.cacheConfigLabels) this.store.bind('upstream.cacheConfigInfo', [engine.stage, engine.replica], this.cacheConfigLabels).record(1);
-    this.addLoggingLogger(engineIdx, engine);
+    this.addLoggingLogger(entry, engine);
   }
 
   /** A replica left (called by the stage/replica map): its stats are no longer recorded or logged; the store drops its series. */
   removeEngine(engineIdx: number): void {
+    const logger = this.engines.get(engineIdx)?.logger;
     this.engines.delete(engineIdx);
-    const logger = this.loggingLoggers.get(engineIdx);
     if (logger !== undefined) this.periodic?.delete(logger);
-    this.loggingLoggers.delete(engineIdx);
   }
 
   /**
@@ -145,8 +151,9 @@ export class OmniStatLogger {
    */
   record(schedulerStats: SchedulerStats | null | undefined, iterationStats: IterationStats | null | undefined, engineIdx: number): void {
     try {
-      const series = this.engine(engineIdx);
-      if (series === undefined) return;
+      const entry = this.engine(engineIdx);
+      if (entry === undefined) return;
+      const series = entry.series;
       if (schedulerStats) {
         this.recordScheduler(series, schedulerStats);
         this.recordOffloadConnectors(engineIdx, series, schedulerStats);
@@ -158,7 +165,7 @@ export class OmniStatLogger {
         if (engine) genAi?.recordIteration(engine, iterationStats);
       }
       const stepStats = schedulerStats && !schedulerStats.sleepStateOnly ? schedulerStats : undefined;
-      this.loggingLoggers.get(engineIdx)?.record(stepStats, iterationStats ?? undefined);
+      entry.logger?.record(stepStats, iterationStats ?? undefined);
     } catch (error) {
       packageDiag.warn('omni-otel-metrics: OmniStatLogger.record failed; the stats of this poll are dropped', error);
     }
@@ -187,8 +194,8 @@ export class OmniStatLogger {
   recordSleepState(sleeping: boolean, level: number, engineIdx?: number): void {
     const targets = engineIdx === undefined ? [...this.engines.keys()] : [engineIdx];
     for (const index of targets) {
-      const series = this.engine(index);
-      if (series !== undefined) this.recordSleepStateOn(series, sleeping, level);
+      const entry = this.engine(index);
+      if (entry !== undefined) this.recordSleepStateOn(entry.series, sleeping, level);
     }
   }
 
@@ -213,12 +220,12 @@ export class OmniStatLogger {
     }
   }
 
-  private addLoggingLogger(engineIdx: number, { stage, replica }: StageReplica): void {
-    if (this.periodic === undefined) return;
+  private addLoggingLogger(entry: EngineEntry | undefined, { stage, replica }: StageReplica): void {
+    if (this.periodic === undefined || entry === undefined) return;
     const sink = this.options.logSink ?? { info: (line: string) => console.info(line) };
     const logger = new LoggingStatLogger({ stage, replica, info: (line) => sink.info(line), debug: (line) => sink.debug?.(line) });
     this.periodic.add(logger);
-    this.loggingLoggers.set(engineIdx, logger);
+    entry.logger = logger;
   }
 
   /** Stops the periodic log lines and stops following replica changes. */
@@ -227,13 +234,13 @@ export class OmniStatLogger {
     this.unsubscribe();
   }
 
-  private engine(engineIdx: number): EngineSeries | undefined {
-    const series = this.engines.get(engineIdx);
-    if (series === undefined) {
+  private engine(engineIdx: number): EngineEntry | undefined {
+    const entry = this.engines.get(engineIdx);
+    if (entry === undefined) {
       const text = indexText(engineIdx);
       this.unknownEngines.warn(text, `engine index ${text} is not in the stage/replica map; its stats are dropped`);
     }
-    return series;
+    return entry;
   }
 
   private recordScheduler(series: EngineSeries, stats: SchedulerStats): void {
@@ -306,16 +313,20 @@ export class OmniStatLogger {
   }
 
   private recordIteration(series: EngineSeries, stats: IterationStats): void {
-    series.numPreemptions.record(stats.numPreemptedReqs);
-    series.promptTokens.record(stats.numPromptTokens);
-    series.promptTokensBySource.local_compute.record(stats.promptTokenStats.computed);
-    series.promptTokensBySource.local_cache_hit.record(stats.promptTokenStats.localCacheHit);
-    series.promptTokensBySource.external_kv_transfer.record(stats.promptTokenStats.externalKvTransfer);
-    series.promptTokensCached.record(stats.promptTokenStats.cachedTokens);
+    // A counter adds nothing for 0, so a zero is not handed to it. Most steps are decode steps,
+    // zero for all but the generated tokens; V8 then inlines the records these steps do make.
+    // Anything else (negative, NaN) still reaches the counter, which refuses it with a warning.
+    if (stats.numPreemptedReqs !== 0) series.numPreemptions.record(stats.numPreemptedReqs);
+    if (stats.numPromptTokens !== 0) series.promptTokens.record(stats.numPromptTokens);
+    const prompt = stats.promptTokenStats;
+    if (prompt.computed !== 0) series.promptTokensBySource.local_compute.record(prompt.computed);
+    if (prompt.localCacheHit !== 0) series.promptTokensBySource.local_cache_hit.record(prompt.localCacheHit);
+    if (prompt.externalKvTransfer !== 0) series.promptTokensBySource.external_kv_transfer.record(prompt.externalKvTransfer);
+    if (prompt.cachedTokens !== 0) series.promptTokensCached.record(prompt.cachedTokens);
     series.generationTokens.record(stats.numGenerationTokens);
     // As vLLM mainline since May 2026 (vllm#43346): prompt tokens actually computed (no cache hits, no KV transfers) plus generated ones.
-    series.iterationTokensTotal.record(stats.promptTokenStats.computed + stats.numGenerationTokens);
-    series.corruptedRequests.record(stats.numCorruptedReqs);
+    series.iterationTokensTotal.record(prompt.computed + stats.numGenerationTokens);
+    if (stats.numCorruptedReqs !== 0) series.corruptedRequests.record(stats.numCorruptedReqs);
     for (const value of stats.maxNumGenerationTokensIter) series.requestMaxNumGenerationTokens.record(value);
     for (const value of stats.nParamsIter) series.requestParamsN.record(value);
     for (const value of stats.timeToFirstTokensIter) series.timeToFirstTokenSeconds.record(value);

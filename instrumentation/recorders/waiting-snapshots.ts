@@ -28,6 +28,11 @@ export class WaitingSnapshots {
     return snapshots.total;
   }
 
+  /** Whether the replica's latest count is `count` already (most polls of a steady engine). */
+  holds(stage: number, replica: number, count: number): boolean {
+    return this.stages[stage]?.byReplica[replica] === count;
+  }
+
   /** Forgets one replica's count and returns its stage's new total (0 for a stage never reported). */
   delete(stage: number, replica: number): number {
     const snapshots = this.stages[stage];

@@ -40,9 +40,12 @@ describe('the objects the record path reads on every call have fast properties',
         assert.equal(hasFastProperties(recorders), true, 'the recorders the observer reads');
         assert.equal(hasFastProperties(feed), true, 'the feed');
         assert.equal(hasFastProperties(observer), true, 'the observer');
-        const engines = (handle.statLogger as unknown as { engines: Map<number, EngineSeries> }).engines;
+        const engines = (handle.statLogger as unknown as { engines: Map<number, { series: EngineSeries }> }).engines;
         assert.equal(engines.size, 3);
-        for (const series of engines.values()) assert.equal(hasFastProperties(series), true, 'an engine series');
+        for (const entry of engines.values()) {
+          assert.equal(hasFastProperties(entry), true, "an engine's entry");
+          assert.equal(hasFastProperties(entry.series), true, 'an engine series');
+        }
       } finally {
         await handle.shutdown();
       }

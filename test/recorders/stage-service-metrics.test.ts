@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import fc from 'fast-check';
 import type { OmniMetricsHandle } from '../../register';
 import { normalizeFailureReason } from '../../instrumentation/recorders/stage-service-metrics';
 import { PROMETHEUS_CLIENT_DEFAULT_BUCKETS, SECONDS_BUCKETS, SECONDS_FAST_BUCKETS } from '../../views/buckets';
@@ -129,6 +130,43 @@ describe('recorders: OmniStageServiceMetrics (stage-service and image workload f
     text = await handle.metricsText();
     assertSample(text, WAITING, { ...M, stage: '1' }, 0);
     assertSample(text, WAITING, { ...M, stage: '2' }, 7);
+  });
+
+  it('stage_waiting_requests equals the sum of the latest counts through any sequence of reports, repeats and leaves (property)', async () => {
+    // Few ids and small counts, so that a replica often reports the count it reported last.
+    const operation = fc.record({
+      stage: fc.integer({ min: 0, max: 1 }),
+      replica: fc.integer({ min: 0, max: 2 }),
+      count: fc.option(fc.integer({ min: 0, max: 2 })),
+    });
+    await fc.assert(
+      fc.asyncProperty(fc.array(operation, { minLength: 1, maxLength: 40 }), async (operations) => {
+        const fresh = await register({ stagePools: [3, 3] });
+        try {
+          const latest = new Map<string, number>();
+          const reported = new Set<number>();
+          for (const { stage, replica, count } of operations) {
+            reported.add(stage);
+            if (count === null) {
+              fresh.stageService.forgetReplicaWaiting(stage, replica);
+              latest.delete(`${stage}/${replica}`);
+            } else {
+              fresh.stageService.setReplicaWaiting(stage, replica, count);
+              latest.set(`${stage}/${replica}`, count);
+            }
+          }
+          const text = await fresh.metricsText();
+          for (const stage of [0, 1]) {
+            let expected = 0;
+            for (const [key, value] of latest) if (key.startsWith(`${stage}/`)) expected += value;
+            if (reported.has(stage)) assertSample(text, WAITING, { ...M, stage: String(stage) }, expected);
+          }
+        } finally {
+          await fresh.shutdown();
+        }
+      }),
+      { numRuns: 60 },
+    );
   });
 
   it('requests_failed_total keeps its reason label bounded', async () => {

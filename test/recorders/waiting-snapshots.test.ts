@@ -37,4 +37,16 @@ describe('WaitingSnapshots', () => {
       }),
     );
   });
+
+  it("knows whether a replica's latest count is a given one", () => {
+    const snapshots = new WaitingSnapshots();
+    assert.equal(snapshots.holds(0, 0, 0), false, 'a replica that never reported holds no count, not even 0');
+    snapshots.set(0, 0, 3);
+    assert.equal(snapshots.holds(0, 0, 3), true);
+    assert.equal(snapshots.holds(0, 0, 2), false);
+    assert.equal(snapshots.holds(0, 1, 3), false, 'another replica');
+    assert.equal(snapshots.holds(1, 0, 3), false, 'another stage');
+    snapshots.delete(0, 0);
+    assert.equal(snapshots.holds(0, 0, 3), false, 'a replica that left holds nothing');
+  });
 });
