@@ -3,18 +3,32 @@ import { OmniInstrumentation } from '../../instrumentation/hooks/omni-instrument
 import type { EngineCoreOutputs } from '../../instrumentation/pipeline/host-contract';
 import { hostCallCountsOf } from '../../instrumentation/self-check/host-calls';
 import { createSchedulerStats } from '../../instrumentation/stats/types';
+import type { HostClass } from '../../instrumentation/hooks/class-patcher';
+import type { OmniMetricsHandle } from '../../register';
+import { sampleValue } from '../support/exposition';
 import { quietHandle } from '../support/quiet-handle';
 
-const WAITING = 'vllm:omni_stage_waiting_requests{model_name="m",stage="0"}';
+const WAITING = 'vllm:omni_stage_waiting_requests';
+const STAGE_0 = { model_name: 'm', stage: '0' };
 
 function polled(waiting: number): EngineCoreOutputs {
   return { timestamp: 1, outputs: [], schedulerStats: createSchedulerStats({ numWaitingReqs: waiting }) };
 }
 
-/** The value of one sample line of the text exposition. */
-function sample(text: string, series: string): number | undefined {
-  const line = text.split('\n').find((candidate) => candidate.startsWith(`${series} `));
-  return line === undefined ? undefined : Number(line.slice(series.length + 1));
+/** Runs `body` with `Orchestrator` instrumented for a fresh handle with these stage pools; everything stops after. */
+async function instrumented<T extends HostClass>(Orchestrator: T, stagePools: number[], body: (handle: OmniMetricsHandle) => Promise<void>): Promise<void> {
+  const handle = await quietHandle({ stagePools, logStats: true });
+  const instrumentation = new OmniInstrumentation({ metrics: handle, orchestratorClass: Orchestrator, diagnosticsChannels: false });
+  try {
+    await body(handle);
+  } finally {
+    instrumentation.disable();
+    await handle.shutdown();
+  }
+}
+
+async function stageWaiting(handle: OmniMetricsHandle): Promise<number | undefined> {
+  return sampleValue(await handle.metricsText(), WAITING, STAGE_0);
 }
 
 describe('the wrapped pollEngine', () => {
@@ -28,9 +42,7 @@ describe('the wrapped pollEngine', () => {
         return outputs;
       }
     }
-    const handle = await quietHandle({ stagePools: [2], logStats: true });
-    const instrumentation = new OmniInstrumentation({ metrics: handle, orchestratorClass: Orchestrator, diagnosticsChannels: false });
-    try {
+    await instrumented(Orchestrator, [2], async (handle) => {
       const orchestrator = new Orchestrator();
       const outputs = polled(3);
       assert.equal(orchestrator.pollEngine(0, 1, outputs), outputs, 'the host value itself');
@@ -42,11 +54,8 @@ describe('the wrapped pollEngine', () => {
       const counts = hostCallCountsOf(handle);
       assert.equal(counts?.count('pollEngine'), 2);
       assert.equal(counts?.pollsOf(handle.stageReplicaMap.engineIndex(0, 1) as number), 2);
-      assert.equal(sample(await handle.metricsText(), WAITING), 3, 'the failed poll told nothing');
-    } finally {
-      instrumentation.disable();
-      await handle.shutdown();
-    }
+      assert.equal(await stageWaiting(handle), 3, 'the failed poll told nothing');
+    });
   });
 
   it('a rejected async poll rejects with the host error, counted and not observed; a fulfilled one is observed', async () => {
@@ -59,19 +68,14 @@ describe('the wrapped pollEngine', () => {
         return outputs;
       }
     }
-    const handle = await quietHandle({ stagePools: [1], logStats: true });
-    const instrumentation = new OmniInstrumentation({ metrics: handle, orchestratorClass: Orchestrator, diagnosticsChannels: false });
-    try {
+    await instrumented(Orchestrator, [1], async (handle) => {
       const orchestrator = new Orchestrator();
       const outputs = polled(4);
       assert.equal(await orchestrator.pollEngine(0, 0, outputs), outputs);
       await assert.rejects(orchestrator.pollEngine(0, 0, undefined), (error: unknown) => error === boom);
       assert.equal(hostCallCountsOf(handle)?.count('pollEngine'), 2);
-      assert.equal(sample(await handle.metricsText(), WAITING), 4);
-    } finally {
-      instrumentation.disable();
-      await handle.shutdown();
-    }
+      assert.equal(await stageWaiting(handle), 4);
+    });
   });
 
   it("the stage's waiting gauge follows every change of a replica's count, and a repeated count leaves it as it is", async () => {
@@ -81,9 +85,7 @@ describe('the wrapped pollEngine', () => {
         return outputs;
       }
     }
-    const handle = await quietHandle({ stagePools: [2], logStats: true });
-    const instrumentation = new OmniInstrumentation({ metrics: handle, orchestratorClass: Orchestrator, diagnosticsChannels: false });
-    try {
+    await instrumented(Orchestrator, [2], async (handle) => {
       const orchestrator = new Orchestrator();
       const seen: Array<number | undefined> = [];
       for (const [replica, waiting] of [
@@ -96,14 +98,11 @@ describe('the wrapped pollEngine', () => {
         [1, 1],
       ] as const) {
         orchestrator.pollEngine(0, replica, polled(waiting));
-        seen.push(sample(await handle.metricsText(), WAITING));
+        seen.push(await stageWaiting(handle));
       }
       assert.deepEqual(seen, [2, 2, 7, 7, 5, 5, 1]);
       handle.removeReplica(0, 1);
-      assert.equal(sample(await handle.metricsText(), WAITING), 0, 'a replica that leaves takes its count with it');
-    } finally {
-      instrumentation.disable();
-      await handle.shutdown();
-    }
+      assert.equal(await stageWaiting(handle), 0, 'a replica that leaves takes its count with it');
+    });
   });
 });
