@@ -1,9 +1,16 @@
-import type { OmniStatLogger } from '../recorders/stat-logger';
+import type { EngineEntry, OmniStatLogger } from '../recorders/stat-logger';
 import type { IterationStats } from '../stats/iteration-stats';
 import { RequestStatsBuilder } from '../stats/request-stats-builder';
 import { isFinishReason } from '../stats/types';
 import type { StageReplicaMap } from '../../views/stage-replica-map';
-import type { EngineCoreOutputs, StageRequest } from './host-contract';
+import type { EngineCoreEvent, EngineCoreOutput, EngineCoreOutputs, StageRequest } from './host-contract';
+
+/** What the feed keeps of one live replica. */
+interface ReplicaFeed {
+  readonly builder: RequestStatsBuilder;
+  /** Where the replica's polls are recorded (undefined: the stat logger does not know the engine). */
+  readonly engine: EngineEntry | undefined;
+}
 
 /**
  * Turns what the host's engines report (stage submissions, polled engine-core outputs) into
@@ -11,30 +18,36 @@ import type { EngineCoreOutputs, StageRequest } from './host-contract';
  * frontend `OutputProcessor` + `record()` pair of vLLM, one builder per replica.
  */
 export class EngineStatsFeed {
-  /** Per engine index of a live replica; a replica that leaves takes its builder (and the requests it tracked) with it. */
-  private readonly builders = new Map<number, RequestStatsBuilder>();
+  /**
+   * Per engine index of a live replica: its builder and the stat logger's entry for it, found with
+   * one lookup per poll. A replica that leaves takes both (and the requests it tracked) with it.
+   */
+  private readonly replicas = new Map<number, ReplicaFeed>();
   /** Replicas each live request was submitted to, so release touches only those (and nothing leaks). */
   private readonly enginesByRequest = new Map<string, Set<number>>();
   private readonly unsubscribe: () => void;
   /** One IterationStats object serves every poll (polls are handled one at a time). */
   private spareIteration: IterationStats | undefined;
 
-  constructor(private readonly stageReplicaMap: StageReplicaMap) {
+  constructor(
+    private readonly stageReplicaMap: StageReplicaMap,
+    private readonly statLogger: OmniStatLogger,
+  ) {
     // An engine index is never handed out again once its replica is removed: its builder can only leak.
     this.unsubscribe = stageReplicaMap.onChange((change) => {
-      if (change.kind === 'removed') this.builders.delete(change.engineIndex);
+      if (change.kind === 'removed') this.replicas.delete(change.engineIndex);
     });
   }
 
   /** Replicas with statistics being built (for tests and diagnostics). */
   get trackedEngines(): number {
-    return this.builders.size;
+    return this.replicas.size;
   }
 
   /** Stops following replica changes and forgets every replica's statistics. */
   stop(): void {
     this.unsubscribe();
-    this.builders.clear();
+    this.replicas.clear();
     this.enginesByRequest.clear();
   }
 
@@ -47,7 +60,7 @@ export class EngineStatsFeed {
       this.enginesByRequest.set(request.requestId, engines);
     }
     engines.add(engineIdx);
-    this.builder(engineIdx).arrived(request.requestId, {
+    this.replica(engineIdx).builder.arrived(request.requestId, {
       arrivalTime: request.arrivalTime,
       promptTokens: request.promptTokenCount,
       maxTokens: request.maxTokens,
@@ -55,20 +68,23 @@ export class EngineStatsFeed {
     });
   }
 
-  polled(stageId: number, replicaId: number, outputs: EngineCoreOutputs, statLogger: OmniStatLogger): void {
+  polled(stageId: number, replicaId: number, outputs: EngineCoreOutputs): void {
     const engineIdx = this.stageReplicaMap.engineIndex(stageId, replicaId);
     if (engineIdx === undefined) return;
-    const builder = this.builder(engineIdx);
+    const replica = this.replica(engineIdx);
+    const builder = replica.builder;
     const ts = outputs.timestamp;
     const list = outputs.outputs;
     // vLLM stamps the IterationStats when the batch comes in; here the stamp is read when the step's first
     // TTFT or e2e needs it (a decode step needs none). A stats-only poll (no request outputs) has no iteration.
     if (list.length > 0) builder.startIteration(undefined, this.spareIteration);
-    for (const output of list) {
+    for (let i = 0; i < list.length; i++) {
+      const output = list[i] as EngineCoreOutput;
       const id = output.requestId;
       const events = output.events;
       if (events) {
-        for (const event of events) {
+        for (let e = 0; e < events.length; e++) {
+          const event = events[e] as EngineCoreEvent;
           if (event.type === 'QUEUED') builder.queued(id, event.timestamp);
           else if (event.type === 'SCHEDULED') builder.scheduled(id, event.timestamp, { cachedTokens: output.numCachedTokens });
           else if (event.type === 'PREEMPTED') builder.preempted(id, event.timestamp);
@@ -81,14 +97,14 @@ export class EngineStatsFeed {
       }
     }
     const iteration = list.length > 0 ? builder.takeIterationStats() : undefined;
-    statLogger.record(outputs.schedulerStats ?? undefined, iteration, engineIdx);
+    this.statLogger.recordEngine(replica.engine, engineIdx, outputs.schedulerStats ?? undefined, iteration);
     // The stat logger and its sinks read an iteration during record() only: the next poll refills it.
     if (iteration) this.spareIteration = iteration;
   }
 
   /** The request left the pipeline (finished, aborted or failed): forget it on every replica. */
   released(requestId: string): void {
-    for (const engineIdx of this.enginesByRequest.get(requestId) ?? []) this.builders.get(engineIdx)?.aborted(requestId);
+    for (const engineIdx of this.enginesByRequest.get(requestId) ?? []) this.replicas.get(engineIdx)?.builder.aborted(requestId);
     this.enginesByRequest.delete(requestId);
   }
 
@@ -98,12 +114,12 @@ export class EngineStatsFeed {
     if (engines?.size === 0) this.enginesByRequest.delete(requestId);
   }
 
-  private builder(engineIdx: number): RequestStatsBuilder {
-    let builder = this.builders.get(engineIdx);
-    if (builder === undefined) {
-      builder = new RequestStatsBuilder();
-      this.builders.set(engineIdx, builder);
+  private replica(engineIdx: number): ReplicaFeed {
+    let replica = this.replicas.get(engineIdx);
+    if (replica === undefined) {
+      replica = { builder: new RequestStatsBuilder(), engine: this.statLogger.engineEntry(engineIdx) };
+      this.replicas.set(engineIdx, replica);
     }
-    return builder;
+    return replica;
   }
 }

@@ -10,7 +10,7 @@ import type { FailureReason } from '../../views/stage-service-families';
 import { enterRequestTrace, leaveRequestTrace, shareClockReading } from '../../views/store/exemplar-slots';
 import type { StageReplicaMap } from '../../views/stage-replica-map';
 import { EngineStatsFeed } from './engine-stats-feed';
-import type { EngineCoreOutputs, OmniRequestOutput, ReceiveReceipt, StagePoolLike, StageRequest, TransferReceipt } from './host-contract';
+import type { EngineCoreOutput, EngineCoreOutputs, OmniRequestOutput, ReceiveReceipt, StagePoolLike, StageRequest, TransferReceipt } from './host-contract';
 import { RealtimeVadObserver } from './realtime-vad-observer';
 import { requestTraceOf } from './request-trace';
 import { observeFinishedStages } from './stage-finish';
@@ -86,7 +86,8 @@ export class PipelineObserver {
   private readonly maxTracked: number;
   private readonly exemplars: boolean;
   private readonly ended = new LimitedWarning();
-  private readonly feed: EngineStatsFeed;
+  /** Engine statistics feed only the upstream families: with logStats off there is nothing to build. */
+  private readonly feed: EngineStatsFeed | undefined;
   /**
    * Transfers of every orchestrator: request ids are unique per handle (admissions are keyed by
    * them too), so one replica cache serves all; each call brings its orchestrator's bindings.
@@ -104,7 +105,7 @@ export class PipelineObserver {
     this.idleTimeoutSeconds = (options.requestIdleTimeoutMillis ?? DEFAULT_REQUEST_IDLE_TIMEOUT_MILLIS) / 1000;
     this.maxTracked = options.maxTrackedRequests ?? DEFAULT_MAX_TRACKED_REQUESTS;
     this.exemplars = options.exemplars === true;
-    this.feed = new EngineStatsFeed(stageReplicaMap);
+    this.feed = recorders.statLogger && new EngineStatsFeed(stageReplicaMap, recorders.statLogger);
     this.transfers = new OrchestratorAggregator({ transferEmitter: recorders.transfer });
     this.realtime = new RealtimeVadObserver(recorders, this.maxTracked);
   }
@@ -121,30 +122,30 @@ export class PipelineObserver {
 
   /** Idempotent: only the first cleanup of an admitted request counts. */
   requestCleanedUp(requestId: string): void {
-    this.feed.released(requestId);
+    this.feed?.released(requestId);
     this.transfers.onFinalizeRequest(requestId);
     if (!this.admitted.delete(requestId)) return;
     this.publishGauges();
   }
 
-  // Engine statistics feed only the upstream families: with logStats off there is nothing to build.
   stageSubmitted(request: StageRequest): void {
     // Entering a stage is activity: the idle timeout counts from the last one.
     if (this.admitted.has(request.requestId)) this.admitted.set(request.requestId, monotonicSeconds());
     const stream = this.streamOf(request.requestId);
     const state = stream === undefined ? undefined : this.generating.get(stream);
     if (state !== undefined) state.firstSubmit ??= monotonicSeconds();
-    if (this.recorders.statLogger) this.feed.submitted(request);
+    this.feed?.submitted(request);
   }
 
   enginePolled(stageId: number, replicaId: number, outputs: EngineCoreOutputs | undefined, source?: BindingSource): void {
-    const { statLogger, stageService } = this.recorders;
+    const stageService = this.recorders.stageService;
     if (outputs) {
-      if (statLogger) this.feed.polled(stageId, replicaId, outputs, statLogger);
+      this.feed?.polled(stageId, replicaId, outputs);
       const waiting = outputs.schedulerStats?.numWaitingReqs ?? outputs.numWaitingRequests;
       if (waiting !== undefined) stageService.setReplicaWaiting(stageId, replicaId, waiting);
-      for (const output of outputs.outputs) {
-        const kv = output.kvTransferParams;
+      const list = outputs.outputs;
+      for (let i = 0; i < list.length; i++) {
+        const kv = (list[i] as EngineCoreOutput).kvTransferParams;
         // Present and not null: a host bridging Python's `None` sends null, which is no wait.
         if (kv?.kvWaitS !== undefined && kv.kvWaitS !== null) stageService.observeKvWait(kv.connectorType, kv.kvWaitS);
       }
@@ -352,14 +353,14 @@ export class PipelineObserver {
     for (const requestId of this.admitted.keys()) this.requestCleanedUp(requestId);
     this.generating.clear();
     this.streamsById.clear();
-    this.feed.stop();
+    this.feed?.stop();
     this.realtime.settle();
     this.publishGauges();
   }
 
   /** Replicas whose engine statistics are being built (for tests and debugging): live replicas only. */
   get trackedEngines(): number {
-    return this.feed.trackedEngines;
+    return this.feed?.trackedEngines ?? 0;
   }
 
   /** Requests currently observed (for tests and debugging). */

@@ -54,7 +54,7 @@ const STAT_LOGGER_OPTION_KEYS = optionKeys<OmniStatLoggerOptions>({
 });
 
 /** One engine's series and, with periodic logging on, the logger of its log lines. */
-interface EngineEntry {
+export interface EngineEntry {
   readonly series: EngineSeries;
   logger: LoggingStatLogger | undefined;
 }
@@ -150,9 +150,27 @@ export class OmniStatLogger {
    * iteration stats (tokens, latencies, finished requests), for flat engine index `engineIdx`.
    */
   record(schedulerStats: SchedulerStats | null | undefined, iterationStats: IterationStats | null | undefined, engineIdx: number): void {
+    this.recordEngine(this.engine(engineIdx), engineIdx, schedulerStats, iterationStats);
+  }
+
+  /**
+   * The entry `record` finds for `engineIdx` (warning once when there is none), for a caller that
+   * records many polls of one engine: it looks the entry up once, not on every poll. The entry
+   * is the engine's while it is in the stage/replica map.
+   */
+  engineEntry(engineIdx: number): EngineEntry | undefined {
+    return this.engine(engineIdx);
+  }
+
+  /** `record` into an entry `engineEntry` gave for `engineIdx` (nothing when it gave none). */
+  recordEngine(
+    entry: EngineEntry | undefined,
+    engineIdx: number,
+    schedulerStats: SchedulerStats | null | undefined,
+    iterationStats: IterationStats | null | undefined,
+  ): void {
+    if (entry === undefined) return;
     try {
-      const entry = this.engine(engineIdx);
-      if (entry === undefined) return;
       const series = entry.series;
       if (schedulerStats) {
         this.recordScheduler(series, schedulerStats);
@@ -277,15 +295,17 @@ export class OmniStatLogger {
     }
     const nixl = stats.kvConnectorStats;
     if (nixl) {
-      for (const value of nixl.transferDuration) series.nixlXferTimeSeconds.record(value);
-      for (const value of nixl.postDuration) series.nixlPostTimeSeconds.record(value);
-      for (const value of nixl.bytesTransferred) series.nixlBytesTransferred.record(value);
-      for (const value of nixl.numDescriptors) series.nixlNumDescriptors.record(value);
-      for (const value of nixl.numFailedTransfers) series.nixlNumFailedTransfers.record(value);
-      for (const value of nixl.numFailedNotifications) series.nixlNumFailedNotifications.record(value);
-      for (const value of nixl.numKvExpiredReqs) series.nixlNumKvExpiredReqs.record(value);
+      for (let i = 0; i < nixl.transferDuration.length; i++) series.nixlXferTimeSeconds.record(nixl.transferDuration[i] as number);
+      for (let i = 0; i < nixl.postDuration.length; i++) series.nixlPostTimeSeconds.record(nixl.postDuration[i] as number);
+      for (let i = 0; i < nixl.bytesTransferred.length; i++) series.nixlBytesTransferred.record(nixl.bytesTransferred[i] as number);
+      for (let i = 0; i < nixl.numDescriptors.length; i++) series.nixlNumDescriptors.record(nixl.numDescriptors[i] as number);
+      for (let i = 0; i < nixl.numFailedTransfers.length; i++) series.nixlNumFailedTransfers.record(nixl.numFailedTransfers[i] as number);
+      for (let i = 0; i < nixl.numFailedNotifications.length; i++) series.nixlNumFailedNotifications.record(nixl.numFailedNotifications[i] as number);
+      for (let i = 0; i < nixl.numKvExpiredReqs.length; i++) series.nixlNumKvExpiredReqs.record(nixl.numKvExpiredReqs[i] as number);
     }
-    for (const event of stats.kvCacheEvictionEvents) {
+    const evictions = stats.kvCacheEvictionEvents;
+    for (let i = 0; i < evictions.length; i++) {
+      const event = evictions[i] as (typeof evictions)[number];
       series.kvBlockLifetimeSeconds.record(event.lifetimeSeconds);
       series.kvBlockIdleBeforeEvictSeconds.record(event.idleSeconds);
       for (const gap of event.reuseGapsSeconds) series.kvBlockReuseGapSeconds.record(gap);
@@ -327,15 +347,17 @@ export class OmniStatLogger {
     // As vLLM mainline since May 2026 (vllm#43346): prompt tokens actually computed (no cache hits, no KV transfers) plus generated ones.
     series.iterationTokensTotal.record(prompt.computed + stats.numGenerationTokens);
     if (stats.numCorruptedReqs !== 0) series.corruptedRequests.record(stats.numCorruptedReqs);
-    for (const value of stats.maxNumGenerationTokensIter) series.requestMaxNumGenerationTokens.record(value);
-    for (const value of stats.nParamsIter) series.requestParamsN.record(value);
-    for (const value of stats.timeToFirstTokensIter) series.timeToFirstTokenSeconds.record(value);
+    for (let i = 0; i < stats.maxNumGenerationTokensIter.length; i++) series.requestMaxNumGenerationTokens.record(stats.maxNumGenerationTokensIter[i] as number);
+    for (let i = 0; i < stats.nParamsIter.length; i++) series.requestParamsN.record(stats.nParamsIter[i] as number);
+    for (let i = 0; i < stats.timeToFirstTokensIter.length; i++) series.timeToFirstTokenSeconds.record(stats.timeToFirstTokensIter[i] as number);
     const interTokenLatency = series.interTokenLatencySeconds;
-    for (const value of stats.interTokenLatenciesIter) interTokenLatency.record(value);
+    for (let i = 0; i < stats.interTokenLatenciesIter.length; i++) interTokenLatency.record(stats.interTokenLatenciesIter[i] as number);
     // The deprecated twin of the inter-token family is hidden unless asked for: no second loop then.
     const timePerOutputToken = series.timePerOutputTokenSeconds;
-    if (timePerOutputToken !== NOOP_SERIES) for (const value of stats.interTokenLatenciesIter) timePerOutputToken.record(value);
-    for (const finished of stats.finishedRequests) {
+    if (timePerOutputToken !== NOOP_SERIES) for (let i = 0; i < stats.interTokenLatenciesIter.length; i++) timePerOutputToken.record(stats.interTokenLatenciesIter[i] as number);
+    const finishedRequests = stats.finishedRequests;
+    for (let i = 0; i < finishedRequests.length; i++) {
+      const finished = finishedRequests[i] as (typeof finishedRequests)[number];
       if (isFinishReason(finished.finishReason)) series.requestSuccess[finished.finishReason].record(1);
       series.e2eRequestLatencySeconds.record(finished.e2eLatency);
       series.requestQueueTimeSeconds.record(finished.queuedTime);
