@@ -1,5 +1,8 @@
 import { execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { instructionKinds, type InstructionKinds } from './instruction-kinds';
 import { printTitle } from './report';
 import type { PerRequestContender } from './per-request-setup';
 
@@ -43,13 +46,13 @@ export function valgrindAvailable(): boolean {
 export async function countInstructions(root: string, few = 6000, many = 6400): Promise<InstructionCounts> {
   const perRequest = {} as Record<CountedContender, number>;
   for (const contender of COUNTED_CONTENDERS) {
-    const run = (requests: number): Promise<number> => instructionsOf(root, 'per-request.ts', { contender, requests, blocks: 0 });
+    const run = async (requests: number): Promise<number> => (await instructionsOf(root, 'per-request.ts', { contender, requests, blocks: 0 })).total;
     perRequest[contender] = await perUnit(run, few, many);
   }
   const perCall = {} as Record<'direct' | 'idle-wrapper', number>;
   for (const contender of ['direct', 'idle-wrapper'] as const) {
     // The calls a record-path contender makes to warm up: its other calls are the same in both runs.
-    const run = (polls: number): Promise<number> => instructionsOf(root, 'record-path.ts', { contender, polls, blocks: 0 }, ['--expose-gc']);
+    const run = async (polls: number): Promise<number> => (await instructionsOf(root, 'record-path.ts', { contender, polls, blocks: 0 }, ['--expose-gc'])).total;
     perCall[contender] = await perUnit(run, 200_000, 1_200_000);
   }
   return {
@@ -58,6 +61,21 @@ export async function countInstructions(root: string, few = 6000, many = 6400): 
     perCall,
     idleWrapperVsDirect: perCall['idle-wrapper'] / perCall.direct,
   };
+}
+
+/**
+ * Instructions per request of each contender by kind (the program, the collector, the compilers),
+ * with `tokens` generated per stage: what `countInstructions` counts as one figure, taken apart.
+ */
+export async function countInstructionKinds(root: string, tokens: number, few: number, many: number): Promise<Record<CountedContender, InstructionKinds>> {
+  const kinds = {} as Record<CountedContender, InstructionKinds>;
+  for (const contender of COUNTED_CONTENDERS) {
+    const run = (requests: number): Promise<InstructionKinds> => instructionsOf(root, 'per-request.ts', { contender, requests, blocks: 0, tokens });
+    const [low, high] = await Promise.all([run(few), run(many)]);
+    const per = (key: keyof InstructionKinds): number => (high[key] - low[key]) / (many - few);
+    kinds[contender] = { total: per('total'), collector: per('collector'), compiler: per('compiler'), program: per('program') };
+  }
+  return kinds;
 }
 
 /** Instructions per unit of work: two runs, `few` and `many` units, side by side; start-up cancels out. */
@@ -84,14 +102,16 @@ export async function instructionSection(): Promise<InstructionCounts | undefine
   return counts;
 }
 
-/** Instructions (cachegrind's `I refs`) of one contender process (`bench/contenders/<file>`) run with `params`. */
-function instructionsOf(root: string, file: string, params: object, nodeFlags: readonly string[] = []): Promise<number> {
+/** The instructions of one contender process (`bench/contenders/<file>`) run with `params`, by kind. */
+async function instructionsOf(root: string, file: string, params: object, nodeFlags: readonly string[] = []): Promise<InstructionKinds> {
+  const dir = mkdtempSync(join(tmpdir(), 'omni-cachegrind-'));
+  const out = join(dir, 'cachegrind.out');
   const args = [
     '--tool=cachegrind',
     '--cache-sim=no',
     // JIT-compiled code is written and rewritten in place: valgrind must notice.
     '--smc-check=all-non-file',
-    '--cachegrind-out-file=/dev/null',
+    `--cachegrind-out-file=${out}`,
     process.execPath,
     '--predictable',
     // Heap growth and idle collections on a fixed schedule, not on timers: else counts move by ±6%.
@@ -104,16 +124,20 @@ function instructionsOf(root: string, file: string, params: object, nodeFlags: r
     join(root, 'bench', 'contenders', file),
     JSON.stringify(params),
   ];
-  return new Promise((resolve, reject) => {
-    // tsx's transform cache would make the first run of a file cost more than the next.
-    const child = spawn('valgrind', args, { cwd: root, env: { ...process.env, TSX_DISABLE_CACHE: '1' }, stdio: ['ignore', 'ignore', 'pipe'] });
-    let stderr = '';
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    child.on('error', reject);
-    child.on('close', (code) => {
-      const refs = /I\s+refs:\s+([\d,]+)/.exec(stderr)?.[1];
-      if (code !== 0 || refs === undefined) reject(new Error(`valgrind ${file} ${JSON.stringify(params)} exited with ${String(code)}\n${stderr.slice(-2000)}`));
-      else resolve(Number(refs.replaceAll(',', '')));
+  try {
+    await new Promise<void>((resolve, reject) => {
+      // tsx's transform cache would make the first run of a file cost more than the next.
+      const child = spawn('valgrind', args, { cwd: root, env: { ...process.env, TSX_DISABLE_CACHE: '1' }, stdio: ['ignore', 'ignore', 'pipe'] });
+      let stderr = '';
+      child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+      child.on('error', reject);
+      child.on('close', (code) => {
+        if (code !== 0) reject(new Error(`valgrind ${file} ${JSON.stringify(params)} exited with ${String(code)}\n${stderr.slice(-2000)}`));
+        else resolve();
+      });
     });
-  });
+    return instructionKinds(out);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }

@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { setupPerRequest, type PerRequestContender } from '../per-request-setup';
+import { PER_REQUEST_WORKLOAD, setupPerRequest, type PerRequestContender } from '../per-request-setup';
 import { contenderMain } from './contender-main';
 
 interface Params {
@@ -7,6 +7,8 @@ interface Params {
   /** Requests per timed block. */
   readonly requests: number;
   readonly blocks: number;
+  /** Tokens each stage generates per request; default the workload's (100). */
+  readonly tokens?: number;
 }
 
 /**
@@ -15,8 +17,8 @@ interface Params {
  * part of the host's: the fastest block (the one least disturbed by the machine) keeps that
  * difference above the noise, where a median moved by tens of microseconds between processes.
  */
-contenderMain(async ({ contender, requests, blocks }: Params) => {
-  const setup = await setupPerRequest(contender);
+contenderMain(async ({ contender, requests, blocks, tokens }: Params) => {
+  const setup = await setupPerRequest(contender, tokens === undefined ? PER_REQUEST_WORKLOAD : { ...PER_REQUEST_WORKLOAD, tokens });
   for (let i = 0; i < requests; i++) await setup.run();
   let fastest = Infinity;
   for (let block = 0; block < blocks; block++) {
