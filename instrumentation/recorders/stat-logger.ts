@@ -54,9 +54,16 @@ const STAT_LOGGER_OPTION_KEYS = optionKeys<OmniStatLoggerOptions>({
 });
 
 /** One engine's series and, with periodic logging on, the logger of its log lines. */
-export interface EngineEntry {
+interface EngineRecord {
   readonly series: EngineSeries;
   logger: LoggingStatLogger | undefined;
+}
+
+declare const engineEntryBrand: unique symbol;
+
+/** One engine's place in a stat logger, from `engineEntry()`: opaque, handed back to `recordEngine()`. */
+export interface EngineEntry {
+  readonly [engineEntryBrand]: true;
 }
 
 /**
@@ -67,7 +74,7 @@ export interface EngineEntry {
  */
 export class OmniStatLogger {
   /** Per engine index: its series and its log-line logger, found with one lookup per poll. */
-  private readonly engines = new Map<number, EngineEntry>();
+  private readonly engines = new Map<number, EngineRecord>();
   private readonly periodic?: PeriodicLogger;
   private cacheConfigLabels: Readonly<Record<string, string>> | undefined;
   private readonly unsubscribe: () => void;
@@ -119,7 +126,7 @@ export class OmniStatLogger {
     if (engine === undefined || this.engines.has(engineIdx)) return;
     const [series] = bindEngineSeries(this.store, this.options.modelName, [engine], this.options.features);
     if (series === undefined) return;
-    const entry: EngineEntry = { series, logger: undefined };
+    const entry: EngineRecord = { series, logger: undefined };
     this.engines.set(engineIdx, entry);
     this.recordSleepStateOn(series, false, 0);
     if (this.cacheConfigLabels) this.store.bind('upstream.cacheConfigInfo', [engine.stage, engine.replica], this.cacheConfigLabels).record(1);
@@ -150,7 +157,7 @@ export class OmniStatLogger {
    * iteration stats (tokens, latencies, finished requests), for flat engine index `engineIdx`.
    */
   record(schedulerStats: SchedulerStats | null | undefined, iterationStats: IterationStats | null | undefined, engineIdx: number): void {
-    this.recordEngine(this.engine(engineIdx), engineIdx, schedulerStats, iterationStats);
+    this.recordInto(this.engine(engineIdx), engineIdx, schedulerStats, iterationStats);
   }
 
   /**
@@ -159,7 +166,7 @@ export class OmniStatLogger {
    * is the engine's while it is in the stage/replica map.
    */
   engineEntry(engineIdx: number): EngineEntry | undefined {
-    return this.engine(engineIdx);
+    return this.engine(engineIdx) as unknown as EngineEntry | undefined;
   }
 
   /** `record` into an entry `engineEntry` gave for `engineIdx` (nothing when it gave none). */
@@ -169,9 +176,18 @@ export class OmniStatLogger {
     schedulerStats: SchedulerStats | null | undefined,
     iterationStats: IterationStats | null | undefined,
   ): void {
-    if (entry === undefined) return;
+    this.recordInto(entry as unknown as EngineRecord | undefined, engineIdx, schedulerStats, iterationStats);
+  }
+
+  private recordInto(
+    record: EngineRecord | undefined,
+    engineIdx: number,
+    schedulerStats: SchedulerStats | null | undefined,
+    iterationStats: IterationStats | null | undefined,
+  ): void {
+    if (record === undefined) return;
     try {
-      const series = entry.series;
+      const series = record.series;
       if (schedulerStats) {
         this.recordScheduler(series, schedulerStats);
         this.recordOffloadConnectors(engineIdx, series, schedulerStats);
@@ -183,7 +199,7 @@ export class OmniStatLogger {
         if (engine) genAi?.recordIteration(engine, iterationStats);
       }
       const stepStats = schedulerStats && !schedulerStats.sleepStateOnly ? schedulerStats : undefined;
-      entry.logger?.record(stepStats, iterationStats ?? undefined);
+      record.logger?.record(stepStats, iterationStats ?? undefined);
     } catch (error) {
       packageDiag.warn('omni-otel-metrics: OmniStatLogger.record failed; the stats of this poll are dropped', error);
     }
@@ -238,7 +254,7 @@ export class OmniStatLogger {
     }
   }
 
-  private addLoggingLogger(entry: EngineEntry | undefined, { stage, replica }: StageReplica): void {
+  private addLoggingLogger(entry: EngineRecord | undefined, { stage, replica }: StageReplica): void {
     if (this.periodic === undefined || entry === undefined) return;
     const sink = this.options.logSink ?? { info: (line: string) => console.info(line) };
     const logger = new LoggingStatLogger({ stage, replica, info: (line) => sink.info(line), debug: (line) => sink.debug?.(line) });
@@ -252,7 +268,7 @@ export class OmniStatLogger {
     this.unsubscribe();
   }
 
-  private engine(engineIdx: number): EngineEntry | undefined {
+  private engine(engineIdx: number): EngineRecord | undefined {
     const entry = this.engines.get(engineIdx);
     if (entry === undefined) {
       const text = indexText(engineIdx);

@@ -623,3 +623,39 @@ describe('recorders: OmniStatLogger (upstream vllm:* families)', function () {
     });
   });
 });
+
+describe('OmniStatLogger: an engine entry looked up once', () => {
+  /** Every sample but the `_created` ones (creation times differ between two handles), as `name{labels} value`. */
+  async function samplesOf(handle: OmniMetricsHandle): Promise<string[]> {
+    return parseSamples(await handle.metricsText())
+      .filter((sample) => !sample.name.endsWith('_created'))
+      .map((sample) => `${sample.name}${JSON.stringify(sample.labels)} ${sample.rawValue}`);
+  }
+
+  it('recordEngine with the entry of engineEntry records what record records; an unknown engine has no entry and records nothing', async () => {
+    const viaRecord = await register({ stagePools: [1, 2] });
+    const viaEntry = await register({ stagePools: [1, 2] });
+    try {
+      const scheduler = createSchedulerStats({ numRunningReqs: 3, numWaitingReqs: 1, kvCacheUsage: 0.25 });
+      const iteration = new IterationStats({ iterationTimestamp: 10 });
+      iteration.numGenerationTokens = 7;
+      iteration.interTokenLatenciesIter.push(0.02, 0.3);
+      (viaRecord.statLogger as OmniStatLogger).record(scheduler, iteration, 2);
+      const logger = viaEntry.statLogger as OmniStatLogger;
+      const entry = logger.engineEntry(2);
+      assert.notEqual(entry, undefined);
+      logger.recordEngine(entry, 2, scheduler, iteration);
+      assert.equal(logger.engineEntry(9), undefined);
+      logger.recordEngine(undefined, 9, scheduler, iteration);
+
+      const expected = await samplesOf(viaRecord);
+      assert.deepEqual(await samplesOf(viaEntry), expected);
+      assert.equal(sampleValue(await viaEntry.metricsText(), 'vllm:generation_tokens_total', stageLabels(1, 1)), 7);
+      assert.equal(sampleValue(await viaEntry.metricsText(), 'vllm:inter_token_latency_seconds_count', stageLabels(1, 1)), 2);
+      assert.equal(sampleValue(await viaEntry.metricsText(), 'vllm:generation_tokens_total', stageLabels(0, 0)), 0);
+    } finally {
+      await viaRecord.shutdown();
+      await viaEntry.shutdown();
+    }
+  });
+});
