@@ -20,7 +20,7 @@ export interface ReplicaChange {
 export type ReplicaChangeListener = (change: ReplicaChange) => void;
 
 /** Replica ids looked up in arrays (above it, in maps): far more replicas than a stage has. */
-const DENSE_REPLICA_IDS = 4096;
+export const DENSE_REPLICA_IDS = 4096;
 
 /**
  * The map from vLLM's flat engine index to (stage, replica). At start: stages in order, replicas

@@ -2,11 +2,12 @@ import type { EngineEntry, OmniStatLogger } from '../recorders/stat-logger';
 import type { IterationStats } from '../stats/iteration-stats';
 import { RequestStatsBuilder } from '../stats/request-stats-builder';
 import { isFinishReason } from '../stats/types';
-import type { StageReplicaMap } from '../../views/stage-replica-map';
+import { DENSE_REPLICA_IDS, type StageReplicaMap } from '../../views/stage-replica-map';
 import type { EngineCoreEvent, EngineCoreOutput, EngineCoreOutputs, StageRequest } from './host-contract';
 
 /** What the feed keeps of one live replica. */
 interface ReplicaFeed {
+  readonly engineIdx: number;
   readonly builder: RequestStatsBuilder;
   /** Where the replica's polls are recorded (undefined: the stat logger does not know the engine). */
   readonly engine: EngineEntry | undefined;
@@ -23,8 +24,17 @@ export class EngineStatsFeed {
    * one lookup per poll. A replica that leaves takes both (and the requests it tracked) with it.
    */
   private readonly replicas = new Map<number, ReplicaFeed>();
-  /** Replicas each live request was submitted to, so release touches only those (and nothing leaks). */
-  private readonly enginesByRequest = new Map<string, Set<number>>();
+  /**
+   * The same feeds by stage and replica id (ids the stage/replica map keeps in arrays): a poll
+   * names its replica so, and finds its feed with two array reads instead of a map lookup.
+   */
+  private readonly polledReplicas: Array<Array<ReplicaFeed | undefined> | undefined> = [];
+  /**
+   * Replicas (engine indices) each live request was submitted to, so release touches only those
+   * (and nothing leaks). A list, not a set: a request visits a replica or two per stage, and a
+   * set per request cost more to make than the few comparisons a lookup in the list takes.
+   */
+  private readonly enginesByRequest = new Map<string, number[]>();
   private readonly unsubscribe: () => void;
   /** One IterationStats object serves every poll (polls are handled one at a time). */
   private spareIteration: IterationStats | undefined;
@@ -35,7 +45,10 @@ export class EngineStatsFeed {
   ) {
     // An engine index is never handed out again once its replica is removed: its builder can only leak.
     this.unsubscribe = stageReplicaMap.onChange((change) => {
-      if (change.kind === 'removed') this.replicas.delete(change.engineIndex);
+      if (change.kind !== 'removed') return;
+      this.replicas.delete(change.engineIndex);
+      const row = this.polledReplicas[change.stage];
+      if (row?.[change.replica]?.engineIdx === change.engineIndex) row[change.replica] = undefined;
     });
   }
 
@@ -48,18 +61,16 @@ export class EngineStatsFeed {
   stop(): void {
     this.unsubscribe();
     this.replicas.clear();
+    this.polledReplicas.length = 0;
     this.enginesByRequest.clear();
   }
 
   submitted(request: StageRequest): void {
     const engineIdx = this.stageReplicaMap.engineIndex(request.stageId, request.replicaId);
     if (engineIdx === undefined) return;
-    let engines = this.enginesByRequest.get(request.requestId);
-    if (engines === undefined) {
-      engines = new Set();
-      this.enginesByRequest.set(request.requestId, engines);
-    }
-    engines.add(engineIdx);
+    const engines = this.enginesByRequest.get(request.requestId);
+    if (engines === undefined) this.enginesByRequest.set(request.requestId, [engineIdx]);
+    else if (!engines.includes(engineIdx)) engines.push(engineIdx);
     this.replica(engineIdx).builder.arrived(request.requestId, {
       arrivalTime: request.arrivalTime,
       promptTokens: request.promptTokenCount,
@@ -71,7 +82,7 @@ export class EngineStatsFeed {
   polled(stageId: number, replicaId: number, outputs: EngineCoreOutputs): void {
     const engineIdx = this.stageReplicaMap.engineIndex(stageId, replicaId);
     if (engineIdx === undefined) return;
-    const replica = this.replica(engineIdx);
+    const replica = this.polledReplica(stageId, replicaId, engineIdx);
     const builder = replica.builder;
     const ts = outputs.timestamp;
     const list = outputs.outputs;
@@ -110,14 +121,28 @@ export class EngineStatsFeed {
 
   private forget(requestId: string, engineIdx: number): void {
     const engines = this.enginesByRequest.get(requestId);
-    engines?.delete(engineIdx);
-    if (engines?.size === 0) this.enginesByRequest.delete(requestId);
+    if (engines === undefined) return;
+    const at = engines.indexOf(engineIdx);
+    if (at < 0) return;
+    // The order is no one's concern: the last one takes the freed place (`splice` would allocate).
+    engines[at] = engines[engines.length - 1] as number;
+    engines.pop();
+    if (engines.length === 0) this.enginesByRequest.delete(requestId);
+  }
+
+  /** The feed of the replica a poll names (`engineIdx`: its engine index now). */
+  private polledReplica(stageId: number, replicaId: number, engineIdx: number): ReplicaFeed {
+    const known = this.polledReplicas[stageId]?.[replicaId];
+    if (known !== undefined && known.engineIdx === engineIdx) return known;
+    const replica = this.replica(engineIdx);
+    if (replicaId < DENSE_REPLICA_IDS) (this.polledReplicas[stageId] ??= [])[replicaId] = replica;
+    return replica;
   }
 
   private replica(engineIdx: number): ReplicaFeed {
     let replica = this.replicas.get(engineIdx);
     if (replica === undefined) {
-      replica = { builder: new RequestStatsBuilder(), engine: this.statLogger.engineEntry(engineIdx) };
+      replica = { engineIdx, builder: new RequestStatsBuilder(), engine: this.statLogger.engineEntry(engineIdx) };
       this.replicas.set(engineIdx, replica);
     }
     return replica;
