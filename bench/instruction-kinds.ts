@@ -18,9 +18,13 @@ export interface InstructionKinds {
 
 /** V8's compilers and parsers (with `--predictable` they run on the main thread). */
 const COMPILER = /v8::internal::(compiler|maglev|interpreter|baseline|wasm)::|v8::internal::(Parser|PreParser|Scanner|Ast|Compiler|OptimizingCompileDispatcher|BytecodeArray|Scope|DeclarationScope)/;
-/** V8's collector: the heap, its spaces, marking, scavenging, sweeping, evacuation and the remembered sets. */
+/**
+ * V8's collector: the heap, its spaces, marking, scavenging, sweeping, evacuation, the remembered
+ * sets, and the visitors they walk objects with (named anywhere in a function's name, template
+ * arguments included: a body iteration is the collector's when its visitor is).
+ */
 const COLLECTOR =
-  /v8::internal::(Heap|[A-Za-z]*Collector|Scaveng|[A-Za-z]*Sweeper|[A-Za-z]*Marking|[A-Za-z]*MarkingVisitor|Mark[A-Z]|[A-Za-z]*Evacuat|RememberedSet|SlotSet|TypedSlot|MemoryAllocator|[A-Za-z]*Space::|SemiSpace|GCTracer|MemoryChunk|LargePage|Page::|ObjectStats|ArrayBufferSweeper|PretenuringHandler|MemoryReducer|LocalHeap|WeakObjects|EphemeronRemembered)/;
+  /v8::internal::(Heap::|Heap[A-Z]|[A-Za-z]*Collector|[A-Za-z]*Scaveng|[A-Za-z]*Sweep|[A-Za-z]*Marking|Mark[A-Z]|[A-Za-z]*Evacuat|RememberedSet|SlotSet|TypedSlot|MemoryAllocator|[A-Za-z]*Space::|SemiSpace|GCTracer|MemoryChunk|LargePage|Page::|ObjectStats|PretenuringHandler|MemoryReducer|LocalHeap|WeakObjects|Ephemeron|LiveObject|RecordMigratedSlot|FreeList|[A-Za-z]*Compactor)|IterateObjectCache|heap::base::|cppgc::/;
 
 /** Reads a cachegrind out file (events `Ir` only) and sums its counts by kind of function. */
 export function instructionKinds(cachegrindOut: string): InstructionKinds {
