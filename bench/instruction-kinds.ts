@@ -17,7 +17,8 @@ export interface InstructionKinds {
 }
 
 /** V8's compilers and parsers (with `--predictable` they run on the main thread). */
-const COMPILER = /v8::internal::(compiler|maglev|interpreter|baseline|wasm)::|v8::internal::(Parser|PreParser|Scanner|Ast|Compiler|OptimizingCompileDispatcher|BytecodeArray|Scope|DeclarationScope)/;
+const COMPILER =
+  /v8::internal::(compiler|maglev|interpreter|baseline|wasm)::|v8::internal::(Parser|PreParser|Scanner|Ast|Compiler|OptimizingCompileDispatcher|BytecodeArray|Scope|DeclarationScope)/;
 /**
  * V8's collector: the heap, its spaces, marking, scavenging, sweeping, evacuation, the remembered
  * sets, and the visitors they walk objects with (named anywhere in a function's name, template

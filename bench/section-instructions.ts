@@ -52,7 +52,8 @@ export async function countInstructions(root: string, few = 6000, many = 6400): 
   const perCall = {} as Record<'direct' | 'idle-wrapper', number>;
   for (const contender of ['direct', 'idle-wrapper'] as const) {
     // The calls a record-path contender makes to warm up: its other calls are the same in both runs.
-    const run = async (polls: number): Promise<number> => (await instructionsOf(root, 'record-path.ts', { contender, polls, blocks: 0 }, ['--expose-gc'])).total;
+    const run = async (polls: number): Promise<number> =>
+      (await instructionsOf(root, 'record-path.ts', { contender, polls, blocks: 0 }, ['--expose-gc'])).total;
     perCall[contender] = await perUnit(run, 200_000, 1_200_000);
   }
   return {

@@ -84,15 +84,30 @@ export class EngineStatsFeed {
     if (engineIdx === undefined) return;
     const replica = this.polledReplica(stageId, replicaId, engineIdx);
     const builder = replica.builder;
+    const entry = replica.engine;
     const ts = outputs.timestamp;
     const list = outputs.outputs;
-    // vLLM stamps the IterationStats when the batch comes in; here the stamp is read when the step's first
-    // TTFT or e2e needs it (a decode step needs none). A stats-only poll (no request outputs) has no iteration.
-    if (list.length > 0) builder.startIteration(undefined, this.spareIteration);
+    // As vLLM's frontend, each output is applied as it comes. A decode step (no events, not the
+    // last) of a request past its first token needs no IterationStats: its latency is recorded at
+    // once, its tokens summed. Anything else goes through the poll's IterationStats, started when
+    // the first such output comes; vLLM stamps it when the batch comes in, here the stamp is read
+    // when the step's first TTFT or e2e needs it.
+    let iteration: IterationStats | undefined;
+    let decodeTokens = 0;
     for (let i = 0; i < list.length; i++) {
       const output = list[i] as EngineCoreOutput;
       const id = output.requestId;
       const events = output.events;
+      const count = output.numNewTokens;
+      if (entry !== undefined && !events && !output.finishReason && count > 0) {
+        const latency = builder.decoded(id, count, ts);
+        if (!Number.isNaN(latency)) {
+          decodeTokens += count;
+          this.statLogger.recordInterTokenLatency(entry, latency);
+          continue;
+        }
+      }
+      iteration ??= builder.startIteration(undefined, this.spareIteration);
       if (events) {
         for (let e = 0; e < events.length; e++) {
           const event = events[e] as EngineCoreEvent;
@@ -101,16 +116,24 @@ export class EngineStatsFeed {
           else if (event.type === 'PREEMPTED') builder.preempted(id, event.timestamp);
         }
       }
-      if (output.numNewTokens > 0) builder.newTokens(id, output.numNewTokens, ts);
+      if (count > 0) builder.newTokens(id, count, ts);
       if (output.finishReason && isFinishReason(output.finishReason)) {
         builder.finished(id, output.finishReason, ts);
         this.forget(id, engineIdx);
       }
     }
-    const iteration = list.length > 0 ? builder.takeIterationStats() : undefined;
-    this.statLogger.recordEngine(replica.engine, engineIdx, outputs.schedulerStats ?? undefined, iteration);
+    const schedulerStats = outputs.schedulerStats ?? undefined;
+    if (iteration === undefined) {
+      // A stats-only poll records no iteration; a poll of decode steps only, its tokens.
+      if (decodeTokens === 0) this.statLogger.recordEngine(entry, engineIdx, schedulerStats, undefined);
+      else this.statLogger.recordDecodeStep(entry, engineIdx, schedulerStats, decodeTokens);
+      return;
+    }
+    builder.takeIterationStats();
+    iteration.numGenerationTokens += decodeTokens;
+    this.statLogger.recordEngine(entry, engineIdx, schedulerStats, iteration);
     // The stat logger and its sinks read an iteration during record() only: the next poll refills it.
-    if (iteration) this.spareIteration = iteration;
+    this.spareIteration = iteration;
   }
 
   /** The request left the pipeline (finished, aborted or failed): forget it on every replica. */

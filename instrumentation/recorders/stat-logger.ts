@@ -6,7 +6,7 @@ import type { StageReplica, StageReplicaMap } from '../../views/stage-replica-ma
 import type { SeriesStore } from '../../views/store/series-store';
 import { NOOP_SERIES } from '../../views/store/series';
 import type { IterationStats } from '../stats/iteration-stats';
-import { LoggingStatLogger } from '../stats/logging-stat-logger';
+import { LoggingStatLogger, type IterationStatsSummary } from '../stats/logging-stat-logger';
 import { DEFAULT_LOG_STATS_INTERVAL_SECONDS, PeriodicLogger } from '../stats/periodic-logger';
 import { isFinishReason, type SchedulerStats } from '../stats/types';
 import { pythonFloatRepr } from '../../views/go-float';
@@ -179,11 +179,34 @@ export class OmniStatLogger {
     this.recordInto(entry as unknown as EngineRecord | undefined, engineIdx, schedulerStats, iterationStats);
   }
 
+  /**
+   * A decode output's inter-token latency, recorded as it comes. The hooks' feed applies a poll's
+   * decode outputs at once, with no `IterationStats` (nothing but these families reads their
+   * latencies); `recordDecodeStep` then records the rest of the poll.
+   */
+  recordInterTokenLatency(entry: EngineEntry, latency: number): void {
+    const series = (entry as unknown as EngineRecord).series;
+    series.interTokenLatencySeconds.record(latency);
+    // The deprecated twin is hidden unless asked for.
+    const timePerOutputToken = series.timePerOutputTokenSeconds;
+    if (timePerOutputToken !== NOOP_SERIES) timePerOutputToken.record(latency);
+  }
+
+  /**
+   * A poll whose outputs were all decode steps, their latencies recorded by
+   * `recordInterTokenLatency`: records what `recordEngine` records of the same poll given an
+   * iteration of `tokens` generated tokens and nothing else.
+   */
+  recordDecodeStep(entry: EngineEntry | undefined, engineIdx: number, schedulerStats: SchedulerStats | null | undefined, tokens: number): void {
+    this.recordInto(entry as unknown as EngineRecord | undefined, engineIdx, schedulerStats, undefined, tokens);
+  }
+
   private recordInto(
     record: EngineRecord | undefined,
     engineIdx: number,
     schedulerStats: SchedulerStats | null | undefined,
     iterationStats: IterationStats | null | undefined,
+    decodeTokens = 0,
   ): void {
     if (record === undefined) return;
     try {
@@ -197,9 +220,17 @@ export class OmniStatLogger {
         const genAi = this.genAi;
         const engine = genAi ? this.options.stageReplicaMap.lookup(engineIdx) : undefined;
         if (engine) genAi?.recordIteration(engine, iterationStats);
+      } else if (decodeTokens !== 0) {
+        // What `recordIteration` records of an iteration of decode tokens only (the GenAI
+        // histograms take nothing from one).
+        series.generationTokens.record(decodeTokens);
+        series.iterationTokensTotal.record(decodeTokens);
       }
-      const stepStats = schedulerStats && !schedulerStats.sleepStateOnly ? schedulerStats : undefined;
-      record.logger?.record(stepStats, iterationStats ?? undefined);
+      const logger = record.logger;
+      if (logger !== undefined) {
+        const stepStats = schedulerStats && !schedulerStats.sleepStateOnly ? schedulerStats : undefined;
+        logger.record(stepStats, iterationStats ?? (decodeTokens !== 0 ? decodeOnly(decodeTokens) : undefined));
+      }
     } catch (error) {
       packageDiag.warn('omni-otel-metrics: OmniStatLogger.record failed; the stats of this poll are dropped', error);
     }
@@ -363,14 +394,16 @@ export class OmniStatLogger {
     // As vLLM mainline since May 2026 (vllm#43346): prompt tokens actually computed (no cache hits, no KV transfers) plus generated ones.
     series.iterationTokensTotal.record(prompt.computed + stats.numGenerationTokens);
     if (stats.numCorruptedReqs !== 0) series.corruptedRequests.record(stats.numCorruptedReqs);
-    for (let i = 0; i < stats.maxNumGenerationTokensIter.length; i++) series.requestMaxNumGenerationTokens.record(stats.maxNumGenerationTokensIter[i] as number);
+    for (let i = 0; i < stats.maxNumGenerationTokensIter.length; i++)
+      series.requestMaxNumGenerationTokens.record(stats.maxNumGenerationTokensIter[i] as number);
     for (let i = 0; i < stats.nParamsIter.length; i++) series.requestParamsN.record(stats.nParamsIter[i] as number);
     for (let i = 0; i < stats.timeToFirstTokensIter.length; i++) series.timeToFirstTokenSeconds.record(stats.timeToFirstTokensIter[i] as number);
     const interTokenLatency = series.interTokenLatencySeconds;
     for (let i = 0; i < stats.interTokenLatenciesIter.length; i++) interTokenLatency.record(stats.interTokenLatenciesIter[i] as number);
     // The deprecated twin of the inter-token family is hidden unless asked for: no second loop then.
     const timePerOutputToken = series.timePerOutputTokenSeconds;
-    if (timePerOutputToken !== NOOP_SERIES) for (let i = 0; i < stats.interTokenLatenciesIter.length; i++) timePerOutputToken.record(stats.interTokenLatenciesIter[i] as number);
+    if (timePerOutputToken !== NOOP_SERIES)
+      for (let i = 0; i < stats.interTokenLatenciesIter.length; i++) timePerOutputToken.record(stats.interTokenLatenciesIter[i] as number);
     const finishedRequests = stats.finishedRequests;
     for (let i = 0; i < finishedRequests.length; i++) {
       const finished = finishedRequests[i] as (typeof finishedRequests)[number];
@@ -389,6 +422,13 @@ export class OmniStatLogger {
     }
   }
 }
+
+/** The log-line summary of an iteration of `tokens` decode tokens and nothing else. */
+function decodeOnly(tokens: number): IterationStatsSummary {
+  return { promptTokenStats: NO_PROMPT_TOKENS, numGenerationTokens: tokens, numCorruptedReqs: 0, numPreemptedReqs: 0 };
+}
+
+const NO_PROMPT_TOKENS = Object.freeze({ computed: 0 });
 
 /** Labels `vllm:cache_config_info` has besides the config's fields. */
 const CACHE_CONFIG_RESERVED = new Set(['stage', 'replica', 'le']);
