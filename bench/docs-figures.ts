@@ -124,7 +124,7 @@ export function benchFigures(results: BenchResults): Record<string, string> {
         `${ms(results.perRequest.costs.floor.median, 2)} ms (${times(results.perRequest.oursVsFloor.median)}), into prom-client ${ms(results.perRequest.costs['prom-client'].median, 2)} ms`,
     ],
     [
-      'the same request counted in instructions (cachegrind), over the host alone',
+      'the same request counted in program instructions (cachegrind), over the host alone',
       results.instructions === undefined
         ? 'not measured (valgrind not installed)'
         : `${thousands(results.instructions.perRequest.ours - results.instructions.perRequest.host)}; the hand-written path into plain cells ` +

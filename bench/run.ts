@@ -105,7 +105,7 @@ async function main(): Promise<void> {
     { target: '6. behind the cluster primary (4 workers)', goal: 'as 1.', measured: 'not measured by this bench', met: null },
     ratioTarget('7. one request over the host, vs the direct path (3 × 4, 100 tokens)', '≤ 2×', [perRequest.oursVsFloor], 2),
     {
-      target: '7b. the same, in instructions (cachegrind)',
+      target: '7b. the same, in program instructions (cachegrind)',
       goal: '≤ 2×',
       measured: instructions === undefined ? 'not measured' : `×${instructions.oursVsFloor.toFixed(2)}`,
       met: instructions === undefined ? null : instructions.oursVsFloor <= 2,
