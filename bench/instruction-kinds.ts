@@ -25,7 +25,7 @@ const COMPILER =
  * arguments included: a body iteration is the collector's when its visitor is).
  */
 const COLLECTOR =
-  /v8::internal::(Heap::|Heap[A-Z]|[A-Za-z]*Collector|[A-Za-z]*Scaveng|[A-Za-z]*Sweep|[A-Za-z]*Marking|Mark[A-Z]|[A-Za-z]*Evacuat|RememberedSet|SlotSet|TypedSlot|MemoryAllocator|[A-Za-z]*Space::|SemiSpace|GCTracer|MemoryChunk|LargePage|Page::|ObjectStats|PretenuringHandler|MemoryReducer|LocalHeap|WeakObjects|Ephemeron|LiveObject|RecordMigratedSlot|FreeList|[A-Za-z]*Compactor)|IterateObjectCache|heap::base::|cppgc::/;
+  /v8::internal::(Heap::|Heap[A-Z]|[A-Za-z]*Collector|[A-Za-z]*Scaveng|[A-Za-z]*Sweep|[A-Za-z]*Marking|Mark[A-Z]|[A-Za-z]*Evacuat|RememberedSet|SlotSet|TypedSlot|MemoryAllocator|[A-Za-z]*Space::|SemiSpace|GCTracer|MemoryChunk|LargePage|Page::|ObjectStats|PretenuringHandler|MemoryReducer|LocalHeap|WeakObjects|Ephemeron|LiveObject|RecordMigratedSlot|FreeList|WriteBarrier::Marking|[A-Za-z]*Compactor)|IterateObjectCache|heap::base::|cppgc::/;
 
 /** Reads a cachegrind out file (events `Ir` only) and sums its counts by kind of function. */
 export function instructionKinds(cachegrindOut: string): InstructionKinds {

@@ -320,10 +320,14 @@ export class OmniStatLogger {
     series.numRequestsWaitingByReason.deferred.record(stats.numSkippedWaitingReqs);
     series.kvCacheUsagePerc.record(stats.kvCacheUsage);
     series.gpuCacheUsagePerc.record(stats.kvCacheUsage);
-    series.prefixCacheQueries.record(stats.prefixCacheStats.queries);
-    series.prefixCacheHits.record(stats.prefixCacheStats.hits);
-    series.gpuPrefixCacheQueries.record(stats.prefixCacheStats.queries);
-    series.gpuPrefixCacheHits.record(stats.prefixCacheStats.hits);
+    // No lookups this step (most decode steps): the counters would add 0, so they are not called.
+    const prefix = stats.prefixCacheStats;
+    if (prefix.queries !== 0 || prefix.hits !== 0) {
+      series.prefixCacheQueries.record(prefix.queries);
+      series.prefixCacheHits.record(prefix.hits);
+      series.gpuPrefixCacheQueries.record(prefix.queries);
+      series.gpuPrefixCacheHits.record(prefix.hits);
+    }
     if (stats.connectorPrefixCacheStats) {
       series.externalPrefixCacheQueries.record(stats.connectorPrefixCacheStats.queries);
       series.externalPrefixCacheHits.record(stats.connectorPrefixCacheStats.hits);
