@@ -20,8 +20,8 @@ interface ReplicaFeed {
  */
 export class EngineStatsFeed {
   /**
-   * Per engine index of a live replica: its builder and the stat logger's entry for it, found with
-   * one lookup per poll. A replica that leaves takes both (and the requests it tracked) with it.
+   * Per engine index of a live replica: its builder and the stat logger's entry for it. A replica
+   * that leaves takes both (and the requests it tracked) with it.
    */
   private readonly replicas = new Map<number, ReplicaFeed>();
   /**
@@ -87,8 +87,8 @@ export class EngineStatsFeed {
     const entry = replica.engine;
     const ts = outputs.timestamp;
     const list = outputs.outputs;
-    // As vLLM's frontend, each output is applied as it comes. A decode step (no events, not the
-    // last) of a request past its first token needs no IterationStats: its latency is recorded at
+    // As vLLM's frontend, each output is applied as it comes. A decode step (no events, not
+    // finishing) of a request past its first token needs no IterationStats: its latency is recorded at
     // once, its tokens summed. Anything else goes through the poll's IterationStats, started when
     // the first such output comes; vLLM stamps it when the batch comes in, here the stamp is read
     // when the step's first TTFT or e2e needs it.

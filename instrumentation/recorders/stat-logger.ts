@@ -73,7 +73,7 @@ export interface EngineEntry {
  * at zero, each replica reported awake). Never throws into the caller.
  */
 export class OmniStatLogger {
-  /** Per engine index: its series and its log-line logger, found with one lookup per poll. */
+  /** Per engine index: its series and its log-line logger (the hooks' feed looks each up once, `engineEntry`). */
   private readonly engines = new Map<number, EngineRecord>();
   private readonly periodic?: PeriodicLogger;
   private cacheConfigLabels: Readonly<Record<string, string>> | undefined;
@@ -84,6 +84,7 @@ export class OmniStatLogger {
   private readonly wallClock: () => number;
   private genAi: IterationStatsSink | undefined;
   private admissionRejections: AdmissionRejections | undefined;
+  private readonly decodeSummary = { promptTokenStats: Object.freeze({ computed: 0 }), numGenerationTokens: 0, numCorruptedReqs: 0, numPreemptedReqs: 0 };
 
   constructor(
     private readonly store: SeriesStore,
@@ -229,7 +230,7 @@ export class OmniStatLogger {
       const logger = record.logger;
       if (logger !== undefined) {
         const stepStats = schedulerStats && !schedulerStats.sleepStateOnly ? schedulerStats : undefined;
-        logger.record(stepStats, iterationStats ?? (decodeTokens !== 0 ? decodeOnly(decodeTokens) : undefined));
+        logger.record(stepStats, iterationStats ?? (decodeTokens !== 0 ? this.decodeOnly(decodeTokens) : undefined));
       }
     } catch (error) {
       packageDiag.warn('omni-otel-metrics: OmniStatLogger.record failed; the stats of this poll are dropped', error);
@@ -283,6 +284,15 @@ export class OmniStatLogger {
     for (const [, { stage, replica }] of this.options.stageReplicaMap.entries()) {
       this.store.bind('upstream.cacheConfigInfo', [stage, replica], labels).record(1);
     }
+  }
+
+  /**
+   * The log-line summary of an iteration of `tokens` decode tokens and nothing else: one object,
+   * refilled for every such poll (a logger reads it during `record` only).
+   */
+  private decodeOnly(tokens: number): IterationStatsSummary {
+    this.decodeSummary.numGenerationTokens = tokens;
+    return this.decodeSummary;
   }
 
   private addLoggingLogger(entry: EngineRecord | undefined, { stage, replica }: StageReplica): void {
@@ -426,13 +436,6 @@ export class OmniStatLogger {
     }
   }
 }
-
-/** The log-line summary of an iteration of `tokens` decode tokens and nothing else. */
-function decodeOnly(tokens: number): IterationStatsSummary {
-  return { promptTokenStats: NO_PROMPT_TOKENS, numGenerationTokens: tokens, numCorruptedReqs: 0, numPreemptedReqs: 0 };
-}
-
-const NO_PROMPT_TOKENS = Object.freeze({ computed: 0 });
 
 /** Labels `vllm:cache_config_info` has besides the config's fields. */
 const CACHE_CONFIG_RESERVED = new Set(['stage', 'replica', 'le']);
