@@ -47,8 +47,8 @@ function kindsLine(name: string, kinds: Record<'host' | 'ours' | 'floor', Instru
     if (!Number.isInteger(tokens) || tokens < 1) throw new RangeError('--kinds takes the tokens per stage, a positive integer');
     args.splice(kindsAt, 2);
     const [other] = args;
-    if (other !== undefined) console.log(kindsLine('before', await countInstructionKinds(other, tokens, 6000, 7000)));
-    console.log(kindsLine(other === undefined ? 'this' : 'after', await countInstructionKinds(join(__dirname, '..'), tokens, 6000, 7000)));
+    if (other !== undefined) console.log(kindsLine('before', await countInstructionKinds(other, tokens)));
+    console.log(kindsLine(other === undefined ? 'this' : 'after', await countInstructionKinds(join(__dirname, '..'), tokens)));
     return;
   }
   const [other] = args;

@@ -55,8 +55,8 @@ export function valgrindAvailable(): boolean {
 const YOUNG_GENERATION_64_MB = ['--min-semi-space-size=64', '--max-semi-space-size=64'];
 
 /** Counts the per-request contenders of the tree at `root` (its own bench and built package). */
-export async function countInstructions(root: string, few = 6000, many = 7000): Promise<InstructionCounts> {
-  const kinds = await countInstructionKinds(root, 100, few, many);
+export async function countInstructions(root: string): Promise<InstructionCounts> {
+  const kinds = await countInstructionKinds(root, 100);
   const perRequest = {} as Record<CountedContender, number>;
   const collectorPerRequest = {} as Record<CountedContender, number>;
   for (const contender of COUNTED_CONTENDERS) {
@@ -83,7 +83,7 @@ export async function countInstructions(root: string, few = 6000, many = 7000): 
  * Instructions per request of each contender by kind (the program, the collector, the compilers),
  * with `tokens` generated per stage: what `countInstructions` counts as one figure, taken apart.
  */
-export async function countInstructionKinds(root: string, tokens: number, few: number, many: number): Promise<Record<CountedContender, InstructionKinds>> {
+export async function countInstructionKinds(root: string, tokens: number, few = 6000, many = 7000): Promise<Record<CountedContender, InstructionKinds>> {
   const kinds = {} as Record<CountedContender, InstructionKinds>;
   for (const contender of COUNTED_CONTENDERS) {
     const run = (requests: number): Promise<InstructionKinds> =>
