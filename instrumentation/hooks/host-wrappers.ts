@@ -1,12 +1,12 @@
 import { LimitedWarning } from '../../views/diag-warnings';
-import type { EngineCoreOutputs, OrchestratorRequest, ReceiveReceipt, StageRequest, TransferReceipt } from '../pipeline/host-contract';
-import type { BindingSource, PipelineObserver } from '../pipeline/pipeline-observer';
+import type { EngineCoreOutputs, OmniRequestOutput, OrchestratorRequest, ReceiveReceipt, StageRequest, TransferReceipt } from '../pipeline/host-contract';
+import type { BindingSource, GenerateOutcome, PipelineObserver } from '../pipeline/pipeline-observer';
 import type { HostMethod } from '../self-check/types';
 import type { HandleFeed } from './handle-feed';
 import { NO_LISTENERS, type HostMethodFn, type MethodPatch } from './host-patches';
 import type { InstrumentedMetrics } from './instrumented-metrics';
 import { REALTIME_METHODS } from './realtime-wrappers';
-import { observeStream } from './stream-observer';
+import { observeStream, type StreamCallbacks } from './stream-observer';
 import { followResult, ignoreReason, isThenable } from './telemetry-guard';
 import { activeTrace } from '../pipeline/request-trace';
 import { enterRequestTrace, leaveRequestTrace } from '../../views/store/exemplar-slots';
@@ -36,11 +36,6 @@ const COUNTED_METHODS: ReadonlySet<string> = new Set<OrchestratorMethod>(
 const IDLE = NO_LISTENERS;
 
 const unobservableStreams = new LimitedWarning();
-
-/** Streams collected while still tracked: their request ended without its consumer saying so. */
-const droppedStreams = new FinalizationRegistry<{ observer: PipelineObserver; token: object }>(({ observer, token }) => {
-  observer.generateEnded(token, 'abandoned');
-});
 
 /**
  * What one orchestrator call tells a handle, whether a wrapper saw it or the host published it on
@@ -250,8 +245,8 @@ export const generateWrapper: WrapperFactory = (original, patch) =>
     // eslint-disable-next-line prefer-rest-params
     const stream = Reflect.apply(original, this, arguments) as unknown;
     const feeds = patch.listeners;
-    if (feeds.length === 0) return stream;
-    for (const feed of feeds) feed.hostCalls?.called('generate');
+    if (feeds === IDLE) return stream;
+    for (let i = 0; i < feeds.length; i++) (feeds[i] as HandleFeed).hostCalls?.called('generate');
     // eslint-disable-next-line prefer-rest-params
     const request: unknown = arguments[0];
     try {
@@ -267,36 +262,77 @@ function followStream(stream: unknown, request: unknown, feeds: readonly HandleF
   // The request object is the host's: a getter that throws is the hooks' problem, not the host's.
   const requestId = (request as { requestId?: unknown } | undefined)?.requestId;
   if (typeof requestId !== 'string') return;
-  const observers = feeds.map((feed) => feed.observer);
-  // Until tracking starts, tokens nothing matches.
-  const tokens: object[] = feeds.map(() => ({}));
-  const each = (site: string, work: (observer: PipelineObserver, token: object) => void): void => {
-    feeds.forEach((feed, i) => {
-      const observer = observers[i] as PipelineObserver;
-      // A handle whose instrumentation was disabled since has a new observer (or none): not followed any more.
-      if (feed.observing !== observer) return;
-      try {
-        work(observer, tokens[i] as object);
-      } catch (error) {
-        feed.guard.report(site, error);
-      }
-    });
-  };
-  const observed = observeStream(stream, (feeds[0] as HandleFeed).guard, {
-    output: (value) => each('generate stream output', (observer, token) => observer.generateOutput(token, value)),
-    ended: (outcome) => each('generate stream end', (observer, token) => observer.generateEnded(token, outcome)),
-    active: () => feeds.some((feed, i) => feed.observing === observers[i]),
-  });
-  if (!observed) {
+  const followed = new FollowedStream(feeds);
+  const lifetime = observeStream(stream, (feeds[0] as HandleFeed).guard, followed);
+  if (lifetime === undefined) {
     unobservableStreams.warn('a generate stream could not be observed (not iterable, frozen, or refusing new properties); its request is not counted');
     return;
   }
-  observers.forEach((observer, i) => {
-    const token = observer.generateStarted(requestId, request);
-    tokens[i] = token;
-    // A stream dropped without being closed ends when it is collected, not at the idle timeout.
-    droppedStreams.register(stream as object, { observer, token });
-  });
+  followed.start(requestId, request, lifetime);
+}
+
+/** Until tracking starts, a token nothing matches. */
+const UNTRACKED: object = Object.freeze({});
+
+/**
+ * One served stream as every listening handle follows it: each handle's observer as it was when
+ * the stream started, and the token that observer named the stream by.
+ */
+class FollowedStream implements StreamCallbacks {
+  private readonly observers: PipelineObserver[] = [];
+  private readonly tokens: object[] = [];
+
+  constructor(private readonly feeds: readonly HandleFeed[]) {
+    for (let i = 0; i < feeds.length; i++) {
+      this.observers.push((feeds[i] as HandleFeed).observer);
+      this.tokens.push(UNTRACKED);
+    }
+  }
+
+  /** Tracking starts; a stream dropped without being closed ends when `lifetime` is collected. */
+  start(requestId: string, request: unknown, lifetime: object): void {
+    for (let i = 0; i < this.observers.length; i++) {
+      const observer = this.observers[i] as PipelineObserver;
+      const token = observer.generateStarted(requestId, request);
+      this.tokens[i] = token;
+      observer.endWhenCollected(lifetime, token);
+    }
+  }
+
+  output(value: OmniRequestOutput): void {
+    for (let i = 0; i < this.feeds.length; i++) {
+      const observer = this.following(i);
+      if (observer === undefined) continue;
+      try {
+        observer.generateOutput(this.tokens[i] as object, value);
+      } catch (error) {
+        (this.feeds[i] as HandleFeed).guard.report('generate stream output', error);
+      }
+    }
+  }
+
+  ended(outcome: GenerateOutcome): void {
+    for (let i = 0; i < this.feeds.length; i++) {
+      const observer = this.following(i);
+      if (observer === undefined) continue;
+      try {
+        observer.generateEnded(this.tokens[i] as object, outcome);
+      } catch (error) {
+        (this.feeds[i] as HandleFeed).guard.report('generate stream end', error);
+      }
+    }
+  }
+
+  active(): boolean {
+    for (let i = 0; i < this.feeds.length; i++) if (this.following(i) !== undefined) return true;
+    return false;
+  }
+
+  /** The observer of handle `i`, unless its instrumentation was disabled since (it has a new observer, or none). */
+  private following(i: number): PipelineObserver | undefined {
+    const observer = this.observers[i];
+    return (this.feeds[i] as HandleFeed).observing === observer ? observer : undefined;
+  }
 }
 
 /** The host added a replica: mapped unless the host (or a direct call) already did. */

@@ -37,29 +37,45 @@ const promiseThen = Promise.prototype.then;
  * branch, since a follower would drop what it carries. A plain value is returned as it is.
  */
 export function followResult<T>(result: T, onValue: (value: Awaited<T>) => void, onReason: (reason: unknown) => void): T {
-  if (isPlainPromise(result)) {
-    return promiseThen.call(
-      result,
-      (value) => {
-        onValue(value as Awaited<T>);
-        return value;
-      },
-      (reason: unknown) => {
-        onReason(reason);
-        throw reason;
-      },
-    ) as T;
+  return new ResultFollower(onValue, onReason).follow(result, false);
+}
+
+/**
+ * `followResult` for a call site that follows many results with the same callbacks (a stream's
+ * steps): the follower's promise reactions are made once, not per result.
+ */
+export class ResultFollower<V> {
+  private readonly passValue: (value: V) => V;
+  private readonly passReason: (reason: unknown) => never;
+
+  constructor(
+    private readonly onValue: (value: V) => void,
+    private readonly onReason: (reason: unknown) => void,
+  ) {
+    this.passValue = (value) => {
+      onValue(value);
+      return value;
+    };
+    this.passReason = (reason) => {
+      onReason(reason);
+      throw reason;
+    };
   }
-  if (isThenable(result)) {
-    try {
-      result.then((value) => onValue(value as Awaited<T>), onReason);
-    } catch {
-      // A thenable whose `then` throws: the host meets the same error when it uses it.
+
+  /** `plain`: the caller knows `result` is a plain native promise (what an async generator's own `next` returns). */
+  follow<R>(result: R, plain: boolean): R {
+    if (plain || isPlainPromise(result)) return promiseThen.call(result, this.passValue, this.passReason) as R;
+    if (isThenable(result)) {
+      try {
+        result.then(this.onValue as (value: unknown) => void, this.onReason);
+      } catch {
+        // A thenable whose `then` throws: the host meets the same error when it uses it.
+      }
+      return result;
     }
+    this.onValue(result as unknown as V);
     return result;
   }
-  onValue(result as Awaited<T>);
-  return result;
 }
 
 /** For `followResult`: a rejection of the host's promise is the host's alone. */

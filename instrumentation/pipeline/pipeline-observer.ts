@@ -86,6 +86,8 @@ export class PipelineObserver {
   private readonly maxTracked: number;
   private readonly exemplars: boolean;
   private readonly ended = new LimitedWarning();
+  /** Streams whose lifetime object was collected while still tracked: nobody closed them. Ending an ended stream does nothing. */
+  private readonly dropped = new FinalizationRegistry<object>((token) => this.generateEnded(token, 'abandoned'));
   /** Engine statistics feed only the upstream families: with logStats off there is nothing to build. */
   private readonly feed: EngineStatsFeed | undefined;
   /**
@@ -199,6 +201,15 @@ export class PipelineObserver {
     else open.push(token);
     this.publishGauges();
     return token;
+  }
+
+  /**
+   * The stream `token` names ends, as abandoned, when `lifetime` is garbage-collected, if it is
+   * still tracked then. `lifetime` should be a small object only the stream holds: V8's
+   * young-generation collections keep a registered object, and all it references, alive.
+   */
+  endWhenCollected(lifetime: object, token: object): void {
+    this.dropped.register(lifetime, token);
   }
 
   /** The newest open stream of a request id, for callers that know only the id. */

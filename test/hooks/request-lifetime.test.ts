@@ -6,6 +6,7 @@ import { registerOmniMetrics, type OmniMetricsHandle } from '../../register';
 import { monotonicSeconds } from '../../instrumentation/stats/clock';
 import { sampleValue } from '../support/exposition';
 import { withWarnings } from '../views/store/store-fixture';
+import type { OmniRequestOutput } from '../../instrumentation/pipeline/host-contract';
 import { FakeOrchestrator, FakeServing } from './fake-host';
 
 setFlagsFromString('--expose-gc');
@@ -84,6 +85,26 @@ describe('per-request state: it ends, it is bounded, nothing is left behind', fu
     }
     assert.equal(inst.observer.trackedRequests.generating, 0);
     assert.equal(await count(metrics, 'abort'), 1);
+  });
+
+  it('a plain iterable dropped while the iterator it handed out is still read is not ended by its collection', async () => {
+    class IterableServing {
+      generate(request: { requestId: string }): AsyncIterable<OmniRequestOutput> {
+        const iterator = new FakeServing(new FakeOrchestrator()).generate(request);
+        return { [Symbol.asyncIterator]: () => iterator };
+      }
+    }
+    const inst = new OmniInstrumentation({ metrics, orchestratorClass: FakeOrchestrator, servingClass: IterableServing, diagnosticsChannels: false });
+    instrumentation = inst;
+    const iterator = (() => new IterableServing().generate({ requestId: 'read-on' })[Symbol.asyncIterator]())();
+    for (let attempt = 0; attempt < 20; attempt++) {
+      collectGarbage();
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    assert.equal(inst.observer.trackedRequests.generating, 1, 'the iterable is gone, the iterator it handed out is not');
+    for (let step = await iterator.next(); !step.done; step = await iterator.next());
+    assert.equal(await count(metrics, 'stop'), 1);
+    assert.equal(await count(metrics, 'abort'), 0);
   });
 
   it('concurrent streams that share a request id are separate requests: each is counted', async () => {
