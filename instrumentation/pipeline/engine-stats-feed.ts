@@ -1,7 +1,7 @@
 import type { EngineEntry, OmniStatLogger } from '../recorders/stat-logger';
 import type { IterationStats } from '../stats/iteration-stats';
 import { RequestStatsBuilder } from '../stats/request-stats-builder';
-import { isFinishReason } from '../stats/types';
+import { isFinishReason, type SchedulerStats } from '../stats/types';
 import { DENSE_REPLICA_IDS, type StageReplicaMap } from '../../views/stage-replica-map';
 import type { EngineCoreEvent, EngineCoreOutput, EngineCoreOutputs, StageRequest } from './host-contract';
 
@@ -96,11 +96,9 @@ export class EngineStatsFeed {
     let decodeTokens = 0;
     for (let i = 0; i < list.length; i++) {
       const output = list[i] as EngineCoreOutput;
-      const id = output.requestId;
-      const events = output.events;
       const count = output.numNewTokens;
-      if (entry !== undefined && !events && !output.finishReason && count > 0) {
-        const latency = builder.decoded(id, count, ts);
+      if (entry !== undefined && !output.events && !output.finishReason && count > 0) {
+        const latency = builder.decoded(output.requestId, count, ts);
         if (!Number.isNaN(latency)) {
           decodeTokens += count;
           this.statLogger.recordInterTokenLatency(entry, latency);
@@ -108,19 +106,7 @@ export class EngineStatsFeed {
         }
       }
       iteration ??= builder.startIteration(undefined, this.spareIteration);
-      if (events) {
-        for (let e = 0; e < events.length; e++) {
-          const event = events[e] as EngineCoreEvent;
-          if (event.type === 'QUEUED') builder.queued(id, event.timestamp);
-          else if (event.type === 'SCHEDULED') builder.scheduled(id, event.timestamp, { cachedTokens: output.numCachedTokens });
-          else if (event.type === 'PREEMPTED') builder.preempted(id, event.timestamp);
-        }
-      }
-      if (count > 0) builder.newTokens(id, count, ts);
-      if (output.finishReason && isFinishReason(output.finishReason)) {
-        builder.finished(id, output.finishReason, ts);
-        this.forget(id, engineIdx);
-      }
+      this.applyOutput(builder, engineIdx, output, ts);
     }
     const schedulerStats = outputs.schedulerStats ?? undefined;
     if (iteration === undefined) {
@@ -129,11 +115,46 @@ export class EngineStatsFeed {
       else this.statLogger.recordDecodeStep(entry, engineIdx, schedulerStats, decodeTokens);
       return;
     }
+    this.recordIteration(builder, entry, engineIdx, schedulerStats, iteration, decodeTokens);
+  }
+
+  /** Closes a poll's iteration (its decode tokens added) and records it with the poll's scheduler stats. */
+  private recordIteration(
+    builder: RequestStatsBuilder,
+    entry: EngineEntry | undefined,
+    engineIdx: number,
+    schedulerStats: SchedulerStats | undefined,
+    iteration: IterationStats,
+    decodeTokens: number,
+  ): void {
     builder.takeIterationStats();
     iteration.numGenerationTokens += decodeTokens;
     this.statLogger.recordEngine(entry, engineIdx, schedulerStats, iteration);
     // The stat logger and its sinks read an iteration during record() only: the next poll refills it.
     this.spareIteration = iteration;
+  }
+
+  /**
+   * An output that is no plain decode step (events, a first token, a finish), applied to the
+   * poll's open iteration. Out of line: the decode steps that make up most polls stay small
+   * enough for V8 to inline what they call.
+   */
+  private applyOutput(builder: RequestStatsBuilder, engineIdx: number, output: EngineCoreOutput, ts: number): void {
+    const id = output.requestId;
+    const events = output.events;
+    if (events) {
+      for (let e = 0; e < events.length; e++) {
+        const event = events[e] as EngineCoreEvent;
+        if (event.type === 'QUEUED') builder.queued(id, event.timestamp);
+        else if (event.type === 'SCHEDULED') builder.scheduled(id, event.timestamp, { cachedTokens: output.numCachedTokens });
+        else if (event.type === 'PREEMPTED') builder.preempted(id, event.timestamp);
+      }
+    }
+    if (output.numNewTokens > 0) builder.newTokens(id, output.numNewTokens, ts);
+    if (output.finishReason && isFinishReason(output.finishReason)) {
+      builder.finished(id, output.finishReason, ts);
+      this.forget(id, engineIdx);
+    }
   }
 
   /** The request left the pipeline (finished, aborted or failed): forget it on every replica. */

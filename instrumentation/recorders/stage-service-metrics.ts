@@ -94,10 +94,16 @@ export class OmniStageServiceMetrics {
    * are numbers (they index arrays); any other id is dropped.
    */
   setReplicaWaiting(stage: number, replica: number, waiting: number): void {
+    // The same count again (most polls): the gauge holds the stage total already (its series has
+    // no replica label, so no replica's removal takes it away). Ids index arrays: what is no
+    // number (whose conversion to a key could throw) is never used as one.
+    if (typeof stage === 'number' && typeof replica === 'number' && this.waiting.holds(stage, replica, waiting)) return;
+    this.setChangedReplicaWaiting(stage, replica, waiting);
+  }
+
+  private setChangedReplicaWaiting(stage: number, replica: number, waiting: number): void {
     if (!this.logStats || typeof stage !== 'number' || typeof replica !== 'number' || typeof waiting !== 'number' || !Number.isFinite(waiting)) return;
     const count = Math.max(Math.trunc(waiting), 0);
-    // The same count again: the gauge holds the stage total already (its series has no replica
-    // label, so no replica's removal takes it away).
     if (this.waiting.holds(stage, replica, count)) return;
     this.stageWaiting.get(stage).record(this.waiting.set(stage, replica, count));
   }

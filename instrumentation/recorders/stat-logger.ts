@@ -196,10 +196,23 @@ export class OmniStatLogger {
   /**
    * A poll whose outputs were all decode steps, their latencies recorded by
    * `recordInterTokenLatency`: records what `recordEngine` records of the same poll given an
-   * iteration of `tokens` generated tokens and nothing else.
+   * iteration of `tokens` generated tokens and nothing else. Most polls are such steps: this path
+   * is kept apart from `recordInto`, and small enough that V8 inlines it with what it calls.
    */
   recordDecodeStep(entry: EngineEntry | undefined, engineIdx: number, schedulerStats: SchedulerStats | null | undefined, tokens: number): void {
-    this.recordInto(entry as unknown as EngineRecord | undefined, engineIdx, schedulerStats, undefined, tokens);
+    const record = entry as unknown as EngineRecord | undefined;
+    if (record === undefined) return;
+    try {
+      const series = record.series;
+      if (schedulerStats) this.recordSchedulerStep(engineIdx, series, schedulerStats);
+      // What `recordIteration` records of an iteration of decode tokens only (the GenAI
+      // histograms take nothing from one).
+      series.generationTokens.record(tokens);
+      series.iterationTokensTotal.record(tokens);
+      if (record.logger !== undefined) this.logStep(record.logger, schedulerStats, undefined, tokens);
+    } catch (error) {
+      packageDiag.warn('omni-otel-metrics: OmniStatLogger.record failed; the stats of this poll are dropped', error);
+    }
   }
 
   private recordInto(
@@ -207,34 +220,32 @@ export class OmniStatLogger {
     engineIdx: number,
     schedulerStats: SchedulerStats | null | undefined,
     iterationStats: IterationStats | null | undefined,
-    decodeTokens = 0,
   ): void {
     if (record === undefined) return;
     try {
       const series = record.series;
-      if (schedulerStats) {
-        this.recordScheduler(series, schedulerStats);
-        this.recordOffloadConnectors(engineIdx, series, schedulerStats);
-      }
+      if (schedulerStats) this.recordSchedulerStep(engineIdx, series, schedulerStats);
       if (iterationStats) {
         this.recordIteration(series, iterationStats);
         const genAi = this.genAi;
         const engine = genAi ? this.options.stageReplicaMap.lookup(engineIdx) : undefined;
         if (engine) genAi?.recordIteration(engine, iterationStats);
-      } else if (decodeTokens !== 0) {
-        // What `recordIteration` records of an iteration of decode tokens only (the GenAI
-        // histograms take nothing from one).
-        series.generationTokens.record(decodeTokens);
-        series.iterationTokensTotal.record(decodeTokens);
       }
-      const logger = record.logger;
-      if (logger !== undefined) {
-        const stepStats = schedulerStats && !schedulerStats.sleepStateOnly ? schedulerStats : undefined;
-        logger.record(stepStats, iterationStats ?? (decodeTokens !== 0 ? this.decodeOnly(decodeTokens) : undefined));
-      }
+      if (record.logger !== undefined) this.logStep(record.logger, schedulerStats, iterationStats, 0);
     } catch (error) {
       packageDiag.warn('omni-otel-metrics: OmniStatLogger.record failed; the stats of this poll are dropped', error);
     }
+  }
+
+  /** Hands one poll to the engine's periodic log line (a poll of `decodeTokens` decode steps when `iterationStats` is absent). */
+  private logStep(
+    logger: LoggingStatLogger,
+    schedulerStats: SchedulerStats | null | undefined,
+    iterationStats: IterationStats | null | undefined,
+    decodeTokens: number,
+  ): void {
+    const stepStats = schedulerStats && !schedulerStats.sleepStateOnly ? schedulerStats : undefined;
+    logger.record(stepStats, iterationStats ?? (decodeTokens !== 0 ? this.decodeOnly(decodeTokens) : undefined));
   }
 
   /**
@@ -318,6 +329,24 @@ export class OmniStatLogger {
     return entry;
   }
 
+  /** One poll's scheduler stats: the gauges and cache counters every step sets, then whatever else the step carries. */
+  private recordSchedulerStep(engineIdx: number, series: EngineSeries, stats: SchedulerStats): void {
+    this.recordScheduler(series, stats);
+    // Absent from most steps: kept out of line, so that V8 inlines the path every step takes.
+    if (stats.kvOffloadStats || stats.simpleKvOffloadStats) this.recordOffloadConnectors(engineIdx, series, stats);
+    if (
+      stats.connectorPrefixCacheStats ||
+      stats.mmCacheStats ||
+      stats.specDecodingStats ||
+      stats.kvConnectorStats ||
+      stats.kvCacheEvictionEvents.length !== 0 ||
+      stats.perfStats ||
+      stats.sleepState ||
+      this.options.features?.lora
+    )
+      this.recordSchedulerFeatures(series, stats);
+  }
+
   private recordScheduler(series: EngineSeries, stats: SchedulerStats): void {
     // A sleep-state-only update is telemetry, not a scheduler step: its zero counts must not overwrite the gauges.
     if (stats.sleepStateOnly) {
@@ -338,6 +367,11 @@ export class OmniStatLogger {
       series.gpuPrefixCacheQueries.record(prefix.queries);
       series.gpuPrefixCacheHits.record(prefix.hits);
     }
+  }
+
+  /** The scheduler stats of optional features (connectors, caches, speculative decoding, LoRA, sleep…). */
+  private recordSchedulerFeatures(series: EngineSeries, stats: SchedulerStats): void {
+    if (stats.sleepStateOnly) return;
     if (stats.connectorPrefixCacheStats) {
       series.externalPrefixCacheQueries.record(stats.connectorPrefixCacheStats.queries);
       series.externalPrefixCacheHits.record(stats.connectorPrefixCacheStats.hits);
