@@ -10,7 +10,7 @@ import type { PerRequestContender } from './per-request-setup';
  * Instructions per request, counted by valgrind's cachegrind: a figure a noisy machine cannot
  * move, where the per-request times swing by 2× between runs. Each contender runs twice in its own
  * process under a deterministic V8 (`--predictable`: compilation and collection on the main
- * thread, a fixed collection schedule, fixed seeds), once with `few` and once with `many` requests;
+ * thread, fixed seeds, collections on a schedule set by allocation), once with `few` and once with `many` requests;
  * the difference over the extra requests is one request's instructions, start-up cancelled out.
  *
  * The window is the steady state of a serving process. A function that runs a few times per
@@ -18,8 +18,9 @@ import type { PerRequestContender } from './per-request-setup';
  * only after hundreds or thousands of requests; counted over requests 41–240, that compilation,
  * the same kind of work for every contender, made up most of each one's count.
  *
- * The figure is the program's share (`instruction-kinds.ts`), with a 64 MB young generation: a
- * major collection inside the window, or not, moved a whole count by more than the code did.
+ * The figure is the program's share (`instruction-kinds.ts`), with a 64 MB young generation
+ * (`PER_REQUEST_SCHEDULE`): a major collection inside the window, or not, moved a whole count by
+ * more than the code did.
  * What the contenders allocate is measured on its own (section 8).
  */
 export const COUNTED_CONTENDERS = ['host', 'ours', 'floor'] as const satisfies readonly PerRequestContender[];
@@ -49,10 +50,17 @@ export function valgrindAvailable(): boolean {
 }
 
 /**
- * A young generation large enough that a window of requests holds no major collection: one of
- * those, or not, moved a per-request count by more than any change to the code.
+ * The collection schedule of the per-request counts: a 64 MB young generation, so that a window of
+ * requests holds one young-generation collection or two and no major one as a rule, on a schedule
+ * set by allocation alone (no memory reducer, which runs on timers). `--predictable-gc-schedule`,
+ * used elsewhere, fixes the young generation at 4 MB whatever the flags say: with it, the marking
+ * of a major collection fell inside or outside the window from run to run, and two runs of one
+ * tree differed by 1.5 %; with this schedule they agree within 0.2 %.
  */
-const YOUNG_GENERATION_64_MB = ['--min-semi-space-size=64', '--max-semi-space-size=64'];
+const PER_REQUEST_SCHEDULE = ['--min-semi-space-size=64', '--max-semi-space-size=64', '--no-memory-reducer'];
+
+/** Heap growth and idle collections on a fixed schedule, not on timers: else counts move by ±6%. */
+const PREDICTABLE_SCHEDULE = ['--predictable-gc-schedule'];
 
 /** Counts the per-request contenders of the tree at `root` (its own bench and built package). */
 export async function countInstructions(root: string): Promise<InstructionCounts> {
@@ -67,7 +75,7 @@ export async function countInstructions(root: string): Promise<InstructionCounts
   for (const contender of ['direct', 'idle-wrapper'] as const) {
     // The calls a record-path contender makes to warm up: its other calls are the same in both runs.
     const run = async (polls: number): Promise<number> =>
-      (await instructionsOf(root, 'record-path.ts', { contender, polls, blocks: 0 }, ['--expose-gc'])).total;
+      (await instructionsOf(root, 'record-path.ts', { contender, polls, blocks: 0 }, [...PREDICTABLE_SCHEDULE, '--expose-gc'])).total;
     perCall[contender] = await perUnit(run, 200_000, 1_200_000);
   }
   return {
@@ -87,7 +95,7 @@ export async function countInstructionKinds(root: string, tokens: number, few = 
   const kinds = {} as Record<CountedContender, InstructionKinds>;
   for (const contender of COUNTED_CONTENDERS) {
     const run = (requests: number): Promise<InstructionKinds> =>
-      instructionsOf(root, 'per-request.ts', { contender, requests, blocks: 0, tokens }, YOUNG_GENERATION_64_MB);
+      instructionsOf(root, 'per-request.ts', { contender, requests, blocks: 0, tokens }, PER_REQUEST_SCHEDULE);
     const [low, high] = await Promise.all([run(few), run(many)]);
     const per = (key: keyof InstructionKinds): number => (high[key] - low[key]) / (many - few);
     kinds[contender] = { total: per('total'), collector: per('collector'), compiler: per('compiler'), program: per('program') };
@@ -125,8 +133,8 @@ export async function instructionSection(): Promise<InstructionCounts | undefine
   return counts;
 }
 
-/** The instructions of one contender process (`bench/contenders/<file>`) run with `params`, by kind. */
-async function instructionsOf(root: string, file: string, params: object, nodeFlags: readonly string[] = []): Promise<InstructionKinds> {
+/** The instructions of one contender process (`bench/contenders/<file>`) run with `params` and `nodeFlags`, by kind. */
+async function instructionsOf(root: string, file: string, params: object, nodeFlags: readonly string[] = PREDICTABLE_SCHEDULE): Promise<InstructionKinds> {
   const dir = mkdtempSync(join(tmpdir(), 'omni-cachegrind-'));
   const out = join(dir, 'cachegrind.out');
   const args = [
@@ -137,8 +145,6 @@ async function instructionsOf(root: string, file: string, params: object, nodeFl
     `--cachegrind-out-file=${out}`,
     process.execPath,
     '--predictable',
-    // Heap growth and idle collections on a fixed schedule, not on timers: else counts move by ±6%.
-    '--predictable-gc-schedule',
     '--hash-seed=1',
     '--random-seed=1',
     ...nodeFlags,
