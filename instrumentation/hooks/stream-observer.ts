@@ -63,7 +63,7 @@ class IteratorWatch {
 
   constructor(
     private readonly guard: TelemetryGuard,
-    readonly callbacks: StreamCallbacks,
+    private readonly callbacks: StreamCallbacks,
     /** Held here so that it lives as long as the iterator's shadows. */
     readonly lifetime: StreamLifetime,
   ) {

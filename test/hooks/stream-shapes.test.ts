@@ -83,6 +83,17 @@ describe('hooks and the shapes a generate stream may have', () => {
     });
   }
 
+  it('an iterator that refuses one of the hooks keeps its own methods exactly as it had them', async () => {
+    const own = Object.assign(handWritten(), { throw: async () => ({ done: true as const, value: undefined }) });
+    const before = Object.getOwnPropertyDescriptors(own);
+    const stream = new Proxy(own, { defineProperty: (target, name, descriptor) => name !== 'throw' && Reflect.defineProperty(target, name, descriptor) });
+    const { hooked, tracked } = await run(() => stream);
+    assert.equal(hooked, stream, 'the very same object');
+    assert.deepEqual(Object.getOwnPropertyDescriptors(own), before, 'next and return were shadowed, then put back as they were');
+    assert.equal(tracked(), 0);
+    assert.deepEqual(await consume(hooked), [FINAL]);
+  });
+
   it('an iterable whose iterator refuses the hooks: tracking ends when it is handed out, uncounted', async () => {
     const iterable = { [Symbol.asyncIterator]: () => Object.freeze(outputs()) };
     const { hooked, tracked } = await run(() => iterable);

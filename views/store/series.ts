@@ -146,9 +146,8 @@ export class GaugeSeries extends StoredSeries {
  * ±∞ are not.
  */
 export class HistogramSeries extends StoredSeries {
-  /** Where this series' count and sum are in `cells`. */
+  /** Where this series' count is in `cells`; its sum is the next cell. */
   private readonly countAt: number;
-  private readonly sumAt: number;
 
   constructor(
     owner: SeriesOwner,
@@ -163,7 +162,6 @@ export class HistogramSeries extends StoredSeries {
   ) {
     super(owner, plain, created, attributes);
     this.countAt = offset + owner.bounds.length + 1;
-    this.sumAt = this.countAt + 1;
   }
 
   record(value: number): void {
@@ -175,13 +173,14 @@ export class HistogramSeries extends StoredSeries {
     // `typeof` first: a Symbol or BigInt from an untyped caller must not reach the arithmetic.
     if (typeof value !== 'number') return this.refuse(value);
     const cells = this.cells;
-    const sum = cells[this.sumAt] + value;
+    const countAt = this.countAt;
+    const sum = cells[countAt + 1] + value;
     // Not finite, or a sum that would no longer be.
     if (sum - sum !== 0) return this.refuse(value);
     const bucket = bucketIndex(this.owner.bounds, value);
     cells[this.offset + bucket]++;
-    cells[this.countAt]++;
-    cells[this.sumAt] = sum;
+    cells[countAt]++;
+    cells[countAt + 1] = sum;
     return bucket;
   }
 
@@ -197,7 +196,7 @@ export class HistogramSeries extends StoredSeries {
   }
 
   get sum(): number {
-    return this.cells[this.sumAt];
+    return this.cells[this.countAt + 1];
   }
 
   /** The count of bucket `i` (not cumulative); `bounds.length` is `+Inf`'s. */
