@@ -62,9 +62,20 @@ export class ResultFollower<V> {
     };
   }
 
-  /** `plain`: the caller knows `result` is a plain native promise (what an async generator's own `next` returns). */
+  /**
+   * `plain`: the caller expects `result` to be a plain native promise (what an async generator's
+   * own `next` returns), so it is not inspected; should it be anything else after all (the
+   * intrinsic `next` replaced before this module loaded), it is followed as below.
+   */
   follow<R>(result: R, plain: boolean): R {
-    if (plain || isPlainPromise(result)) return promiseThen.call(result, this.passValue, this.passReason) as R;
+    if (plain) {
+      try {
+        return promiseThen.call(result, this.passValue, this.passReason) as R;
+      } catch {
+        // Not a native promise: `then` refused its receiver before reacting to anything.
+      }
+    }
+    if (isPlainPromise(result)) return promiseThen.call(result, this.passValue, this.passReason) as R;
     if (isThenable(result)) {
       try {
         result.then(this.onValue as (value: unknown) => void, this.onReason);
