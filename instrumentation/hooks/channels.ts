@@ -98,7 +98,7 @@ export function subscribeChannels(feed: HandleFeed): () => void {
     },
     realtimeSessionOpened: (m) => observer().realtime.sessionOpened(m),
     realtimeSessionClosed: (m) => observer().realtime.sessionClosed(m.sessionId),
-    realtimeAudioAppended: (m) => observer().realtime.audioAppended(m.batch),
+    realtimeAudioAppended: (m) => observer().realtime.audioAppended(m.sessionId, m.batch),
     realtimeVadError: (m) => observer().realtime.appendFailed(m),
   };
   const subscriptions = (Object.keys(OMNI_CHANNELS) as Array<keyof OmniChannelMessages>).map((key) => {

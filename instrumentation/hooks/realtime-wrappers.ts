@@ -59,6 +59,8 @@ export const appendRealtimeAudioWrapper: WrapperFactory = (original, patch) =>
     const feeds = patch.listeners;
     // eslint-disable-next-line prefer-rest-params
     if (feeds === NO_LISTENERS) return Reflect.apply(original, this, arguments) as unknown;
+    // eslint-disable-next-line prefer-rest-params
+    const sessionId: unknown = arguments[0];
     const failed = (error: unknown): void => each(feeds, 'appendRealtimeAudio', (feed) => feed.observer.realtime.appendFailed(error));
     let result: unknown;
     try {
@@ -70,7 +72,7 @@ export const appendRealtimeAudioWrapper: WrapperFactory = (original, patch) =>
     }
     return followResult(
       result,
-      (batch) => each(feeds, 'appendRealtimeAudio', (feed) => feed.observer.realtime.audioAppended(batch as ServerVadBatch | undefined)),
+      (batch) => each(feeds, 'appendRealtimeAudio', (feed) => feed.observer.realtime.audioAppended(sessionId, batch as ServerVadBatch | undefined)),
       failed,
     );
   };

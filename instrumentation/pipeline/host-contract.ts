@@ -242,8 +242,9 @@ export interface ServerVadBatch {
 /**
  * Realtime audio sessions with server-side VAD, on the serving class next to `generate` (each
  * method optional). A session counts as active from `openRealtimeSession` with `server_vad` to its
- * `closeRealtimeSession`; each `appendRealtimeAudio` reports its batch's inference time and every
- * committed endpoint's delay. An append that throws or rejects counts one VAD error, with the
+ * `closeRealtimeSession`; each `appendRealtimeAudio` to such a session reports its batch's inference
+ * time and the delay of every frame that stopped speech (`speechStopped`); appends to other sessions
+ * are not observed. An append that throws or rejects counts one VAD error, with the
  * reason its error carries in a string `reason` property (`input_overflow`, …), else `error`.
  */
 export interface OmniRealtimeLike {

@@ -33,13 +33,19 @@ export class RealtimeVadObserver {
     if (typeof sessionId === 'string' && this.open.delete(sessionId)) this.recorders.realtimeVad.sessionFinished();
   }
 
-  /** One appended batch: its inference time, and the delay of every endpoint it committed. */
-  audioAppended(batch: ServerVadBatch | undefined): void {
-    if (batch === undefined || batch === null) return;
+  /**
+   * One batch appended to a session: its inference time, and the delay of every endpoint it
+   * committed. Only a session opened with `server_vad` has a detector to time, so an append to any
+   * other session is not observed; an endpoint delay counts only on a frame that stopped speech.
+   */
+  audioAppended(sessionId: unknown, batch: ServerVadBatch | undefined): void {
+    if (batch === undefined || batch === null || typeof sessionId !== 'string' || !this.open.has(sessionId)) return;
     const vad = this.recorders.realtimeVad;
     vad.observeInference(batch.inferenceMs);
     for (const frame of batch.frames ?? []) {
-      const delay = frame?.decision?.endpointDelayMs;
+      const decision = frame?.decision;
+      if (decision?.speechStopped !== true) continue;
+      const delay = decision.endpointDelayMs;
       if (typeof delay === 'number') vad.observeEndpointDelay(delay);
     }
   }

@@ -83,6 +83,7 @@ describe('hooks: realtime server-side VAD (vllm-omni metrics/realtime.py)', () =
 
   it('records each batch’s inference time and each committed endpoint’s delay, milliseconds to seconds (`latency_ms / 1000`)', async () => {
     const serving = new RealtimeServing();
+    serving.openRealtimeSession({ sessionId: 'a', turnDetection: { type: 'server_vad' } });
     serving.appendRealtimeAudio('a', batch(12.5));
     serving.appendRealtimeAudio('a', batch(4, 512, null));
     const resolved = await serving.appendRealtimeAudio('a', Promise.resolve(batch(250, 1500)));
@@ -90,6 +91,46 @@ describe('hooks: realtime server-side VAD (vllm-omni metrics/realtime.py)', () =
     const text = await metrics.metricsText();
     assertHistogram(text, INFERENCE, M, SECONDS_FAST_BUCKETS, [0.0125, 0.004, 0.25]);
     assertHistogram(text, ENDPOINT, M, SECONDS_FAST_BUCKETS, [0.512, 1.5]);
+  });
+
+  // vllm-omni entrypoints/duplex/session_runner.py: the batch is timed inside `if server_vad_config is not None:`,
+  // after `pipeline = self._server_vad_pipelines.get(session.session_id)` found one:
+  // `self._realtime_vad_metrics.observe_inference(vad_batch.inference_ms)`.
+  it('session_runner.py observes only sessions with a server-VAD pipeline: an append to a session opened without `server_vad`, never opened, or closed records nothing', async () => {
+    const serving = new RealtimeServing();
+    serving.openRealtimeSession({ sessionId: 'client-turns', turnDetection: null });
+    serving.openRealtimeSession({ sessionId: 'vad', turnDetection: { type: 'server_vad' } });
+    serving.appendRealtimeAudio('client-turns', batch(7, 300));
+    serving.appendRealtimeAudio('never-opened', batch(9, 400));
+    serving.appendRealtimeAudio('vad', batch(20, 640));
+    serving.closeRealtimeSession('vad');
+    await serving.appendRealtimeAudio('vad', Promise.resolve(batch(30, 700)));
+    diagnosticsChannel.channel(OMNI_CHANNELS.realtimeAudioAppended).publish({ sessionId: 'client-turns', batch: batch(11, 500) });
+    const text = await metrics.metricsText();
+    assertHistogram(text, INFERENCE, M, SECONDS_FAST_BUCKETS, [0.02]);
+    assertHistogram(text, ENDPOINT, M, SECONDS_FAST_BUCKETS, [0.64]);
+  });
+
+  // vllm-omni entrypoints/duplex/session_runner.py, per frame:
+  // `if decision.speech_stopped:` … `if decision.endpoint_delay_ms is not None:`
+  // `self._realtime_vad_metrics.observe_endpoint_delay(decision.endpoint_delay_ms)`.
+  it('session_runner.py observes an endpoint delay only inside `if decision.speech_stopped:`', async () => {
+    const serving = new RealtimeServing();
+    serving.openRealtimeSession({ sessionId: 'a', turnDetection: { type: 'server_vad' } });
+    serving.appendRealtimeAudio('a', {
+      inferenceMs: 3,
+      frames: [
+        { decision: { speechStarted: true, endpointDelayMs: 100 } },
+        { decision: { speechStopped: false, endpointDelayMs: 200 } },
+        { decision: { endpointDelayMs: 250 } },
+        { decision: { speechStopped: true, endpointDelayMs: 480 } },
+        { decision: { speechStopped: true, endpointDelayMs: null } },
+        { decision: { speechStopped: true } },
+      ],
+    });
+    const text = await metrics.metricsText();
+    assertHistogram(text, INFERENCE, M, SECONDS_FAST_BUCKETS, [0.003]);
+    assertHistogram(text, ENDPOINT, M, SECONDS_FAST_BUCKETS, [0.48]);
   });
 
   it('an append that throws or rejects counts one error by the reason it carries (else `error`), and reaches the host unchanged', async () => {
