@@ -30,6 +30,10 @@ export const NIXL_POST_TIME_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.075, 0
 export const NIXL_BYTES_BUCKETS: readonly number[] = Array.from({ length: 12 }, (_, k) => 2 ** (11 + 2 * k));
 /** `TRANSFER_SIZE_BUCKETS` of vLLM's offloading connector (`kv_connector/v1/offloading/metrics.py`), bytes. */
 export const KV_OFFLOAD_TRANSFER_SIZE_BUCKETS = [1e6, 5e6, 10e6, 20e6, 40e6, 60e6, 80e6, 100e6, 150e6, 200e6] as const;
+/** The offloading connector's lookup-call histogram (`LOOKUP_SYNC_DELAY` in `offloading/metrics.py`), seconds. */
+export const KV_OFFLOAD_LOOKUP_SYNC_DELAY_BUCKETS = [0.00001, 0.00005, 0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1] as const;
+/** The offloading connector's deferred-lookup histogram (`LOOKUP_ASYNC_DELAY` in `offloading/metrics.py`), seconds. */
+export const KV_OFFLOAD_LOOKUP_ASYNC_DELAY_BUCKETS = [0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10] as const;
 export const NIXL_NUM_DESCRIPTORS_BUCKETS = [10, 20, 30, 50, 75, 100, 200, 400, 1000, 2000, 4000, 10000, 20000, 50000] as const;
 
 /**

@@ -13,10 +13,24 @@ export const KV_OFFLOAD_TRANSFER_TYPES = ['CPU_to_GPU', 'GPU_to_CPU'] as const;
 type TransferType = (typeof KV_OFFLOAD_TRANSFER_TYPES)[number];
 
 /**
- * Engine-only families vLLM creates on an engine's first report rather than at start
- * (SimpleCPUOffloadPromMetrics binds its children in `observe`): the recorder binds them then.
+ * Engine-only families vLLM creates on an engine's first report that carries them rather than at
+ * start (the offloading connectors bind a child on its first payload entry): the recorder binds
+ * them then.
  */
-const BOUND_ON_FIRST_REPORT = ['simpleKvOffloadUsedBlocks', 'simpleKvOffloadPendingStoreBlocks'] as const;
+const BOUND_ON_FIRST_REPORT = [
+  'kvOffloadLoadBytes',
+  'kvOffloadLoadTime',
+  'kvOffloadLoadSize',
+  'kvOffloadStoreBytes',
+  'kvOffloadStoreTime',
+  'kvOffloadStoreSize',
+  'kvOffloadLookupSyncDelay',
+  'kvOffloadLookupAsyncDelay',
+  'kvOffloadAllocationFailure',
+  'kvOffloadStoresSkipped',
+  'simpleKvOffloadUsedBlocks',
+  'simpleKvOffloadPendingStoreBlocks',
+] as const;
 type BoundOnFirstReport = (typeof BOUND_ON_FIRST_REPORT)[number];
 
 /** Upstream families labelled by `model_name` and the engine alone: one series per engine. */

@@ -262,8 +262,8 @@ export class OmniStatLogger {
   }
 
   private recordOffloadConnectors(engineIdx: number, series: EngineSeries, stats: SchedulerStats): void {
-    if (stats.kvOffloadStats) recordKvOffload(series, stats.kvOffloadStats);
-    const engine = stats.simpleKvOffloadStats ? this.options.stageReplicaMap.lookup(engineIdx) : undefined;
+    const engine = this.options.stageReplicaMap.lookup(engineIdx);
+    if (engine && stats.kvOffloadStats) recordKvOffload(this.store, this.options.modelName, engine, series, stats.kvOffloadStats);
     if (engine && stats.simpleKvOffloadStats) recordSimpleKvOffload(this.store, this.options.modelName, engine, stats.simpleKvOffloadStats);
   }
 

@@ -121,7 +121,8 @@ export interface NixlKvConnectorStats {
 /**
  * The stats payload of vLLM's OffloadingConnector since the last scheduler step: counter
  * increments (bytes, seconds) and one size observation per transfer, in bytes. A missing field
- * records nothing.
+ * (or an empty list) is no payload entry: it records nothing, and its series appears with the
+ * engine's first entry, as vLLM creates it.
  */
 export interface KvOffloadStats {
   loadBytes?: number;
@@ -130,6 +131,12 @@ export interface KvOffloadStats {
   storeBytes?: number;
   storeTime?: number;
   storeSize?: readonly number[];
+  /** Seconds spent in each offload lookup call of the step (`kv_offload_lookup_sync_delay_seconds`). */
+  lookupSyncDelaySeconds?: readonly number[];
+  /** Seconds from a request's lookup first deferring to the next lookup resolving, or the request finishing. */
+  lookupAsyncDelaySeconds?: readonly number[];
+  /** Store allocation attempts that failed (`kv_offload_allocation_failure`). */
+  allocationFailures?: number;
   /** Stores skipped because the reuse threshold was not reached (`store_threshold` >= 2). */
   storesSkipped?: number;
   /**

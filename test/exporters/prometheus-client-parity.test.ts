@@ -279,10 +279,12 @@ describe('exposition parity with prometheus_client for the vLLM 0.32 families', 
     [2, 20],
     [2, 21],
   ];
+  // Engine 1 never reports: it has no flat series, only the deprecated transfer_type ones.
   const OFFLOADING: Array<[number, OffloadPayload]> = [
     [0, { load_bytes: 1e6, load_time: 0.1, load_size: [1e6], store_bytes: 3e6, store_time: 0.2, store_size: [1e6, 2e6], stores_skipped: 2 }],
-    [0, { load_bytes: 2.5e8, load_time: 0.2, load_size: [2.5e8] }], // above the last bound; 0.1 + 0.2 seconds
-    [2, { store_bytes: 4096, store_time: 0.000125, store_size: [4096], stores_skipped: 0 }],
+    [0, { load_bytes: 2.5e8, load_time: 0.2, load_size: [2.5e8], lookup_sync_delay: [0.00002, 0.3], allocation_failure: 1 }], // above the last bound; 0.1 + 0.2 seconds
+    [2, { store_bytes: 4096, store_time: 0.000125, store_size: [4096], stores_skipped: 0, lookup_async_delay: [0.02, 12] }],
+    [2, { lookup_sync_delay: [0.004], allocation_failure: 0 }],
   ];
   const SIMPLE_TYPES = {
     'vllm:simple_kv_offload_save_outcomes_total': 'counter',
@@ -316,7 +318,12 @@ describe('exposition parity with prometheus_client for the vLLM 0.32 families', 
       {
         types: SIMPLE_TYPES,
         data: {
+          // Increments of zero: vLLM's get_stats never reports them, so no series appears.
           'vllm:simple_kv_offload_save_outcomes_total': [[['stored'], 0]],
+          'vllm:simple_kv_offload_load_blocks_total': [
+            [['issued'], 0],
+            [['completed'], 1],
+          ],
           'vllm:simple_kv_offload_used_blocks': [[[], 7]],
         },
       },
@@ -355,8 +362,11 @@ describe('exposition parity with prometheus_client for the vLLM 0.32 families', 
         storeTime: scalar(data.store_time),
         storeSize: list(data.store_size),
         storesSkipped: scalar(data.stores_skipped),
+        lookupSyncDelaySeconds: list(data.lookup_sync_delay),
+        lookupAsyncDelaySeconds: list(data.lookup_async_delay),
+        allocationFailures: scalar(data.allocation_failure),
       };
-      recordKvOffload(series[engine] as EngineSeries, stats);
+      recordKvOffload(store, M, ENGINES[engine] as StageReplica, series[engine] as EngineSeries, stats);
     }
     for (const [engine, payload] of SIMPLE) {
       const { data } = payload;

@@ -35,7 +35,18 @@ async function exposition(features: OmniMetricsOptions['features']): Promise<str
     const logger = handle.statLogger as OmniStatLogger;
     logger.record(
       createSchedulerStats({
-        kvOffloadStats: { loadBytes: 3e6, loadTime: 0.25, loadSize: [3e6], storeBytes: 7e6, storeTime: 0.5, storeSize: [7e6], storesSkipped: 2 },
+        kvOffloadStats: {
+          loadBytes: 3e6,
+          loadTime: 0.25,
+          loadSize: [3e6],
+          storeBytes: 7e6,
+          storeTime: 0.5,
+          storeSize: [7e6],
+          lookupSyncDelaySeconds: [0.0002],
+          lookupAsyncDelaySeconds: [0.2],
+          allocationFailures: 1,
+          storesSkipped: 2,
+        },
         simpleKvOffloadStats: {
           saveOutcomes: { stored: 4 },
           loadBlocks: { issued: 3, completed: 2 },
@@ -115,8 +126,11 @@ describe('vLLM 0.32 families: one generated test each, against upstream facts', 
     assert.ok(text.includes(`vllm:kv_offload_stores_skipped_total{${at}} 2`), 'stores skipped');
     assert.ok(text.includes(`vllm:kv_offload_total_bytes_total{${at},transfer_type="CPU_to_GPU"} 3e+06`), 'deprecated load bytes');
     assert.ok(text.includes(`vllm:kv_offload_total_bytes_total{${at},transfer_type="GPU_to_CPU"} 7e+06`), 'deprecated store bytes');
+    assert.ok(text.includes(`vllm:kv_offload_allocation_failure_total{${at}} 1`), 'allocation failures');
     // vLLM creates every engine's transfer_type children at start: an idle engine shows them at zero.
     assert.ok(text.includes('vllm:kv_offload_total_time_total{model_name="m",replica="0",stage="0",transfer_type="GPU_to_CPU"} 0'), 'idle engine at zero');
+    // The flat families' children are created on an engine's first payload entry: the idle engine has none.
+    assert.ok(!text.includes('vllm:kv_offload_load_bytes_total{model_name="m",replica="0",stage="0"}'), 'no flat series for the idle engine');
   });
 
   it('admission rejections carry model_name and reason only (no stage, no replica)', () => {
