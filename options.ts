@@ -57,11 +57,12 @@ export interface OmniMetricsOptions {
   readonly maxModelLen?: number;
   /** Optional vLLM features whose families are registered only when configured. */
   readonly features?: FeatureOptions;
-  /** Expose deprecated upstream names (vLLM's `--show-hidden-metrics-for-version`). */
+  /** Expose every deprecated upstream name the package knows, including those vLLM has since deleted. */
   readonly showHiddenMetrics?: boolean;
   /**
-   * vLLM's `--show-hidden-metrics-for-version`: shows the hidden (deprecated) families only when
-   * it names the minor release before the matched vLLM (`'0.31'` for vLLM 0.32), as vLLM does.
+   * vLLM's `--show-hidden-metrics-for-version`, by vLLM's rule: only the minor release before the
+   * matched vLLM (`'0.31'` for vLLM 0.32) shows anything, namely the families that release itself
+   * hid. vLLM 0.32 hid none, so this shows none; `showHiddenMetrics: true` shows the older names.
    */
   readonly showHiddenMetricsForVersion?: string;
   /**

@@ -18,7 +18,7 @@ import { tracingRegistered } from './views/store/exemplar-trace';
 import { validateCacheConfig, type CacheConfigInfo } from './instrumentation/recorders/stat-logger';
 import { resolveSelfCheckInterval } from './instrumentation/self-check/self-check-monitor';
 import type { LogSink, OmniMetricsOptions, PrometheusOptions } from './options';
-import { PEP440_VERSION, showsHiddenMetricsFor, vllmHistogramBuckets } from './views/vllm-histogram-buckets';
+import { PEP440_VERSION, vllmHistogramBuckets } from './views/vllm-histogram-buckets';
 import { KV_CONNECTOR_KINDS, resolveCatalog, type FeatureOptions, type ResolvedCatalog } from './views/catalog';
 import { loadMetricsConfig } from './views/metrics-config';
 import { PIPELINE_PREFIXES } from './views/names';
@@ -210,8 +210,8 @@ export function resolveOmniSettings(options: OmniMetricsOptions, env: NodeJS.Pro
     prefix: options.prefix,
     maxModelLen: options.maxModelLen,
     features: options.features,
-    showHiddenMetrics:
-      options.showHiddenMetrics === true || (options.showHiddenMetricsForVersion !== undefined && showsHiddenMetricsFor(options.showHiddenMetricsForVersion)),
+    showHiddenMetrics: options.showHiddenMetrics === true,
+    showHiddenMetricsForVersion: options.showHiddenMetricsForVersion,
     buckets: { ...config?.buckets, ...customBuckets },
     customFamilies: config?.customFamilies,
     processMetrics: options.processMetrics !== false,

@@ -1,4 +1,5 @@
 import { build125Buckets } from './buckets';
+import { shownForHiddenVersion } from './hidden-metrics';
 import type { FamilyDefinition, FamilyGroup, FamilyType } from './family-definition';
 import { DEFAULT_PIPELINE_PREFIX, exposedName, instrumentNameFor, otelNameFor, PIPELINE_PREFIXES, type PipelinePrefix } from './names';
 import { PIPELINE_FAMILIES, type PipelineFamilyKey } from './pipeline-families';
@@ -42,8 +43,10 @@ export interface CatalogOptions {
   /** Drives the 1-2-5 token buckets, as vLLM's `max_model_len` does. Default 4096. */
   readonly maxModelLen?: number;
   readonly features?: FeatureOptions;
-  /** Deprecated upstream names (vLLM's `--show-hidden-metrics-for-version`). */
+  /** Every deprecated upstream name the package knows, whichever vLLM release deleted it. */
   readonly showHiddenMetrics?: boolean;
+  /** vLLM's `--show-hidden-metrics-for-version`: the hidden families the matched vLLM release still prints for it. */
+  readonly showHiddenMetricsForVersion?: string;
   /** Bucket overrides by exposed family name (histograms only). */
   readonly buckets?: Readonly<Record<string, readonly number[]>>;
   /** Extra families, already validated (see `loadMetricsConfig`). */
@@ -120,8 +123,9 @@ export function resolveCatalog(options: CatalogOptions = {}): ResolvedCatalog {
   const requestLabels = options.requestLabels ?? [];
   const labelledKeys = new Set<FamilyKey>(requestLabels.length === 0 ? [] : REQUEST_LABEL_FAMILIES.map((key) => `pipeline.${key}` as const));
 
+  const hiddenFor = options.logStats ? options.showHiddenMetricsForVersion : undefined;
   const add = (key: FamilyKey, namePrefix: string, def: FamilyDefinition): void => {
-    if (!enabled.has(def.group)) return;
+    if (!enabled.has(def.group) && !(def.group === 'hidden' && hiddenFor !== undefined && shownForHiddenVersion(def, hiddenFor))) return;
     const labelled = labelledKeys.has(key);
     const name = exposedName(namePrefix, def.baseName, def.type);
     const instrumentName = instrumentNameFor(namePrefix, def.baseName);

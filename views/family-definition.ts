@@ -15,7 +15,8 @@ export type DerivedBuckets = 'request_tokens';
  * - `pipeline`: the `vllm:omni_*` families; declared even with `logStats` off (their recorders no-op).
  * - `core`: upstream families vLLM always registers; only with `logStats` on.
  * - the rest: upstream families vLLM registers only when the feature is configured.
- * - `hidden`: deprecated upstream names, only with `showHiddenMetrics`.
+ * - `hidden`: deprecated upstream names, only with `showHiddenMetrics` (or, as vLLM decides it,
+ *   `showHiddenMetricsForVersion`).
  * - `process`: the process and Node.js runtime families, only with `processMetrics`.
  */
 export type FamilyGroup =
@@ -58,6 +59,11 @@ export interface FamilyDefinition {
   readonly eager?: boolean;
   /** Deprecated upstream name: the family that replaces it. */
   readonly deprecatedFor?: string;
+  /**
+   * Hidden upstream family: the vLLM minor release (`'0.12'`) whose code prints it only with
+   * `--show-hidden-metrics-for-version` naming the release before; the next release deleted it.
+   */
+  readonly hiddenIn?: string;
   /** A counter or histogram the upstream client builds without a creation time: it prints no `_created`. */
   readonly omitCreated?: boolean;
 }

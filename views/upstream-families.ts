@@ -646,6 +646,7 @@ export const UPSTREAM_FAMILIES = {
     labels: ['model_name', 'engine'],
     unit: '1',
     group: 'hidden',
+    hiddenIn: '0.11',
     deprecatedFor: 'vllm:kv_cache_usage_perc',
   },
   gpuPrefixCacheQueries: {
@@ -655,6 +656,7 @@ export const UPSTREAM_FAMILIES = {
     labels: ['model_name', 'engine'],
     unit: '{token}',
     group: 'hidden',
+    hiddenIn: '0.11',
     deprecatedFor: 'vllm:prefix_cache_queries',
   },
   gpuPrefixCacheHits: {
@@ -664,6 +666,7 @@ export const UPSTREAM_FAMILIES = {
     labels: ['model_name', 'engine'],
     unit: '{token}',
     group: 'hidden',
+    hiddenIn: '0.11',
     deprecatedFor: 'vllm:prefix_cache_hits',
   },
   timePerOutputTokenSeconds: {
@@ -674,6 +677,7 @@ export const UPSTREAM_FAMILIES = {
     buckets: INTER_TOKEN_LATENCY_BUCKETS,
     unit: 's',
     group: 'hidden',
+    hiddenIn: '0.12',
     deprecatedFor: 'vllm:inter_token_latency_seconds',
   },
 } as const satisfies Record<string, FamilyDefinition>;

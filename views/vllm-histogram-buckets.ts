@@ -74,16 +74,5 @@ function pyRepr(text: string): string {
   return `'${text.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 }
 
-/** The vLLM release whose metrics the catalog matches; `--show-hidden-metrics-for-version` is judged against it. */
-export const MATCHED_VLLM_VERSION = { major: 0, minor: 32 } as const;
-
-/**
- * vLLM's `show_hidden_metrics`: true only when the given version is the previous minor release
- * of the running one (`version._prev_minor_version_was`), here of the matched vLLM version.
- */
-export function showsHiddenMetricsFor(version: string): boolean {
-  return version === `${MATCHED_VLLM_VERSION.major}.${MATCHED_VLLM_VERSION.minor - 1}`;
-}
-
 /** A version string `packaging.version.parse` accepts (PEP 440, public part). */
 export const PEP440_VERSION = /^v?\d+(\.\d+)*((a|b|rc)\d+)?(\.post\d+)?(\.dev\d+)?(\+[a-z0-9.]+)?$/i;

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { registerOmniMetrics } from '../../register';
 import { OmniOptionError } from '../../views/option-checks';
-import { showsHiddenMetricsFor, vllmHistogramBuckets } from '../../views/vllm-histogram-buckets';
+import { vllmHistogramBuckets } from '../../views/vllm-histogram-buckets';
 
 const fail = (problem: string): never => {
   throw new Error(problem);
@@ -54,40 +54,6 @@ describe("vLLM's --custom-histogram-buckets JSON", () => {
     await assert.rejects(
       registerOmniMetrics({ modelName: 'm', stagePools: [1], prometheus: false, customHistogramBuckets: { bogus: [1] } }),
       (error: unknown) => error instanceof OmniOptionError && error.option === 'customHistogramBuckets',
-    );
-  });
-});
-
-describe("vLLM's --show-hidden-metrics-for-version", () => {
-  it('shows hidden families only for the minor release before the matched vLLM 0.32 (version._prev_minor_version_was)', () => {
-    assert.equal(showsHiddenMetricsFor('0.31'), true);
-    assert.equal(showsHiddenMetricsFor('0.30'), false);
-    assert.equal(showsHiddenMetricsFor('0.32'), false);
-    assert.equal(showsHiddenMetricsFor('0.31.0'), false, 'vLLM compares the string, not the parsed version');
-  });
-
-  it('gates the hidden group as vLLM gates it, and refuses a string that is not a version', async () => {
-    for (const [version, shown] of [
-      ['0.31', true],
-      ['0.11', false],
-    ] as const) {
-      const handle = await registerOmniMetrics({
-        modelName: 'm',
-        stagePools: [1],
-        logStats: true,
-        prometheus: false,
-        logIntervalSeconds: 0,
-        showHiddenMetricsForVersion: version,
-      });
-      try {
-        assert.equal(handle.catalog.byName('vllm:gpu_cache_usage_perc') !== undefined, shown, version);
-      } finally {
-        await handle.shutdown();
-      }
-    }
-    await assert.rejects(
-      registerOmniMetrics({ modelName: 'm', stagePools: [1], prometheus: false, showHiddenMetricsForVersion: 'latest' }),
-      (error: unknown) => error instanceof OmniOptionError && error.option === 'showHiddenMetricsForVersion',
     );
   });
 });
