@@ -477,6 +477,8 @@ export const UPSTREAM_FAMILIES = {
     baseName: 'admission_rejections',
     type: 'counter',
     help: 'Number of admission attempts rejected',
+    // No upstream code to compare with yet: HELP from the vLLM v0.32.0 metrics docs table, labels
+    // from vLLM #55812; to be matched to the code when it lands.
     // Counted by the frontend before any engine sees the request: no `engine` label. Registered
     // with the other stat-logger families whether or not a queue cap is configured (vLLM lists
     // it among the families a server started without admission flags must expose); a reason's

@@ -42,6 +42,26 @@ describe('prometheus.exposition: negotiate (default) or text, as vLLM answers', 
     assert.equal((await httpGet(url)).headers['content-type'], TEXT_CONTENT_TYPE);
   });
 
+  // prometheus_client >= 0.23 (client_python #1177, prometheus_client/openmetrics/exposition.py):
+  // with no `escaping=` it prints `# TYPE sglang:token_usage gauge` then `sglang_token_usage 42.0`,
+  // so a Prometheus 2.x stores the series under the underscore name. Ours keeps the colon.
+  it("OpenMetrics for Prometheus 2.x's Accept (no `escaping=`): every sample keeps the colons of its `# TYPE` name", async () => {
+    const handle = await served();
+    const scraped = await httpGet(handle.prometheusServer?.url as string, { Accept: PROMETHEUS_ACCEPT });
+    assert.equal(scraped.headers['content-type'], OPENMETRICS_CONTENT_TYPE);
+    let family = '';
+    let samples = 0;
+    for (const line of scraped.body.split('\n')) {
+      if (line.startsWith('# TYPE ')) family = line.split(' ')[2] as string;
+      if (line === '' || line.startsWith('#')) continue;
+      const name = /^[^{ ]+/.exec(line)?.[0] ?? '';
+      assert.ok(name.startsWith(family) && family !== '', `${name} belongs to # TYPE ${family}`);
+      samples += 1;
+    }
+    assert.ok(scraped.body.includes('\nvllm:omni_requests_success_total{finished_reason="stop",model_name="m"} 1.0\n'), 'a colon-named counter sample');
+    assert.ok(samples > 50, `${samples} samples checked`);
+  });
+
   it("text: every scrape gets the 0.0.4 text whatever it accepts, the bytes metricsText('text') renders", async () => {
     const handle = await served('text');
     const url = handle.prometheusServer?.url as string;
