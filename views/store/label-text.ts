@@ -1,5 +1,6 @@
 import type { Attributes, AttributeValue } from '@opentelemetry/api';
 import { prometheusLabelName } from '../names';
+import { wellFormedText } from '../well-formed-text';
 
 /**
  * A series' labels as the exposition prints them, rendered once when the series is bound: names
@@ -43,12 +44,16 @@ export function attributeText(value: AttributeValue): string {
   return Array.isArray(value) ? JSON.stringify(value) : String(value);
 }
 
-/** The text format's label value escapes: backslash, double quote, newline. */
+/**
+ * The text format's label value escapes (backslash, double quote, newline), after lone surrogates
+ * become U+FFFD: the rendered text is a series' key, so values that would print alike are one series.
+ */
 export function escapeLabelValue(value: string): string {
-  return value.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
+  return wellFormedText(value).replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
 }
 
-const NEEDS_ESCAPE = /[\\"\n]/;
+/** What `escapeLabelValue` may change; any surrogate, paired or not, takes that path (pairs are rare in label values). */
+const NEEDS_ESCAPE = /[\\"\n\uD800-\uDFFF]/;
 
 /**
  * Label text for one fixed list of label names (a family's): the names are sorted and their
