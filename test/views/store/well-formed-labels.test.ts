@@ -90,7 +90,7 @@ describe('label values are well-formed text before they are a series', function 
     store.bind('upstream.requestSuccess', ['m\uDC00', '0', '0', 'stop']).record(1);
     const info = store.bind('upstream.cacheConfigInfo', ['0', '0'], { cache_dtype: 'a\uD800' });
     assert.equal(store.bind('upstream.cacheConfigInfo', ['0', '0'], { cache_dtype: 'a\uDFFF' }), info);
-    assert.deepEqual(info.attributes, { cache_dtype: 'a\uFFFD', stage: '0', replica: '0' });
+    assert.deepEqual(store.family('upstream.cacheConfigInfo')?.series[0]?.attributes, { cache_dtype: 'a\uFFFD', stage: '0', replica: '0' });
     info.record(1);
     const text = renderStore(store, { format: 'text', createdSeries: false }).toString('utf8');
     assert.equal(sampleValue(text, 'vllm:request_success_total', { model_name: 'm\uFFFD', stage: '0', replica: '0', finished_reason: 'stop' }), 2);
