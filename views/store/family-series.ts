@@ -181,7 +181,7 @@ export class FamilySeries implements SeriesOwner {
 
   private overflowSeries(): StoredSeries {
     if (this.overflow === undefined) {
-      const attributes: Attributes = this.family.labels.includes('model_name') ? { model_name: this.context.modelName } : {};
+      const attributes: Attributes = this.family.labels.includes('model_name') ? { model_name: wellFormedText(this.context.modelName) } : {};
       attributes[OVERFLOW_ATTRIBUTE] = 'true';
       this.overflow = this.create(renderLabelText(Object.freeze(attributes)), attributes);
     }

@@ -44,15 +44,12 @@ export function attributeText(value: AttributeValue): string {
   return Array.isArray(value) ? JSON.stringify(value) : String(value);
 }
 
-/**
- * The text format's label value escapes (backslash, double quote, newline), after lone surrogates
- * become U+FFFD: the rendered text is a series' key, so values that would print alike are one series.
- */
+/** The text format's label value escapes: backslash, double quote, newline. */
 export function escapeLabelValue(value: string): string {
-  return wellFormedText(value).replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
+  return value.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
 }
 
-/** What `escapeLabelValue` may change; any surrogate, paired or not, takes that path (pairs are rare in label values). */
+/** What `render` may change; any surrogate, paired or not, takes that path (pairs are rare in label values). */
 const NEEDS_ESCAPE = /[\\"\n\uD800-\uDFFF]/;
 
 /**
@@ -75,7 +72,7 @@ export class FixedLabelText {
     this.beforeLe = printed.filter(({ name }) => name < 'le').length;
   }
 
-  /** The label text of these values (given in the names' order), as `renderLabelText` renders the same attributes. */
+  /** The label text of these values (given in the names' order), as `renderLabelText` renders the same attributes made well-formed. */
   render(values: readonly string[]): LabelText {
     const count = this.order.length;
     if (count === 0) return { plain: '', leOffset: 0 };
@@ -86,7 +83,8 @@ export class FixedLabelText {
       if (i === this.beforeLe) leOffset = length + (i === 0 ? 1 : 2);
       const opener = this.openers[i] as string;
       const raw = values[this.order[i] as number] as string;
-      const value = NEEDS_ESCAPE.test(raw) ? escapeLabelValue(raw) : raw;
+      // Lone surrogates become U+FFFD: the rendered text is the series' key, so values that would print alike are one series.
+      const value = NEEDS_ESCAPE.test(raw) ? escapeLabelValue(wellFormedText(raw)) : raw;
       parts[2 * i] = opener;
       parts[2 * i + 1] = value;
       length += opener.length + value.length;
