@@ -135,8 +135,10 @@ describe('exemplar trace ids: W3C lowercase hex, copied when recorded, checked w
       leaveRequestTrace(previous);
     }
     const retained = (await heapAfterCollection()) - before;
-    // The 20 headers are 100 MiB: kept by sliced ids, the heap would grow by that much.
-    assert.ok(retained < 5 * 1024 * 1024, `${(retained / 1024 / 1024).toFixed(1)} MiB retained`);
+    // The 20 headers are 100 MiB: kept by sliced ids, the heap grows by that much (100.2 MiB measured
+    // before the ids were copied). The bound leaves room for what other tests of the same process
+    // release or allocate meanwhile (up to 5 MiB seen); three kept headers would pass it, four would not.
+    assert.ok(retained < 20 * 1024 * 1024, `${(retained / 1024 / 1024).toFixed(1)} MiB retained`);
     assert.equal(successLines(store).filter((line) => line.includes(' # {span_id="00f067aa0ba902b7",trace_id="')).length, 20);
   });
 });

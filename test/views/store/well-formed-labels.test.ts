@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { OmniInstrumentation } from '../../../instrumentation/hooks/omni-instrumentation';
 import { resolveRequestLabels } from '../../../instrumentation/pipeline/request-labels';
+import { parseExposition } from '../../../exporters/engine-pull/exposition-parser';
 import { renderStore } from '../../../exporters/store-exposition';
 import { registerOmniMetrics } from '../../../register';
 import { OmniOptionError } from '../../../views/option-checks';
@@ -95,6 +96,17 @@ describe('label values are well-formed text before they are a series', function 
     const text = renderStore(store, { format: 'text', createdSeries: false }).toString('utf8');
     assert.equal(sampleValue(text, 'vllm:request_success_total', { model_name: 'm\uFFFD', stage: '0', replica: '0', finished_reason: 'stop' }), 2);
     assert.equal(sampleValue(text, 'vllm:cache_config_info', { cache_dtype: 'a\uFFFD', stage: '0', replica: '0' }), 1);
+  });
+
+  it('engine-pull labels: an engine answer is decoded as UTF-8 (no lone surrogate survives), and two samples that then print alike are refused', () => {
+    const answer = Buffer.concat([
+      Buffer.from('# TYPE x counter\nx_total{a="'),
+      Buffer.from([0xff]),
+      Buffer.from('"} 1\nx_total{a="'),
+      Buffer.from([0xfe]),
+      Buffer.from('"} 2\n'),
+    ]);
+    assert.throws(() => parseExposition(answer.toString('utf8')), /^ExpositionParseError: line 3: duplicate sample x_total with the same labels$/);
   });
 
   it('options with lone surrogates are refused where they are declared: request label values and custom family help', () => {
