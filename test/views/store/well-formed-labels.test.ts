@@ -85,7 +85,7 @@ describe('label values are well-formed text before they are a series', function 
     }
   });
 
-  it('a model name, a custom counter label and an info family label are made well-formed the same way', async () => {
+  it('a model name and an info family label (a cache config field) are made well-formed the same way, at the store every recorder binds through', async () => {
     const store = fixedClockStore({ logStats: true });
     store.bind('upstream.requestSuccess', ['m\uD800', '0', '0', 'stop']).record(1);
     store.bind('upstream.requestSuccess', ['m\uDC00', '0', '0', 'stop']).record(1);
