@@ -3,6 +3,7 @@ import { customExposedName, resolveFullCatalog, type CustomFamily, type Resolved
 import type { FamilyType } from './family-definition';
 import { LABEL_NAME_PATTERN, METRIC_NAME_PATTERN, type PipelinePrefix } from './names';
 import { findPrintedNameClash, TARGET_INFO_FAMILY, type PrintedFamily } from './printed-names';
+import { isWellFormedText } from './well-formed-text';
 
 /**
  * The one documented path for changing families, in the spirit of TorchServe's `metrics.yaml`:
@@ -91,6 +92,8 @@ function parseFamilies(value: unknown, fail: (problem: string) => never): Custom
     if (lineBreak !== null) {
       at(`help contains ${JSON.stringify(lineBreak[0])}, which readers of the exposition take for a line break (a newline is fine: it is printed escaped)`);
     }
+    if (!isWellFormedText(raw.help as string)) at('help contains a lone surrogate (half of a UTF-16 pair), which UTF-8 cannot encode');
+    if (typeof raw.unit === 'string' && !isWellFormedText(raw.unit)) at('unit contains a lone surrogate (half of a UTF-16 pair), which UTF-8 cannot encode');
     const labels = raw.labels ?? [];
     if (!Array.isArray(labels)) at('labels must be a list of label names');
     for (const label of labels as unknown[]) {

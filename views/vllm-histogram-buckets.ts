@@ -40,8 +40,7 @@ export function vllmHistogramBuckets(value: unknown, fail: (problem: string) => 
       fail(`custom_histogram_buckets: not valid JSON (${(error as Error).message})`);
     }
   }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
-    fail('custom_histogram_buckets: must be a JSON mapping from bucket family to a list of bounds');
+  if (!isPlainMapping(parsed)) fail('custom_histogram_buckets: must be a JSON mapping from bucket family to a list of bounds');
   const overrides: Record<string, number[]> = {};
   const known = Object.keys(VLLM_BUCKET_FAMILIES).sort();
   for (const [family, buckets] of Object.entries(parsed as Record<string, unknown>)) {
@@ -49,7 +48,8 @@ export function vllmHistogramBuckets(value: unknown, fail: (problem: string) => 
     for (const bound of buckets as unknown[]) {
       if (typeof bound === 'boolean') fail(`custom_histogram_buckets[${pyRepr(family)}]: bound ${bound ? 'True' : 'False'} must be a number, not a boolean`);
     }
-    const members = VLLM_BUCKET_FAMILIES[family];
+    // An own key only: `constructor` or `__proto__` name no bucket family, whatever Object.prototype holds.
+    const members = Object.hasOwn(VLLM_BUCKET_FAMILIES, family) ? VLLM_BUCKET_FAMILIES[family] : undefined;
     if (members === undefined) fail(`custom_histogram_buckets: unknown bucket family ${pyRepr(family)}; known families: [${known.map(pyRepr).join(', ')}]`);
     const bounds = buckets as unknown[];
     if (bounds.length === 0) fail(`custom_histogram_buckets[${pyRepr(family)}]: bucket list must not be empty`);
@@ -62,12 +62,22 @@ export function vllmHistogramBuckets(value: unknown, fail: (problem: string) => 
     if (numbers.some((bound, i) => i > 0 && (numbers[i - 1] as number) >= bound)) {
       fail(`custom_histogram_buckets[${pyRepr(family)}]: bounds [${numbers.join(', ')}] must be strictly increasing`);
     }
-    for (const key of members ?? []) {
+    for (const key of members as readonly UpstreamFamilyKey[]) {
       const def = UPSTREAM_FAMILIES[key];
       overrides[exposedName('vllm:', def.baseName, def.type)] = [...numbers];
     }
   }
   return overrides;
+}
+
+/**
+ * A mapping as JSON gives one: an object whose prototype is Object's (or none). An object literal
+ * with a `__proto__` key sets its prototype rather than a key, and would otherwise pass as empty.
+ */
+function isPlainMapping(value: unknown): value is Record<string, unknown> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const prototype: unknown = Object.getPrototypeOf(value);
+  return prototype === Object.prototype || prototype === null;
 }
 
 function pyRepr(text: string): string {

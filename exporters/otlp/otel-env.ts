@@ -175,19 +175,20 @@ function endpoint(env: OtelEnvironment, variable: string): string | undefined {
 function keyValueList(env: OtelEnvironment, variable: string): Record<string, string> | undefined {
   const raw = read(env, variable);
   if (raw === undefined) return undefined;
-  const result: Record<string, string> = {};
+  const pairs: Array<[string, string]> = [];
   for (const entry of raw.split(',')) {
     if (entry.trim() === '') continue;
     const equals = entry.indexOf('=');
     const key = equals > 0 ? entry.slice(0, equals).trim() : '';
     if (key === '') throw invalid(variable, 'a comma-separated list of key=value pairs', raw);
     try {
-      result[key] = decodeURIComponent(entry.slice(equals + 1).trim());
+      pairs.push([key, decodeURIComponent(entry.slice(equals + 1).trim())]);
     } catch {
       throw invalid(variable, 'a comma-separated list of key=value pairs with percent-encoded values', raw);
     }
   }
-  return result;
+  // `fromEntries` defines each key as the object's own: `__proto__=x` is a pair like any other, not a prototype to set.
+  return Object.fromEntries(pairs);
 }
 
 function resourceAttributes(env: OtelEnvironment): Record<string, string> {

@@ -1,6 +1,7 @@
 import { LABEL_NAME_PATTERN } from '../../views/names';
 import { checkArray, checkObject, checkPositiveInteger, checkString, OmniOptionError, optionKeys, shown } from '../../views/option-checks';
 import { MAX_REQUEST_LABELS, RESERVED_REQUEST_LABEL_NAMES } from '../../views/request-label-families';
+import { isWellFormedText, wellFormedText } from '../../views/well-formed-text';
 
 /** The request object a label's value is read from: what the host passed to `generate`. */
 export type LabelledRequest = { readonly requestId: string; readonly [key: string]: unknown };
@@ -105,10 +106,10 @@ function resolveLabel(value: unknown, path: string, cardinalityLimit: number): R
   return { name, read: label.from ?? headerReader(label.header as string), values, maxValues, otherValue };
 }
 
-const VALUE_RULE = `a non-empty string of at most ${MAX_REQUEST_LABEL_VALUE_LENGTH} characters`;
+const VALUE_RULE = `a non-empty string of at most ${MAX_REQUEST_LABEL_VALUE_LENGTH} characters, without lone surrogates`;
 
 function isLabelValue(value: unknown): value is string {
-  return typeof value === 'string' && value.length > 0 && value.length <= MAX_REQUEST_LABEL_VALUE_LENGTH;
+  return typeof value === 'string' && value.length > 0 && value.length <= MAX_REQUEST_LABEL_VALUE_LENGTH && isWellFormedText(value);
 }
 
 function checkValues(value: unknown, path: string, otherValue: string): readonly string[] {
@@ -172,7 +173,8 @@ class LabelBound {
       // A source that throws is the user's bug, not the host's: the request counts under the other value.
       return this.settings.otherValue;
     }
-    const text = typeof raw === 'string' ? raw : typeof raw === 'number' && Number.isFinite(raw) ? String(raw) : undefined;
+    // Made well-formed before it is admitted: values that would print alike take one place and one series.
+    const text = typeof raw === 'string' ? wellFormedText(raw) : typeof raw === 'number' && Number.isFinite(raw) ? String(raw) : undefined;
     if (text === undefined || !isLabelValue(text) || text === this.settings.otherValue) return this.settings.otherValue;
     if (this.allowed.has(text) || this.admitted.has(text)) return text;
     if (this.admitted.size < this.settings.maxValues) {

@@ -1,4 +1,5 @@
 import type { Attributes, Histogram, Meter } from '@opentelemetry/api';
+import { LimitedWarning } from '../../views/diag-warnings';
 import type { StageReplica } from '../../views/stage-replica-map';
 import type { IterationStats } from '../stats/iteration-stats';
 import type { FinishReason } from '../stats/types';
@@ -44,7 +45,9 @@ export class OmniGenAiMetrics implements IterationStatsSink {
   private readonly timePerOutputToken: Histogram;
   private readonly requestDuration: Histogram;
   private readonly tokenUsage: Histogram;
-  private readonly replicas = new Map<StageReplica, ReplicaAttributes>();
+  /** Keyed by the stage/replica map's own objects; weakly, so objects a caller makes per call are not kept. */
+  private readonly replicas = new WeakMap<StageReplica, ReplicaAttributes>();
+  private readonly failedCalls = new LimitedWarning();
 
   constructor(
     meter: Meter,
@@ -56,21 +59,33 @@ export class OmniGenAiMetrics implements IterationStatsSink {
     this.tokenUsage = histogram(meter, GEN_AI_METRICS.tokenUsage);
   }
 
+  /**
+   * One iteration of one replica. Never throws into the caller: an engine or stats object it
+   * cannot read (not the shapes `OmniStatLogger` hands over, a getter or iterator that throws)
+   * ends the call with a rate-limited warning, keeping what was recorded before.
+   */
   recordIteration(engine: StageReplica, stats: IterationStats): void {
-    const attributes = this.attributesOf(engine);
-    for (const ttft of stats.timeToFirstTokensIter) this.timeToFirstToken.record(ttft, attributes.base);
-    for (const finished of stats.finishedRequests) {
-      const failed = ERROR_REASONS.has(finished.finishReason);
-      this.requestDuration.record(finished.e2eLatency, failed ? this.errorAttributes(attributes, finished.finishReason) : attributes.base);
-      if (!failed) this.timePerOutputToken.record(finished.meanTimePerOutputToken, attributes.base);
-      this.tokenUsage.record(finished.numPromptTokens, attributes.input);
-      this.tokenUsage.record(finished.numGenerationTokens, attributes.output);
+    try {
+      const attributes = this.attributesOf(engine);
+      for (const ttft of stats.timeToFirstTokensIter) this.timeToFirstToken.record(ttft, attributes.base);
+      for (const finished of stats.finishedRequests) {
+        const failed = ERROR_REASONS.has(finished.finishReason);
+        this.requestDuration.record(finished.e2eLatency, failed ? this.errorAttributes(attributes, finished.finishReason) : attributes.base);
+        if (!failed) this.timePerOutputToken.record(finished.meanTimePerOutputToken, attributes.base);
+        this.tokenUsage.record(finished.numPromptTokens, attributes.input);
+        this.tokenUsage.record(finished.numGenerationTokens, attributes.output);
+      }
+    } catch {
+      this.failedCalls.warn('OmniGenAiMetrics.recordIteration dropped a call: the engine or stats object it was given could not be read');
     }
   }
 
   private attributesOf(engine: StageReplica): ReplicaAttributes {
     let attributes = this.replicas.get(engine);
     if (attributes === undefined) {
+      if (typeof engine !== 'object' || engine === null || !isLabelValue(engine.stage) || !isLabelValue(engine.replica)) {
+        throw new TypeError('not a stage/replica of the stage/replica map');
+      }
       const base = Object.freeze({
         [ATTR_GEN_AI_OPERATION_NAME]: GEN_AI_OPERATION_NAME_VALUE_CHAT,
         [ATTR_GEN_AI_PROVIDER_NAME]: GEN_AI_PROVIDER_NAME_VALUE_VLLM,
@@ -97,6 +112,10 @@ export class OmniGenAiMetrics implements IterationStatsSink {
     }
     return withError;
   }
+}
+
+function isLabelValue(value: unknown): value is string | number {
+  return typeof value === 'string' || typeof value === 'number';
 }
 
 function histogram(meter: Meter, definition: GenAiMetricDefinition): Histogram {

@@ -81,6 +81,8 @@ export class OmniStatLogger {
   private readonly unknownEngines = new WarnOnce();
   private readonly invalidCacheConfig = new LimitedWarning();
   private readonly unreadable = new UnreadableInput('OmniStatLogger');
+  /** The one warning per public method whose call failed (the boundary every public method ends at). */
+  private readonly failedCalls = new WarnOnce();
   private readonly wallClock: () => number;
   private genAi: IterationStatsSink | undefined;
   private admissionRejections: AdmissionRejections | undefined;
@@ -123,22 +125,30 @@ export class OmniStatLogger {
    * awake and, with a cache config, initialized, as a vLLM engine starting up.
    */
   addEngine(engineIdx: number): void {
-    const engine = this.options.stageReplicaMap.lookup(engineIdx);
-    if (engine === undefined || this.engines.has(engineIdx)) return;
-    const [series] = bindEngineSeries(this.store, this.options.modelName, [engine], this.options.features);
-    if (series === undefined) return;
-    const entry: EngineRecord = { series, logger: undefined };
-    this.engines.set(engineIdx, entry);
-    this.recordSleepStateOn(series, false, 0);
-    if (this.cacheConfigLabels) this.store.bind('upstream.cacheConfigInfo', [engine.stage, engine.replica], this.cacheConfigLabels).record(1);
-    this.addLoggingLogger(entry, engine);
+    try {
+      const engine = this.options.stageReplicaMap.lookup(engineIdx);
+      if (engine === undefined || this.engines.has(engineIdx)) return;
+      const [series] = bindEngineSeries(this.store, this.options.modelName, [engine], this.options.features);
+      if (series === undefined) return;
+      const entry: EngineRecord = { series, logger: undefined };
+      this.engines.set(engineIdx, entry);
+      this.recordSleepStateOn(series, false, 0);
+      if (this.cacheConfigLabels) this.store.bind('upstream.cacheConfigInfo', [engine.stage, engine.replica], this.cacheConfigLabels).record(1);
+      this.addLoggingLogger(entry, engine);
+    } catch (error) {
+      this.dropped('addEngine', error);
+    }
   }
 
   /** A replica left (called by the stage/replica map): its stats are no longer recorded or logged; the store drops its series. */
   removeEngine(engineIdx: number): void {
-    const logger = this.engines.get(engineIdx)?.logger;
-    this.engines.delete(engineIdx);
-    if (logger !== undefined) this.periodic?.delete(logger);
+    try {
+      const logger = this.engines.get(engineIdx)?.logger;
+      this.engines.delete(engineIdx);
+      if (logger !== undefined) this.periodic?.delete(logger);
+    } catch (error) {
+      this.dropped('removeEngine', error);
+    }
   }
 
   /**
@@ -186,11 +196,16 @@ export class OmniStatLogger {
    * latencies); `recordDecodeStep` then records the rest of the poll.
    */
   recordInterTokenLatency(entry: EngineEntry, latency: number): void {
-    const series = (entry as unknown as EngineRecord).series;
-    series.interTokenLatencySeconds.record(latency);
-    // The deprecated twin is hidden unless asked for.
-    const timePerOutputToken = series.timePerOutputTokenSeconds;
-    if (timePerOutputToken !== NOOP_SERIES) timePerOutputToken.record(latency);
+    try {
+      const series = (entry as unknown as EngineRecord).series;
+      series.interTokenLatencySeconds.record(latency);
+      // The deprecated twin is hidden unless asked for.
+      const timePerOutputToken = series.timePerOutputTokenSeconds;
+      if (timePerOutputToken !== NOOP_SERIES) timePerOutputToken.record(latency);
+    } catch (error) {
+      // Not an entry `engineEntry` gave (the series the latency would go to cannot be found).
+      this.dropped('recordInterTokenLatency', error);
+    }
   }
 
   /**
@@ -211,7 +226,7 @@ export class OmniStatLogger {
       series.iterationTokensTotal.record(tokens);
       if (record.logger !== undefined) this.logStep(record.logger, schedulerStats, undefined, tokens);
     } catch (error) {
-      packageDiag.warn('omni-otel-metrics: OmniStatLogger.record failed; the stats of this poll are dropped', error);
+      this.dropped('record', error);
     }
   }
 
@@ -233,7 +248,7 @@ export class OmniStatLogger {
       }
       if (record.logger !== undefined) this.logStep(record.logger, schedulerStats, iterationStats, 0);
     } catch (error) {
-      packageDiag.warn('omni-otel-metrics: OmniStatLogger.record failed; the stats of this poll are dropped', error);
+      this.dropped('record', error);
     }
   }
 
@@ -257,7 +272,7 @@ export class OmniStatLogger {
       this.admissionRejections ??= new AdmissionRejections(this.store, this.options.modelName);
       this.admissionRejections.record(reason);
     } catch (error) {
-      packageDiag.warn('omni-otel-metrics: OmniStatLogger.recordAdmissionRejection failed; the rejection is dropped', error);
+      this.dropped('recordAdmissionRejection', error);
     }
   }
 
@@ -269,10 +284,14 @@ export class OmniStatLogger {
 
   /** vLLM's `record_sleep_state(sleep, level)` for one engine (every engine when omitted). */
   recordSleepState(sleeping: boolean, level: number, engineIdx?: number): void {
-    const targets = engineIdx === undefined ? [...this.engines.keys()] : [engineIdx];
-    for (const index of targets) {
-      const entry = this.engine(index);
-      if (entry !== undefined) this.recordSleepStateOn(entry.series, sleeping, level);
+    try {
+      const targets = engineIdx === undefined ? [...this.engines.keys()] : [engineIdx];
+      for (const index of targets) {
+        const entry = this.engine(index);
+        if (entry !== undefined) this.recordSleepStateOn(entry.series, sleeping, level);
+      }
+    } catch (error) {
+      this.dropped('recordSleepState', error);
     }
   }
 
@@ -312,6 +331,14 @@ export class OmniStatLogger {
     const logger = new LoggingStatLogger({ stage, replica, info: (line) => sink.info(line), debug: (line) => sink.debug?.(line) });
     this.periodic.add(logger);
     entry.logger = logger;
+  }
+
+  /**
+   * Where every public method ends when its call fails (an argument that is not what it takes, a
+   * getter that throws): the call is dropped and the method warned about once; nothing reaches the caller.
+   */
+  private dropped(method: string, error: unknown): void {
+    this.failedCalls.warn(method, `OmniStatLogger.${method} failed; what the call carried is dropped`, error);
   }
 
   /** Stops the periodic log lines and stops following replica changes. */

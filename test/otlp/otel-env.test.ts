@@ -82,6 +82,17 @@ describe('parseOtelEnv (pure)', () => {
     assert.deepEqual(parseOtelEnv({ OTEL_RESOURCE_ATTRIBUTES: 'service.name=only' }).resourceAttributes, { 'service.name': 'only' });
   });
 
+  it('resource attributes and headers named like Object.prototype members are kept as their own keys', () => {
+    const env = parseOtelEnv({ OTEL_RESOURCE_ATTRIBUTES: '__proto__=p,constructor=c,toString=t', OTEL_EXPORTER_OTLP_HEADERS: '__proto__=h' });
+    assert.deepEqual(Object.entries(env.resourceAttributes), [
+      ['__proto__', 'p'],
+      ['constructor', 'c'],
+      ['toString', 't'],
+    ]);
+    assert.equal(Object.getPrototypeOf(env.resourceAttributes), Object.prototype);
+    assert.deepEqual(Object.entries(env.headers ?? {}), [['__proto__', 'h']]);
+  });
+
   it('accepts host:port endpoints (for grpc) and rejects what is neither a URL nor host:port', () => {
     assert.equal(parseOtelEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4317' }).endpoint?.value, 'collector:4317');
     assert.throws(() => parseOtelEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: 'ftp://x' }), /OTEL_EXPORTER_OTLP_ENDPOINT must be an http:\/\/ or https:\/\/ URL/);

@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { resolveOmniSettings } from '../../settings';
 import { registerOmniMetrics } from '../../register';
 import { OmniOptionError } from '../../views/option-checks';
 import { vllmHistogramBuckets } from '../../views/vllm-histogram-buckets';
@@ -36,6 +38,42 @@ describe("vLLM's --custom-histogram-buckets JSON", () => {
   for (const [value, message] of refused) {
     it(`refuses ${JSON.stringify(value)}`, () => assert.throws(() => vllmHistogramBuckets(value, fail), message));
   }
+
+  it('refuses keys named like Object.prototype members, and a __proto__ literal, as unknown bucket families (an option error)', () => {
+    for (const key of ['constructor', 'toString', '__proto__', 'hasOwnProperty', 'valueOf']) {
+      for (const given of [`{"${key}": [1, 2]}`, JSON.parse(`{"${key}": [1, 2]}`) as unknown]) {
+        assert.throws(
+          () => resolveOmniSettings({ modelName: 'm', customHistogramBuckets: given as string }, {}),
+          (error: unknown) =>
+            error instanceof OmniOptionError &&
+            error.option === 'customHistogramBuckets' &&
+            error.message.startsWith(`omni-otel-metrics: custom_histogram_buckets: unknown bucket family '${key}'; known families: [`),
+        );
+      }
+    }
+    // A literal's `__proto__` sets the prototype: no key at all, so the mapping is refused rather than taken as empty.
+    assert.throws(
+      () => resolveOmniSettings({ modelName: 'm', customHistogramBuckets: { __proto__: [1, 2] } as unknown as Record<string, number[]> }, {}),
+      /^OmniOptionError: omni-otel-metrics: custom_histogram_buckets: must be a JSON mapping from bucket family to a list of bounds$/,
+    );
+  });
+
+  it('any mapping of any keys to any values is taken or refused with an option error, never a raw TypeError (property)', () => {
+    const keys = fc.oneof(fc.constantFrom('constructor', 'toString', '__proto__', 'valueOf', 'request_latency', 'iteration_tokens'), fc.string());
+    const values = fc.oneof(fc.array(fc.double({ min: 0.001, max: 100, noNaN: true })), fc.anything());
+    fc.assert(
+      fc.property(fc.dictionary(keys, values), fc.boolean(), (mapping, asJson) => {
+        const given = asJson ? JSON.stringify(mapping) : mapping;
+        try {
+          resolveOmniSettings({ modelName: 'm', customHistogramBuckets: given as string }, {});
+        } catch (error) {
+          assert.ok(error instanceof OmniOptionError, String(error));
+          assert.equal(error.option, 'customHistogramBuckets');
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
 
   it('reaches the exposition through registerOmniMetrics, and a bad one is an OmniOptionError', async () => {
     const handle = await registerOmniMetrics({

@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks';
-import { context, isSpanContextValid, trace, TraceFlags, type SpanContext } from '@opentelemetry/api';
+import { context, trace, TraceFlags, type SpanContext } from '@opentelemetry/api';
+import { isPrintableTrace, ownedExemplarTrace, type ExemplarTrace } from './exemplar-trace-ids';
 
 // The request scope lives in this module with the slots: a record reads its state directly, not through another module's exports.
 
@@ -12,7 +13,7 @@ import { context, isSpanContextValid, trace, TraceFlags, type SpanContext } from
  * is not read at all, and the records share one clock reading: both lookups cost more than the
  * record itself.
  */
-let requestTrace: SpanContext | null | undefined;
+let requestTrace: ExemplarTrace | null | undefined;
 /** The scope's clock reading, taken by its first exemplar (NaN until then). */
 let scopeMillis = NaN;
 
@@ -30,14 +31,15 @@ export const exemplarClock: { originMillis: number; nowMillis: () => number } = 
  * Names the trace of the request whose values are recorded until `leaveRequestTrace(previous)`
  * (undefined: the request has no trace); returns what it replaces.
  */
-export function enterRequestTrace(spanContext: SpanContext | undefined): SpanContext | null | undefined {
+export function enterRequestTrace(spanContext: SpanContext | undefined): ExemplarTrace | null | undefined {
   const previous = requestTrace;
-  requestTrace = spanContext ?? null;
+  // The request's trace is made an `ExemplarTrace` once, when the request starts: here that is a type check.
+  requestTrace = spanContext === undefined ? null : (ownedExemplarTrace(spanContext) ?? null);
   scopeMillis = NaN;
   return previous;
 }
 
-export function leaveRequestTrace(previous: SpanContext | null | undefined): void {
+export function leaveRequestTrace(previous: ExemplarTrace | null | undefined): void {
   requestTrace = previous;
   scopeMillis = NaN;
 }
@@ -46,11 +48,11 @@ export function leaveRequestTrace(previous: SpanContext | null | undefined): voi
  * The trace of the record being made: the request's named one, else (outside a request's scope)
  * the active span's if it is sampled (an exemplar must point at a trace the backend keeps).
  */
-export function currentExemplarTrace(): SpanContext | undefined {
+export function currentExemplarTrace(): ExemplarTrace | undefined {
   if (requestTrace !== undefined) return requestTrace ?? undefined;
   const spanContext = trace.getSpanContext(context.active());
   if (spanContext === undefined || (spanContext.traceFlags & TraceFlags.SAMPLED) !== TraceFlags.SAMPLED) return undefined;
-  return isSpanContextValid(spanContext) ? spanContext : undefined;
+  return ownedExemplarTrace(spanContext);
 }
 
 /**
@@ -83,12 +85,12 @@ export interface Exemplar {
  * for a counter. A slot is overwritten by every later observation that has a trace, as
  * prometheus_client and the OpenMetrics examples keep the latest. Nothing is allocated until the
  * first exemplar: then two numbers and one reference per slot (24 bytes), the reference to the
- * trace's span context, whose id strings the tracing SDK already holds.
+ * request's `ExemplarTrace` (its ids copied once per request, shared by all its records).
  */
 export class ExemplarSlots {
   /** Per slot: the value, then the time in seconds. */
   private cells: Float64Array | undefined;
-  private traces: Array<SpanContext | undefined> | undefined;
+  private traces: Array<ExemplarTrace | undefined> | undefined;
 
   constructor(
     /** Histogram bucket upper bounds (`+Inf` implied); empty for a counter's single slot. */
@@ -108,19 +110,19 @@ export class ExemplarSlots {
     if (spanContext === undefined) return;
     if (this.cells === undefined || this.traces === undefined) {
       this.cells = new Float64Array(2 * this.size);
-      this.traces = new Array<SpanContext | undefined>(this.size).fill(undefined);
+      this.traces = new Array<ExemplarTrace | undefined>(this.size).fill(undefined);
     }
     this.cells[2 * slot] = value;
     this.cells[2 * slot + 1] = exemplarSeconds();
     this.traces[slot] = spanContext;
   }
 
-  /** Slot `i`'s exemplar, or undefined when none was kept. */
+  /** Slot `i`'s exemplar, or undefined when none was kept; what every exposition prints from, so the ids are checked here. */
   at(i: number): Exemplar | undefined {
-    const spanContext = this.traces?.[i];
-    if (spanContext === undefined) return undefined;
+    const exemplarTrace = this.traces?.[i];
+    if (exemplarTrace === undefined || !isPrintableTrace(exemplarTrace)) return undefined;
     const cells = this.cells as Float64Array;
-    return { value: cells[2 * i] as number, timestampSeconds: cells[2 * i + 1] as number, traceId: spanContext.traceId, spanId: spanContext.spanId };
+    return { value: cells[2 * i] as number, timestampSeconds: cells[2 * i + 1] as number, traceId: exemplarTrace.traceId, spanId: exemplarTrace.spanId };
   }
 
   /** Every slot's exemplar in bucket order (undefined where none). */

@@ -21,7 +21,9 @@ const EMPTY_BASELINE: NativeBaseline = { schema: 0, count: 0, sum: 0, zeroCount:
  * layouts are the same up to a shift: OpenTelemetry's bucket `i` holds (base^i, base^(i+1)],
  * Prometheus's (base^(i-1), base^i], and the scale is the schema. Delta points subtract what the
  * previous collection sent, brought down to the series' current schema first when its schema was
- * lowered in between (merged buckets keep their totals, so the difference stays exact).
+ * lowered in between (merged buckets keep their totals, so the difference stays exact). Buckets the
+ * zero bucket took when it widened (at schema -4) were sent already: the delta's zero count leaves
+ * them out, so what a reader adds up still counts each observation once.
  */
 export class ExponentialPoints {
   private readonly baselines = new WeakMap<NativeHistogramSeries, NativeBaseline>();
@@ -66,6 +68,8 @@ export class ExponentialPoints {
     };
     this.baselines.set(series, current);
     const steps = previous === undefined ? 0 : previous.schema - current.schema;
+    const positive = subtract(current.positive, previous?.positive, steps);
+    const negative = subtract(current.negative, previous?.negative, steps);
     return {
       attributes: series.attributes,
       startTime,
@@ -74,9 +78,9 @@ export class ExponentialPoints {
         count: current.count - (previous?.count ?? 0),
         sum: current.sum - (previous?.sum ?? 0),
         scale: current.schema,
-        zeroCount: current.zeroCount - (previous?.zeroCount ?? 0),
-        positive: otelBuckets(subtract(current.positive, previous?.positive, steps)),
-        negative: otelBuckets(subtract(current.negative, previous?.negative, steps)),
+        zeroCount: current.zeroCount - (previous?.zeroCount ?? 0) - positive.intoZero - negative.intoZero,
+        positive: otelBuckets(positive.run),
+        negative: otelBuckets(negative.run),
       },
     };
   }
@@ -86,14 +90,20 @@ function otelBuckets(run: NativeBucketRun): { offset: number; bucketCounts: numb
   return { offset: run.counts.length === 0 ? 0 : run.offset - 1, bucketCounts: run.counts.slice() };
 }
 
-/** `current` minus `previous`, whose buckets are first merged `steps` times (its schema was `steps` higher). */
-function subtract(current: NativeBucketRun, previous: NativeBucketRun | undefined, steps: number): NativeBucketRun {
-  if (previous === undefined || previous.counts.length === 0) return current;
+/**
+ * `current` minus `previous`, whose buckets are first merged `steps` times (its schema was `steps`
+ * higher), and what previous buckets below every current one held: the zero bucket took those.
+ */
+function subtract(current: NativeBucketRun, previous: NativeBucketRun | undefined, steps: number): { run: NativeBucketRun; intoZero: number } {
+  if (previous === undefined || previous.counts.length === 0) return { run: current, intoZero: 0 };
   const counts = current.counts.slice();
+  let intoZero = 0;
   previous.counts.forEach((count, i) => {
     let index = previous.offset + i;
     for (let step = 0; step < steps; step++) index = widerBucketIndex(index);
-    counts[index - current.offset] -= count;
+    // Buckets only ever leave a run into the zero bucket: one below the current run's lowest went there.
+    if (counts.length === 0 || index < current.offset) intoZero += count;
+    else counts[index - current.offset] -= count;
   });
-  return { offset: current.offset, counts };
+  return { run: { offset: current.offset, counts }, intoZero };
 }

@@ -1,7 +1,8 @@
-import type { Attributes } from '@opentelemetry/api';
+import type { Attributes, AttributeValue } from '@opentelemetry/api';
 import type { ResolvedFamily } from '../catalog';
 import { LimitedWarning } from '../diag-warnings';
 import { prometheusLabelName } from '../names';
+import { wellFormedText } from '../well-formed-text';
 import { FixedLabelText, readLabels, renderLabelText, type LabelText } from './label-text';
 import { CounterSeries, CreationTime, GaugeSeries, HistogramSeries, type BoundSeries, type SeriesOwner, type StoredSeries } from './series';
 import type { NativeBucketConfig } from './native-buckets';
@@ -23,6 +24,11 @@ function labelValueText(value: unknown): string {
   if (typeof value === 'string') return value;
   if (typeof value === 'number' || typeof value === 'bigint' || typeof value === 'boolean') return String(value);
   return INVALID_LABEL_VALUE;
+}
+
+/** An extra label's value as readers other than the exposition get it: text made well-formed like the printed labels. */
+function wellFormedAttribute(value: AttributeValue): AttributeValue {
+  return typeof value === 'string' ? wellFormedText(value) : value;
 }
 
 function isString(value: unknown): value is string {
@@ -112,21 +118,30 @@ export class FamilySeries implements SeriesOwner {
     }
     if (extraLabels !== undefined && !this.family.info) throw new TypeError(`${this.name} is not an info family: it has no extra labels`);
     const texts = values.every(isString) ? (values as readonly string[]) : values.map(labelValueText);
+    if (extraLabels !== undefined) return this.bindInfo(texts, extraLabels);
+    // The printed text is the key: values that print alike (lone surrogates made U+FFFD) are one series.
     const labels = this.labelText.render(texts);
-    const key = extraLabels === undefined ? labels.plain : `${labels.plain}\u0001${JSON.stringify(extraLabels)}`;
-    const existing = this.byKey.get(key);
+    const existing = this.byKey.get(labels.plain);
     if (existing !== undefined) return existing;
     if (this.byKey.size >= this.context.cardinalityLimit) return this.overflowSeries();
-    let series: StoredSeries;
-    if (extraLabels === undefined) series = this.create(labels, undefined);
-    else {
-      const attributes: Attributes = { ...extraLabels };
-      this.family.labels.forEach((name, i) => {
-        attributes[name] = texts[i];
-      });
-      series = this.create(renderLabelText(Object.freeze(attributes)), attributes);
-    }
-    this.byKey.set(key, series);
+    const series = this.create(labels, undefined);
+    this.byKey.set(labels.plain, series);
+    return series;
+  }
+
+  /** An info family's series: its declared labels and the extra ones, keyed by all of them as printed. */
+  private bindInfo(texts: readonly string[], extraLabels: Attributes): BoundSeries {
+    const attributes: Attributes = {};
+    for (const [name, value] of Object.entries(extraLabels)) if (value !== undefined) attributes[name] = wellFormedAttribute(value);
+    this.family.labels.forEach((name, i) => {
+      attributes[name] = wellFormedText(texts[i] as string);
+    });
+    const labels = renderLabelText(Object.freeze(attributes));
+    const existing = this.byKey.get(labels.plain);
+    if (existing !== undefined) return existing;
+    if (this.byKey.size >= this.context.cardinalityLimit) return this.overflowSeries();
+    const series = this.create(labels, attributes);
+    this.byKey.set(labels.plain, series);
     return series;
   }
 
@@ -166,7 +181,7 @@ export class FamilySeries implements SeriesOwner {
 
   private overflowSeries(): StoredSeries {
     if (this.overflow === undefined) {
-      const attributes: Attributes = this.family.labels.includes('model_name') ? { model_name: this.context.modelName } : {};
+      const attributes: Attributes = this.family.labels.includes('model_name') ? { model_name: wellFormedText(this.context.modelName) } : {};
       attributes[OVERFLOW_ATTRIBUTE] = 'true';
       this.overflow = this.create(renderLabelText(Object.freeze(attributes)), attributes);
     }

@@ -1,5 +1,6 @@
 import type { Attributes, AttributeValue } from '@opentelemetry/api';
 import { prometheusLabelName } from '../names';
+import { wellFormedText } from '../well-formed-text';
 
 /**
  * A series' labels as the exposition prints them, rendered once when the series is bound: names
@@ -48,7 +49,8 @@ export function escapeLabelValue(value: string): string {
   return value.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
 }
 
-const NEEDS_ESCAPE = /[\\"\n]/;
+/** What `render` may change; any surrogate, paired or not, takes that path (pairs are rare in label values). */
+const NEEDS_ESCAPE = /[\\"\n\uD800-\uDFFF]/;
 
 /**
  * Label text for one fixed list of label names (a family's): the names are sorted and their
@@ -70,7 +72,7 @@ export class FixedLabelText {
     this.beforeLe = printed.filter(({ name }) => name < 'le').length;
   }
 
-  /** The label text of these values (given in the names' order), as `renderLabelText` renders the same attributes. */
+  /** The label text of these values (given in the names' order), as `renderLabelText` renders the same attributes made well-formed. */
   render(values: readonly string[]): LabelText {
     const count = this.order.length;
     if (count === 0) return { plain: '', leOffset: 0 };
@@ -81,7 +83,8 @@ export class FixedLabelText {
       if (i === this.beforeLe) leOffset = length + (i === 0 ? 1 : 2);
       const opener = this.openers[i] as string;
       const raw = values[this.order[i] as number] as string;
-      const value = NEEDS_ESCAPE.test(raw) ? escapeLabelValue(raw) : raw;
+      // Lone surrogates become U+FFFD: the rendered text is the series' key, so values that would print alike are one series.
+      const value = NEEDS_ESCAPE.test(raw) ? escapeLabelValue(wellFormedText(raw)) : raw;
       parts[2 * i] = opener;
       parts[2 * i + 1] = value;
       length += opener.length + value.length;

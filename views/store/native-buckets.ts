@@ -137,6 +137,30 @@ class BucketRun {
     this.counts[index - this.start] += count;
   }
 
+  /**
+   * Empties the buckets up to `index` (inclusive) and returns what they held: the zero bucket
+   * takes them when it widens. The next populated bucket becomes the lowest.
+   */
+  removeUpTo(index: number): number {
+    if (this.empty || index < this.low) return 0;
+    const last = Math.min(index, this.high);
+    let removed = 0;
+    for (let i = this.low; i <= last; i++) {
+      const count = this.counts[i - this.start] as number;
+      if (count === 0) continue;
+      removed += count;
+      this.populated--;
+      this.counts[i - this.start] = 0;
+    }
+    let low = last + 1;
+    while (low <= this.high && this.counts[low - this.start] === 0) low++;
+    if (low > this.high) {
+      this.low = 1;
+      this.high = 0;
+    } else this.low = low;
+    return removed;
+  }
+
   /** Halves the resolution: buckets `2j - 1` and `2j` become bucket `j`. */
   widen(): void {
     if (this.empty) return;
@@ -181,7 +205,10 @@ class BucketRun {
  * The native buckets of one histogram series: a zero bucket and sparse exponential buckets per
  * sign, at a schema that starts at the family's and is lowered (two buckets merged into one, as
  * client_golang does when its bucket limit is reached) whenever an observation would make the
- * buckets span more than `maxBuckets`. The series' count and sum are its classic histogram's.
+ * buckets span more than `maxBuckets`. At schema -4, the lowest, a bucket spans 16 powers of two
+ * and observations over the whole range of doubles still span 131: there the zero bucket widens
+ * instead (client_golang's other strategy), to the upper bound of the lowest bucket, which it
+ * takes, until the limits hold. The series' count and sum are its classic histogram's.
  */
 export class NativeBuckets {
   schema: number;
@@ -191,7 +218,8 @@ export class NativeBuckets {
   max = -Infinity;
   private readonly positiveRun: BucketRun;
   private negativeRun: BucketRun | undefined;
-  private readonly zeroThresholdValue: number;
+  /** The configured threshold, raised (to a bucket boundary) only when the zero bucket widens at schema -4. */
+  private zeroThresholdValue: number;
   /** The fraction bounds of the current schema. */
   private bounds: Float64Array;
 
@@ -226,7 +254,25 @@ export class NativeBuckets {
       this.bounds = boundsOf(this.schema);
       index = nativeBucketIndex(magnitude, this.schema, this.bounds);
     }
-    run.add(index, 1);
+    if (this.schema === MIN_NATIVE_SCHEMA && this.overLimit(run, index) && this.widenZeroBucket(run, index)) this.zeroCount++;
+    else run.add(index, 1);
+  }
+
+  /**
+   * Raises the zero threshold to the upper bound of the lowest bucket (of either sign, or the one
+   * `index` would open), moving what those buckets held into the zero bucket, until adding to
+   * `index` stays within the limits. Returns whether bucket `index` itself went into the zero bucket.
+   */
+  private widenZeroBucket(run: BucketRun, index: number): boolean {
+    while (this.overLimit(run, index)) {
+      const negative = this.negativeRun;
+      const lowest = Math.min(index, this.positiveRun.empty ? index : this.positiveRun.low, negative === undefined || negative.empty ? index : negative.low);
+      // 2^(16 × lowest) at schema -4: a boundary at every schema (the largest finite double past the last bucket).
+      this.zeroThresholdValue = Math.min(2 ** (lowest * 2 ** -this.schema), Number.MAX_VALUE);
+      this.zeroCount += this.positiveRun.removeUpTo(lowest) + (negative?.removeUpTo(lowest) ?? 0);
+      if (index <= lowest) return true;
+    }
+    return false;
   }
 
   /** Positive buckets, from the lowest populated to the highest. */

@@ -1,7 +1,12 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { fractionBounds } from '../../../views/store/native-bucket-bounds';
+import { AggregationTemporality, type DataPoint, type ExponentialHistogram } from '@opentelemetry/sdk-metrics';
+import { resolveCatalog } from '../../../views/catalog';
+import { OmniMetricProducer } from '../../../views/store/metric-producer';
 import { NativeBuckets, nativeBucketIndex, RUN_WIDTH_FACTOR, type NativeBucketConfig } from '../../../views/store/native-buckets';
+import { resolveNativeHistograms } from '../../../views/store/native-histogram-settings';
+import { fixedClockStore } from './store-fixture';
 
 const config = (overrides: Partial<NativeBucketConfig> = {}): NativeBucketConfig => ({ schema: 3, maxBuckets: 160, zeroThreshold: 2 ** -128, ...overrides });
 
@@ -102,6 +107,45 @@ describe('native buckets: limits', () => {
     );
   });
 
+  it('maxBuckets 2 over the whole range of doubles: at schema -4 the zero bucket widens, so at most 2 buckets hold anything and none of the 21 observations is lost', () => {
+    const buckets = new NativeBuckets(config({ maxBuckets: 2 }));
+    const values = Array.from({ length: 21 }, (_, i) => 2 ** (-1070 + i * 104));
+    for (const value of values) buckets.observe(value);
+    assert.equal(buckets.schema, -4);
+    // Bucket i holds (2^(16(i-1)), 2^(16 i)]: the last two observations, 2^906 and 2^1010, in buckets 57 and 64.
+    assert.deepEqual(buckets.positive, { offset: 57, counts: [1, 0, 0, 0, 0, 0, 0, 1] });
+    // The 19 before them went into the zero bucket, whose threshold is now the upper bound of 2^802's bucket (51).
+    assert.deepEqual([buckets.zeroCount, buckets.zeroThreshold], [19, 2 ** 816]);
+    assert.ok(buckets.countSlots <= RUN_WIDTH_FACTOR * 2, `${buckets.countSlots} slots`);
+    // Later observations within the threshold count in the zero bucket at once.
+    buckets.observe(-1);
+    assert.deepEqual([buckets.zeroCount, buckets.negative], [20, { offset: 0, counts: [] }]);
+  });
+
+  it('property: at every schema and maxBuckets, the buckets stay within the limits and count every observation', () => {
+    const anyDouble = fc.double({ noNaN: true, noDefaultInfinity: true });
+    fc.assert(
+      fc.property(
+        fc.array(anyDouble, { minLength: 1, maxLength: 200 }),
+        fc.integer({ min: -4, max: 8 }),
+        fc.integer({ min: 1, max: 40 }),
+        (values, schema, maxBuckets) => {
+          const buckets = new NativeBuckets(config({ schema, maxBuckets }));
+          for (const value of values) buckets.observe(value);
+          const held = (counts: readonly number[]) => counts.filter((count) => count > 0).length;
+          const total = (counts: readonly number[]) => counts.reduce((sum, count) => sum + count, 0);
+          assert.ok(held(buckets.positive.counts) + held(buckets.negative.counts) <= maxBuckets);
+          assert.ok(buckets.positive.counts.length <= RUN_WIDTH_FACTOR * maxBuckets && buckets.negative.counts.length <= RUN_WIDTH_FACTOR * maxBuckets);
+          assert.ok(buckets.countSlots <= 2 * RUN_WIDTH_FACTOR * maxBuckets, `${buckets.countSlots} slots`);
+          assert.equal(buckets.zeroCount + total(buckets.positive.counts) + total(buckets.negative.counts), values.length);
+          // What the zero bucket holds is what lies within its threshold, and nothing else.
+          assert.equal(buckets.zeroCount, values.filter((value) => Math.abs(value) <= buckets.zeroThreshold).length);
+        },
+      ),
+      { numRuns: 500 },
+    );
+  });
+
   it('zero and values within the threshold go to the zero bucket; min and max follow every observation', () => {
     const buckets = new NativeBuckets(config({ zeroThreshold: 0.001 }));
     for (const value of [0, -0.0005, 0.001, 0.5, -2]) buckets.observe(value);
@@ -109,5 +153,32 @@ describe('native buckets: limits', () => {
     assert.deepEqual([buckets.min, buckets.max], [-2, 0.5]);
     assert.deepEqual(buckets.positive, { offset: -8, counts: [1] });
     assert.deepEqual(buckets.negative, { offset: 8, counts: [1] });
+  });
+});
+
+describe('native buckets: delta points across a widened zero bucket', () => {
+  it('what a delta reader adds up equals the cumulative count: buckets the zero bucket took are not counted again', async () => {
+    const catalog = resolveCatalog({ logStats: true });
+    const nativeHistograms = resolveNativeHistograms({ families: ['vllm:time_to_first_token_seconds'], maxBuckets: 2 }, catalog);
+    const store = fixedClockStore({ logStats: true }, { nativeHistograms });
+    const series = store.bind('upstream.timeToFirstTokenSeconds', ['m', '0', '0']);
+    const producer = new OmniMetricProducer({ store, aggregationTemporalitySelector: () => AggregationTemporality.DELTA });
+    const collect = async (): Promise<ExponentialHistogram> => {
+      const { resourceMetrics } = await producer.collect();
+      const metric = resourceMetrics.scopeMetrics[0]?.metrics.find((m) => m.descriptor.name === 'vllm:time_to_first_token_seconds');
+      return (metric?.dataPoints[0] as DataPoint<ExponentialHistogram>).value;
+    };
+    const added = (point: ExponentialHistogram) =>
+      point.zeroCount + [...point.positive.bucketCounts, ...point.negative.bucketCounts].reduce((sum, count) => sum + count, 0);
+    for (const value of [2 ** -100, 2 ** -40]) series.record(value);
+    const first = await collect();
+    // Schema 3 would span 1 121 buckets, 2 at most held: down to -3, where 2^-100 and 2^-40 are 7 buckets apart.
+    assert.deepEqual([first.scale, first.zeroCount, first.positive], [-3, 0, { offset: -13, bucketCounts: [1, 0, 0, 0, 0, 0, 0, 1] }]);
+    // 2^40 at schema -4 cannot share the run with 2^-100: the zero bucket takes the lowest buckets.
+    series.record(2 ** 40);
+    const second = await collect();
+    // At -4, 2^-100's bucket went into the zero bucket: sent already, so not in the delta's zero count; 2^-40's is unchanged (0), 2^40's new.
+    assert.deepEqual([second.scale, second.zeroCount, second.positive], [-4, 0, { offset: -3, bucketCounts: [0, 0, 0, 0, 0, 1] }]);
+    assert.equal(added(first) + added(second), 3);
   });
 });
