@@ -21,7 +21,8 @@ import type { OmniMetricsOptions } from './options';
 import { resolveOmniSettings, type OmniSettings } from './settings';
 import type { ResolvedCatalog } from './views/catalog';
 import { scrapeUpFamily } from './views/scrape-up-family';
-import { OmniMetricProducer, type OmniMetricProducerOptions } from './views/store/metric-producer';
+import { OmniMetricProducer, type MetricProducerOptions, type OmniMetricProducerOptions } from './views/store/metric-producer';
+import { checkObject } from './views/option-checks';
 import { SeriesStore } from './views/store/series-store';
 import { createOmniViews } from './views/views';
 import { HandleLifecycle } from './handle-lifecycle';
@@ -41,9 +42,13 @@ export interface OmniMetricsHandle extends InstrumentedMetrics {
   metricsText(format?: ExpositionFormat): Promise<string>;
   /**
    * A producer of the store for a reader of your own (`metricProducers: [producer]`), at the
-   * temporality its exporter selects (pass `exporter.selectAggregationTemporality`); cumulative by default.
+   * temporality its exporter selects (pass `exporter.selectAggregationTemporality`, alone or as
+   * `aggregationTemporalitySelector`); cumulative by default. Families with native buckets come as
+   * exponential histograms when a temporality selector is given (a push exporter: OTLP, console),
+   * as classic buckets otherwise (a pull reader such as the SDK's `PrometheusExporter`);
+   * `exponentialHistograms` decides it either way.
    */
-  createMetricProducer(aggregationTemporalitySelector?: AggregationTemporalitySelector): OmniMetricProducer;
+  createMetricProducer(options?: AggregationTemporalitySelector | MetricProducerOptions): OmniMetricProducer;
   /**
    * Adds a replica to a stage while serving (`replica`, or one above the stage's highest): with
    * `logStats` its `vllm:*` series appear at once, at zero, created now. Returns the replica id.
@@ -170,9 +175,12 @@ export async function registerOmniMetrics(options: OmniMetricsOptions): Promise<
     exportSettings: settings.exportSettings,
     metricsHandler: (pathOrOptions) => createMetricsHandler(readerFor('metricsHandler()'), pathOrOptions),
     metricsText: async (format) => readerFor('metricsText()').metricsText(format),
-    createMetricProducer: (aggregationTemporalitySelector) => {
+    createMetricProducer: (producerOptions) => {
       lifecycle.assertRunning('createMetricProducer()');
-      return newProducer({ store, aggregationTemporalitySelector });
+      if (typeof producerOptions === 'function') return newProducer({ store, aggregationTemporalitySelector: producerOptions });
+      if (producerOptions !== undefined)
+        checkObject(producerOptions, 'createMetricProducer options', ['aggregationTemporalitySelector', 'exponentialHistograms']);
+      return newProducer({ ...producerOptions, store });
     },
     addReplica: (stage, replica) => {
       lifecycle.assertRunning('addReplica()');

@@ -18,7 +18,7 @@ import { OMNI_METER_NAME, PACKAGE_VERSION, type NamingScheme } from '../views';
 import type { FamilySeries } from './family-series';
 import type { CounterSeries, GaugeSeries, HistogramSeries, StoredSeries } from './series';
 import type { SeriesStore } from './series-store';
-import { checkObject } from '../option-checks';
+import { checkObject, OmniOptionError, shown } from '../option-checks';
 import { ExponentialPoints } from './exponential-points';
 import type { NativeHistogramSeries } from './native-histogram-series';
 
@@ -31,11 +31,17 @@ export interface OmniMetricProducerOptions {
    */
   readonly aggregationTemporalitySelector?: AggregationTemporalitySelector;
   /**
-   * Families that keep native buckets are produced as exponential histograms (default true, for
-   * OTLP); false produces their classic buckets, for readers that print the text exposition.
+   * Families that keep native buckets are produced as exponential histograms (true), or as their
+   * classic buckets (false), which every reader carries. Default: true when an
+   * `aggregationTemporalitySelector` is given (a push exporter's: OTLP and the console exporter
+   * carry exponential points), false otherwise (a pull reader such as the SDK's
+   * `PrometheusExporter`, whose text has no exponential histogram, or the `LogMetricExporter`).
    */
   readonly exponentialHistograms?: boolean;
 }
+
+/** What `handle.createMetricProducer()` takes: the reader's temporality and whether it carries exponential points. */
+export type MetricProducerOptions = Pick<OmniMetricProducerOptions, 'aggregationTemporalitySelector' | 'exponentialHistograms'>;
 
 /** What a delta reader last received of one series. */
 interface Baseline {
@@ -67,7 +73,12 @@ export class OmniMetricProducer implements MetricProducer {
 
   constructor(options: OmniMetricProducerOptions = {}) {
     checkObject(options, 'OmniMetricProducer options', ['store', 'aggregationTemporalitySelector', 'exponentialHistograms']);
-    this.exponential = options.exponentialHistograms === false ? undefined : new ExponentialPoints();
+    if (options.exponentialHistograms !== undefined && typeof options.exponentialHistograms !== 'boolean') {
+      throw new OmniOptionError('exponentialHistograms', `exponentialHistograms must be a boolean; got ${shown(options.exponentialHistograms)}`);
+    }
+    // A reader that asks for no temporality is a pull reader: one that may not know exponential points gets classic buckets.
+    const exponential = options.exponentialHistograms ?? options.aggregationTemporalitySelector !== undefined;
+    this.exponential = exponential ? new ExponentialPoints() : undefined;
     this.store = options.store;
     this.selectTemporality = options.aggregationTemporalitySelector ?? (() => AggregationTemporality.CUMULATIVE);
   }
