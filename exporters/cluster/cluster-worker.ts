@@ -2,7 +2,7 @@ import { packageDiag } from '../../views/package-diag';
 import type { MetricReader } from '@opentelemetry/sdk-metrics';
 import { isProtocolMessage, type ProtocolMessage, type SnapshotMessage } from './protocol';
 import { takeSnapshot } from './snapshot';
-import { checkObject } from '../../views/option-checks';
+import { checkObject, OmniOptionError } from '../../views/option-checks';
 
 export interface ClusterWorkerOptions {
   /**
@@ -17,6 +17,8 @@ export interface ClusterWorkerOptions {
 /** What `serveClusterWorker` needs of a `registerOmniMetrics` handle. */
 export interface ClusterWorkerSource {
   readonly prometheusReader?: MetricReader;
+  /** The registration's request labels: a `maxValues` bound is per process, so a worker refuses it. */
+  readonly settings?: { readonly requestLabels?: ReadonlyArray<{ readonly name: string; readonly maxValues: number }> };
 }
 
 export interface ClusterWorker {
@@ -46,6 +48,7 @@ export function serveClusterWorker(handle: ClusterWorkerSource, options: Cluster
   checkObject(options, 'serveClusterWorker options', ['syncIntervalMillis', 'flushTimeoutMillis']);
   const reader = handle.prometheusReader;
   if (reader === undefined) throw new Error('serveClusterWorker needs a handle with a prometheusReader (registerOmniMetrics creates one)');
+  refuseFirstSeenBounds(handle);
   if (typeof process.send !== 'function') {
     throw new Error('serveClusterWorker must run in a worker started by cluster.fork() (this process has no IPC channel)');
   }
@@ -126,4 +129,20 @@ export function serveClusterWorker(handle: ClusterWorkerSource, options: Cluster
     },
     stop,
   };
+}
+
+/**
+ * `maxValues` admits the first values each process sees: every worker would admit its own, so the
+ * aggregate would attribute one tenant's requests to `other` in one worker and to itself in the
+ * next, and hold up to workers × `maxValues` values. An allow-list is the same in every worker
+ * and every replacement, so the bound holds in the sum.
+ */
+function refuseFirstSeenBounds(handle: ClusterWorkerSource): void {
+  handle.settings?.requestLabels?.forEach((label, i) => {
+    if (label.maxValues === 0) return;
+    throw new OmniOptionError(
+      `requestLabels[${i}].maxValues`,
+      `requestLabels[${i}].maxValues (${JSON.stringify(label.name)}) cannot bound a node:cluster worker: each worker would admit its own first values, and the primary's sum would misattribute them. List the values in requestLabels[${i}].values instead, the same in every worker`,
+    );
+  });
 }
