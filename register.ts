@@ -26,6 +26,7 @@ import { checkObject } from './views/option-checks';
 import { SeriesStore } from './views/store/series-store';
 import { createOmniViews } from './views/views';
 import { HandleLifecycle } from './handle-lifecycle';
+import { uncarriedFeatures } from './feature-combinations';
 
 export interface OmniMetricsHandle extends InstrumentedMetrics {
   readonly catalog: ResolvedCatalog;
@@ -110,6 +111,7 @@ export async function registerOmniMetrics(options: OmniMetricsOptions): Promise<
     settings.reader instanceof OmniPrometheusReader ? settings.reader : settings.reader === undefined ? undefined : new OmniPrometheusReader(settings.reader);
   reader?.attachStore(store, puller === undefined ? undefined : newProducer({ store, exponentialHistograms: false }));
   warnAboutMisplacedExporters(settings);
+  for (const line of uncarriedFeatures(settings, reader)) packageDiag.warn(line);
   // Built, not started: a push reader's export timer starts when a provider takes it.
   const pushReaders =
     settings.provider.kind === 'own' && !settings.sdkDisabled ? createPushReaders(settings.exportSettings, store, undefined, newProducer) : [];

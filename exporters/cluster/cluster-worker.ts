@@ -3,6 +3,7 @@ import type { MetricReader } from '@opentelemetry/sdk-metrics';
 import { isProtocolMessage, type ProtocolMessage, type SnapshotMessage } from './protocol';
 import { takeSnapshot } from './snapshot';
 import { checkObject, OmniOptionError } from '../../views/option-checks';
+import type { SeriesStore } from '../../views/store/series-store';
 
 export interface ClusterWorkerOptions {
   /**
@@ -17,6 +18,8 @@ export interface ClusterWorkerOptions {
 /** What `serveClusterWorker` needs of a `registerOmniMetrics` handle. */
 export interface ClusterWorkerSource {
   readonly prometheusReader?: MetricReader;
+  /** The registration's series: what the snapshots cannot carry (native buckets, exemplars) is said at startup. */
+  readonly store?: Pick<SeriesStore, 'families' | 'exemplars'>;
   /** The registration's request labels: a `maxValues` bound is per process, so a worker refuses it. */
   readonly settings?: { readonly requestLabels?: ReadonlyArray<{ readonly name: string; readonly maxValues: number }> };
 }
@@ -52,6 +55,7 @@ export function serveClusterWorker(handle: ClusterWorkerSource, options: Cluster
   if (typeof process.send !== 'function') {
     throw new Error('serveClusterWorker must run in a worker started by cluster.fork() (this process has no IPC channel)');
   }
+  for (const line of uncarriedToThePrimary(handle)) packageDiag.warn(line);
   const syncIntervalMillis = options.syncIntervalMillis ?? 0;
   if (!(syncIntervalMillis >= 0) || !Number.isFinite(syncIntervalMillis)) {
     throw new RangeError(`syncIntervalMillis must be a finite number >= 0, got ${String(syncIntervalMillis)}`);
@@ -145,4 +149,23 @@ function refuseFirstSeenBounds(handle: ClusterWorkerSource): void {
       `requestLabels[${i}].maxValues (${JSON.stringify(label.name)}) cannot bound a node:cluster worker: each worker would admit its own first values, and the primary's sum would misattribute them. List the values in requestLabels[${i}].values instead, the same in every worker`,
     );
   });
+}
+
+/**
+ * What the worker records that the primary's aggregate does not serve: the snapshots carry the
+ * text families (counters, gauges, classic buckets), not native buckets nor exemplars.
+ */
+export function uncarriedToThePrimary(handle: ClusterWorkerSource): string[] {
+  const lines: string[] = [];
+  if (handle.store?.families.some((family) => family.native !== undefined) === true) {
+    lines.push(
+      "omni-otel-metrics: nativeHistograms in a node:cluster worker: the primary aggregates the classic buckets only and serves the text formats. For native buckets, push OTLP from each worker (exporters: ['otlp']) or let Prometheus scrape each worker.",
+    );
+  }
+  if (handle.store?.exemplars === true) {
+    lines.push(
+      "omni-otel-metrics: exemplars in a node:cluster worker: the primary's aggregate carries none. For exemplars, let Prometheus scrape each worker's own /metrics.",
+    );
+  }
+  return lines;
 }

@@ -119,7 +119,7 @@ export class OmniMetricProducer implements MetricProducer {
       valueType: ValueType.DOUBLE,
     };
     const base = { descriptor, aggregationTemporality: temporality };
-    if (type === 'histogram' && family.native !== undefined && this.exponential !== undefined) {
+    if (type === 'histogram' && family.native !== undefined && this.exponential !== undefined && this.exponentialFor(family)) {
       const exponential = this.exponential;
       const dataPoints: Array<DataPoint<ExponentialHistogram>> = [];
       for (const series of family.series as NativeHistogramSeries[]) {
@@ -146,6 +146,11 @@ export class OmniMetricProducer implements MetricProducer {
     return type === 'counter'
       ? { ...base, dataPointType: DataPointType.SUM, isMonotonic: true, dataPoints }
       : { ...base, dataPointType: DataPointType.GAUGE, dataPoints };
+  }
+
+  /** Whether a family with native buckets is produced as exponential points, when this producer makes them at all. */
+  protected exponentialFor(_family: FamilySeries): boolean {
+    return true;
   }
 
   /** A counter's increase, or a gauge's new value, since the previous collection; nothing when it did not change. */
