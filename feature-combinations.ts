@@ -21,6 +21,10 @@ export function uncarriedFeatures(settings: OmniSettings, reader: OmniPrometheus
       );
     }
   }
+  const { exporters } = settings.exportSettings;
+  if (settings.exemplars && settings.provider.kind === 'own' && (exporters.has('otlp') || exporters.has('console'))) {
+    lines.push(`omni-otel-metrics: ${EXEMPLARS_NOT_PRODUCED}`);
+  }
   if (native && settings.enginePull !== undefined && reader !== undefined) {
     lines.push(
       "omni-otel-metrics: nativeHistograms with enginePull: /metrics offers no protobuf exposition (the pulled engines' series join the text families), so scrapers get the classic buckets; OTLP carries exponential points for the families the package records itself and engines never print (vllm:omni_*).",
@@ -28,3 +32,7 @@ export function uncarriedFeatures(settings: OmniSettings, reader: OmniPrometheus
   }
   return lines;
 }
+
+/** Exemplars never reach an OpenTelemetry reader: said for the push exporters, and for producers of your own. */
+export const EXEMPLARS_NOT_PRODUCED =
+  "exemplars and OpenTelemetry readers: the SDK's data points have no exemplar field, so OTLP, console, log lines and readers given an OmniMetricProducer carry none. Scrape /metrics (OpenMetrics or protobuf) for them.";

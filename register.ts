@@ -26,7 +26,8 @@ import { checkObject } from './views/option-checks';
 import { SeriesStore } from './views/store/series-store';
 import { createOmniViews } from './views/views';
 import { HandleLifecycle } from './handle-lifecycle';
-import { uncarriedFeatures } from './feature-combinations';
+import { EXEMPLARS_NOT_PRODUCED, uncarriedFeatures } from './feature-combinations';
+import { WarnOnce } from './views/diag-warnings';
 
 export interface OmniMetricsHandle extends InstrumentedMetrics {
   readonly catalog: ResolvedCatalog;
@@ -131,7 +132,10 @@ export async function registerOmniMetrics(options: OmniMetricsOptions): Promise<
     await new Promise((resolve) => setTimeout(resolve, 0));
     throw error;
   }
+  // Said once per handle: its producers are alike.
+  const producersWarning = new WarnOnce();
   for (const producer of settings.metricProducers) producer.attach(store);
+  if (settings.exemplars && settings.metricProducers.length > 0) producersWarning.warn('producers', EXEMPLARS_NOT_PRODUCED);
   const recorderSettings: RecorderSettings = {
     catalog: settings.catalog,
     naming: settings.naming,
@@ -179,6 +183,7 @@ export async function registerOmniMetrics(options: OmniMetricsOptions): Promise<
     metricsText: async (format) => readerFor('metricsText()').metricsText(format),
     createMetricProducer: (producerOptions) => {
       lifecycle.assertRunning('createMetricProducer()');
+      if (settings.exemplars) producersWarning.warn('producers', EXEMPLARS_NOT_PRODUCED);
       if (typeof producerOptions === 'function') return newProducer({ store, aggregationTemporalitySelector: producerOptions });
       if (producerOptions !== undefined)
         checkObject(producerOptions, 'createMetricProducer options', ['aggregationTemporalitySelector', 'exponentialHistograms']);

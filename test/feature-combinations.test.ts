@@ -42,4 +42,20 @@ describe('features a reader cannot carry are said at startup', () => {
       "omni-otel-metrics: nativeHistograms with enginePull: /metrics offers no protobuf exposition (the pulled engines' series join the text families), so scrapers get the classic buckets; OTLP carries exponential points for the families the package records itself and engines never print (vllm:omni_*).",
     ]);
   });
+
+  it('exemplars and OpenTelemetry readers: said once per handle, at its first producer', async () => {
+    const said =
+      "omni-otel-metrics: exemplars and OpenTelemetry readers: the SDK's data points have no exemplar field, so OTLP, console, log lines and readers given an OmniMetricProducer carry none. Scrape /metrics (OpenMetrics or protobuf) for them.";
+    const lines = await captureConsole(async () => {
+      const handle = await registerOmniMetrics({ ...BASE, exemplars: true, prometheus: false, exporters: [] });
+      handle.createMetricProducer();
+      handle.createMetricProducer();
+      await handle.shutdown();
+    });
+    assert.deepEqual(
+      lines.filter((line) => line.method === 'warn').map((line) => line.text),
+      [said],
+    );
+    assert.deepEqual(await startupWarnings({ exemplars: false, prometheus: false, exporters: [] }), []);
+  });
 });

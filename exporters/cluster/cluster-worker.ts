@@ -52,10 +52,10 @@ export function serveClusterWorker(handle: ClusterWorkerSource, options: Cluster
   const reader = handle.prometheusReader;
   if (reader === undefined) throw new Error('serveClusterWorker needs a handle with a prometheusReader (registerOmniMetrics creates one)');
   refuseFirstSeenBounds(handle);
+  for (const line of uncarriedToThePrimary(handle)) packageDiag.warn(line);
   if (typeof process.send !== 'function') {
     throw new Error('serveClusterWorker must run in a worker started by cluster.fork() (this process has no IPC channel)');
   }
-  for (const line of uncarriedToThePrimary(handle)) packageDiag.warn(line);
   const syncIntervalMillis = options.syncIntervalMillis ?? 0;
   if (!(syncIntervalMillis >= 0) || !Number.isFinite(syncIntervalMillis)) {
     throw new RangeError(`syncIntervalMillis must be a finite number >= 0, got ${String(syncIntervalMillis)}`);
