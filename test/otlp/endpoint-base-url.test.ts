@@ -1,4 +1,8 @@
 import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { resolveExportSettings } from '../../exporters/otlp/export-settings';
+import { parseOtelEnv } from '../../exporters/otlp/otel-env';
+import type { OtlpProtocol } from '../../exporters/otlp/types';
 import { registerOmniMetrics } from '../../register';
 import { startOtlpReceiver } from './support/otlp-receiver';
 
@@ -34,4 +38,31 @@ describe('otlp.endpoint: a base URL, as OTEL_EXPORTER_OTLP_ENDPOINT is', () => {
       }
     });
   }
+});
+
+describe('otlp.endpoint: any value', () => {
+  const none = parseOtelEnv({});
+
+  it('property: over HTTP a URL without a path gains /v1/metrics, one with a path is kept, anything else is refused naming otlp.endpoint', () => {
+    const urls = fc.oneof(
+      fc.webUrl({ withQueryParameters: false, withFragments: false }),
+      fc.webUrl().map((url) => new URL(url).origin),
+      fc.string(),
+    );
+    fc.assert(
+      fc.property(urls, fc.constantFrom('http/protobuf', 'http/json', 'grpc') as fc.Arbitrary<OtlpProtocol>, (endpoint, protocol) => {
+        let url: string | undefined;
+        try {
+          url = resolveExportSettings({ otlp: { protocol, endpoint } }, none).otlp.url;
+        } catch (error) {
+          assert.ok(error instanceof Error && /otlp\.endpoint/.test(error.message), String(error));
+          return;
+        }
+        if (protocol === 'grpc') return assert.equal(url, endpoint);
+        const pathname = new URL(endpoint).pathname;
+        assert.equal(url, pathname === '/' ? `${endpoint.endsWith('/') ? endpoint : `${endpoint}/`}v1/metrics` : endpoint);
+      }),
+      { numRuns: 300 },
+    );
+  });
 });

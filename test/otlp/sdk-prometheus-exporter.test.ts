@@ -3,6 +3,8 @@ import { PrometheusExporter, PrometheusSerializer } from '@opentelemetry/exporte
 import { AggregationTemporality, DataPointType, MeterProvider, type MetricData } from '@opentelemetry/sdk-metrics';
 import { registerOmniMetrics, type OmniMetricsHandle } from '../../register';
 import { OmniOptionError } from '../../views/option-checks';
+import { OmniMetricProducer } from '../../views/store/metric-producer';
+import fc from 'fast-check';
 
 const FAMILY = 'vllm:omni_e2e_request_latency_s';
 
@@ -87,6 +89,41 @@ describe('createMetricProducer: each reader gets the histograms it can carry', (
       assert.throws(
         () => handle.createMetricProducer({ exponentialHistograms: 'yes' } as never),
         (error: unknown) => error instanceof OmniOptionError && error.option === 'exponentialHistograms',
+      );
+    } finally {
+      await handle.shutdown();
+    }
+  });
+
+  it('property: whatever createMetricProducer is given, it returns a producer or throws an OmniOptionError', async () => {
+    const handle = await nativeHandle();
+    try {
+      const given = fc.oneof(
+        fc.anything(),
+        fc.record(
+          {
+            aggregationTemporalitySelector: fc.oneof(
+              fc.constant(() => AggregationTemporality.DELTA),
+              fc.anything(),
+            ),
+            exponentialHistograms: fc.oneof(fc.boolean(), fc.anything()),
+          },
+          { requiredKeys: [] },
+        ),
+      );
+      await fc.assert(
+        fc.asyncProperty(given, async (options) => {
+          let producer: OmniMetricProducer;
+          try {
+            producer = handle.createMetricProducer(options as never);
+          } catch (error) {
+            assert.ok(error instanceof OmniOptionError, String(error));
+            return;
+          }
+          // Accepted: it collects.
+          assert.deepEqual((await producer.collect()).errors, []);
+        }),
+        { numRuns: 300 },
       );
     } finally {
       await handle.shutdown();

@@ -76,6 +76,12 @@ export class OmniMetricProducer implements MetricProducer {
     if (options.exponentialHistograms !== undefined && typeof options.exponentialHistograms !== 'boolean') {
       throw new OmniOptionError('exponentialHistograms', `exponentialHistograms must be a boolean; got ${shown(options.exponentialHistograms)}`);
     }
+    if (options.aggregationTemporalitySelector !== undefined && typeof options.aggregationTemporalitySelector !== 'function') {
+      throw new OmniOptionError(
+        'aggregationTemporalitySelector',
+        `aggregationTemporalitySelector must be a function (an exporter's selectAggregationTemporality); got ${shown(options.aggregationTemporalitySelector)}`,
+      );
+    }
     // A reader that asks for no temporality is a pull reader: one that may not know exponential points gets classic buckets.
     const exponential = options.exponentialHistograms ?? options.aggregationTemporalitySelector !== undefined;
     this.exponential = exponential ? new ExponentialPoints() : undefined;
