@@ -25,11 +25,6 @@ export function uncarriedFeatures(settings: OmniSettings, reader: OmniPrometheus
   if (settings.exemplars && settings.provider.kind === 'own' && (exporters.has('otlp') || exporters.has('console'))) {
     lines.push(`omni-otel-metrics: ${EXEMPLARS_NOT_PRODUCED}`);
   }
-  if (native && settings.enginePull !== undefined && reader !== undefined) {
-    lines.push(
-      "omni-otel-metrics: nativeHistograms with enginePull: /metrics offers no protobuf exposition (the pulled engines' series join the text families), so scrapers get the classic buckets; OTLP carries exponential points for the families the package records itself and engines never print (vllm:omni_*).",
-    );
-  }
   return lines;
 }
 

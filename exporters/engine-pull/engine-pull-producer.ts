@@ -30,7 +30,7 @@ export class EnginePullProducer extends OmniMetricProducer {
    * the families an engine prints too (vLLM's own, `vllm:*` but not the pipeline's) stay classic.
    */
   protected override exponentialFor(family: FamilySeries): boolean {
-    return !family.family.key.startsWith('upstream.');
+    return !printedByEngines(family);
   }
 
   override attach(store: SeriesStore): void {
@@ -50,4 +50,9 @@ export class EnginePullProducer extends OmniMetricProducer {
     this.delta?.end(hrTime());
     return merged;
   }
+}
+
+/** A family vLLM's engines print too (vLLM's own `vllm:*`), whose pulled series may join the store's. */
+export function printedByEngines(family: FamilySeries): boolean {
+  return family.family.key.startsWith('upstream.');
 }
