@@ -5,6 +5,8 @@ import { EngineServer, fixtureText } from './support/engine-server';
 import { decodeMetricFamilies } from '../support/prometheus-protobuf';
 
 const PULLED = { model_name: 'org/current-model', stage: '1', replica: '1' };
+/** Nothing served, pushed, logged or checked: the test reads the handle itself. */
+const QUIET = { modelName: 'm', logStats: true, logIntervalSeconds: 0, processMetrics: false, selfCheck: false, prometheus: false, exporters: [] } as const;
 
 function named(metrics: readonly MetricData[], name: string): MetricData {
   const metric = metrics.find((one) => one.descriptor.name === name);
@@ -16,6 +18,19 @@ describe('engine pull with native histograms', () => {
   let engine: EngineServer | undefined;
   let handle: OmniMetricsHandle | undefined;
 
+  /** Stage 1 replica 1 pulled from an engine, every family native, three pipeline latencies recorded. */
+  async function pullingWithNativeHistograms(): Promise<OmniMetricsHandle> {
+    engine = await EngineServer.start(fixtureText('vllm-current-engine0.prom'));
+    const started = await registerOmniMetrics({
+      ...QUIET,
+      stagePools: [1, 2],
+      nativeHistograms: true,
+      enginePull: { engines: [{ stage: 1, replica: 1, url: engine.url }], cacheMillis: 0, timeoutMillis: 500 },
+    });
+    for (const latency of [0.5, 1, 1.5]) started.pipeline.requestSucceeded(latency, 'stop');
+    return started;
+  }
+
   afterEach(async () => {
     await handle?.shutdown();
     await engine?.down();
@@ -24,20 +39,7 @@ describe('engine pull with native histograms', () => {
   });
 
   it("a push reader gets exponential points for the pipeline's own families and classic buckets for the families engines print", async () => {
-    engine = await EngineServer.start(fixtureText('vllm-current-engine0.prom'));
-    handle = await registerOmniMetrics({
-      modelName: 'm',
-      stagePools: [1, 2],
-      logStats: true,
-      logIntervalSeconds: 0,
-      processMetrics: false,
-      selfCheck: false,
-      prometheus: false,
-      exporters: [],
-      nativeHistograms: true,
-      enginePull: { engines: [{ stage: 1, replica: 1, url: engine.url }], cacheMillis: 0, timeoutMillis: 500 },
-    });
-    for (const latency of [0.5, 1, 1.5]) handle.pipeline.requestSucceeded(latency, 'stop');
+    handle = await pullingWithNativeHistograms();
     const producer = handle.createMetricProducer(() => AggregationTemporality.CUMULATIVE);
     const metrics = (await producer.collect()).resourceMetrics.scopeMetrics.flatMap((scope) => scope.metrics);
 
@@ -60,20 +62,7 @@ describe('engine pull with native histograms', () => {
   });
 
   it("the protobuf exposition: the pipeline's families with native buckets, the engines' families with the pulled series and classic buckets", async () => {
-    engine = await EngineServer.start(fixtureText('vllm-current-engine0.prom'));
-    handle = await registerOmniMetrics({
-      modelName: 'm',
-      stagePools: [1, 2],
-      logStats: true,
-      logIntervalSeconds: 0,
-      processMetrics: false,
-      selfCheck: false,
-      prometheus: false,
-      exporters: [],
-      nativeHistograms: true,
-      enginePull: { engines: [{ stage: 1, replica: 1, url: engine.url }], cacheMillis: 0, timeoutMillis: 500 },
-    });
-    for (const latency of [0.5, 1, 1.5]) handle.pipeline.requestSucceeded(latency, 'stop');
+    handle = await pullingWithNativeHistograms();
     const bytes = handle.prometheusReader?.protobufBytes();
     assert.ok(bytes, 'offered');
     const families = decodeMetricFamilies(await bytes);
