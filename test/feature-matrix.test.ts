@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { TraceFlags } from '@opentelemetry/api';
+import { context, metrics, propagation, trace, TraceFlags } from '@opentelemetry/api';
+import { NodeSDK } from '@opentelemetry/sdk-node';
 import { PrometheusExporter, PrometheusSerializer } from '@opentelemetry/exporter-prometheus';
 import { AggregationTemporality, InMemoryMetricExporter, MeterProvider, PeriodicExportingMetricReader, type MetricData } from '@opentelemetry/sdk-metrics';
 import { serveClusterWorker } from '../exporters/cluster/cluster-worker';
@@ -211,14 +212,19 @@ const MODES: Record<string, () => Promise<ModeResult>> = {
   "NodeSDK, meterProvider 'external'": async () => {
     const { result, warnings } = await withWarnings(async () => {
       const handle = await registerOmniMetrics({ ...BASE, prometheus: false, meterProvider: 'external' });
-      // NodeSDK's provider, holding the package's reader in its metricReaders.
-      const provider = new MeterProvider({ readers: [handle.prometheusReader!] });
+      const sdk = new NodeSDK({ metricReaders: [handle.prometheusReader!], views: [...handle.views], spanProcessors: [], autoDetectResources: false });
+      sdk.start();
       try {
         record(handle);
         return await readRegistered(handle);
       } finally {
-        await provider.shutdown();
         await handle.shutdown();
+        await sdk.shutdown();
+        // NodeSDK registered process-wide globals; leave the process as the other modes expect it.
+        metrics.disable();
+        trace.disable();
+        context.disable();
+        propagation.disable();
       }
     });
     return { readings: result, warnings };
