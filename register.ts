@@ -183,11 +183,13 @@ export async function registerOmniMetrics(options: OmniMetricsOptions): Promise<
     metricsText: async (format) => readerFor('metricsText()').metricsText(format),
     createMetricProducer: (producerOptions) => {
       lifecycle.assertRunning('createMetricProducer()');
-      if (settings.exemplars) producersWarning.warn('producers', EXEMPLARS_NOT_PRODUCED);
-      if (typeof producerOptions === 'function') return newProducer({ store, aggregationTemporalitySelector: producerOptions });
-      if (producerOptions !== undefined)
+      if (typeof producerOptions !== 'function' && producerOptions !== undefined)
         checkObject(producerOptions, 'createMetricProducer options', ['aggregationTemporalitySelector', 'exponentialHistograms']);
-      return newProducer({ ...producerOptions, store });
+      const producer = newProducer(
+        typeof producerOptions === 'function' ? { store, aggregationTemporalitySelector: producerOptions } : { ...producerOptions, store },
+      );
+      if (settings.exemplars) producersWarning.warn('producers', EXEMPLARS_NOT_PRODUCED);
+      return producer;
     },
     addReplica: (stage, replica) => {
       lifecycle.assertRunning('addReplica()');
