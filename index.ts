@@ -61,6 +61,7 @@ export { FAILURE_REASONS, type FailureReason } from './views/stage-service-famil
 // Readers and producers for a provider of your own (NodeSDK), and the exposition options
 export { OmniPrometheusReader } from './exporters/prometheus-reader';
 export { OmniMetricProducer } from './views/store/metric-producer';
+export type { MetricProducerOptions } from './views/store/metric-producer';
 export type { ExpositionFormat } from './exporters/exposition-text';
 export type { PrometheusServer } from './exporters/prometheus-http';
 export type { MetricsExporterName, OtlpOptions } from './exporters/otlp/types';

@@ -21,10 +21,13 @@ import type { OmniMetricsOptions } from './options';
 import { resolveOmniSettings, type OmniSettings } from './settings';
 import type { ResolvedCatalog } from './views/catalog';
 import { scrapeUpFamily } from './views/scrape-up-family';
-import { OmniMetricProducer, type OmniMetricProducerOptions } from './views/store/metric-producer';
+import { OmniMetricProducer, type MetricProducerOptions, type OmniMetricProducerOptions } from './views/store/metric-producer';
+import { checkObject } from './views/option-checks';
 import { SeriesStore } from './views/store/series-store';
 import { createOmniViews } from './views/views';
 import { HandleLifecycle } from './handle-lifecycle';
+import { EXEMPLARS_NOT_PRODUCED, uncarriedFeatures } from './feature-combinations';
+import { WarnOnce } from './views/diag-warnings';
 
 export interface OmniMetricsHandle extends InstrumentedMetrics {
   readonly catalog: ResolvedCatalog;
@@ -41,9 +44,13 @@ export interface OmniMetricsHandle extends InstrumentedMetrics {
   metricsText(format?: ExpositionFormat): Promise<string>;
   /**
    * A producer of the store for a reader of your own (`metricProducers: [producer]`), at the
-   * temporality its exporter selects (pass `exporter.selectAggregationTemporality`); cumulative by default.
+   * temporality its exporter selects (pass `exporter.selectAggregationTemporality`, alone or as
+   * `aggregationTemporalitySelector`); cumulative by default. Families with native buckets come as
+   * exponential histograms when a temporality selector is given (a push exporter: OTLP, console),
+   * as classic buckets otherwise (a pull reader such as the SDK's `PrometheusExporter`);
+   * `exponentialHistograms` decides it either way.
    */
-  createMetricProducer(aggregationTemporalitySelector?: AggregationTemporalitySelector): OmniMetricProducer;
+  createMetricProducer(options?: AggregationTemporalitySelector | MetricProducerOptions): OmniMetricProducer;
   /**
    * Adds a replica to a stage while serving (`replica`, or one above the stage's highest): with
    * `logStats` its `vllm:*` series appear at once, at zero, created now. Returns the replica id.
@@ -105,6 +112,7 @@ export async function registerOmniMetrics(options: OmniMetricsOptions): Promise<
     settings.reader instanceof OmniPrometheusReader ? settings.reader : settings.reader === undefined ? undefined : new OmniPrometheusReader(settings.reader);
   reader?.attachStore(store, puller === undefined ? undefined : newProducer({ store, exponentialHistograms: false }));
   warnAboutMisplacedExporters(settings);
+  for (const line of uncarriedFeatures(settings, reader)) packageDiag.warn(line);
   // Built, not started: a push reader's export timer starts when a provider takes it.
   const pushReaders =
     settings.provider.kind === 'own' && !settings.sdkDisabled ? createPushReaders(settings.exportSettings, store, undefined, newProducer) : [];
@@ -124,7 +132,10 @@ export async function registerOmniMetrics(options: OmniMetricsOptions): Promise<
     await new Promise((resolve) => setTimeout(resolve, 0));
     throw error;
   }
+  // Said once per handle: its producers are alike.
+  const producersWarning = new WarnOnce();
   for (const producer of settings.metricProducers) producer.attach(store);
+  if (settings.exemplars && settings.metricProducers.length > 0) producersWarning.warn('producers', EXEMPLARS_NOT_PRODUCED);
   const recorderSettings: RecorderSettings = {
     catalog: settings.catalog,
     naming: settings.naming,
@@ -170,9 +181,15 @@ export async function registerOmniMetrics(options: OmniMetricsOptions): Promise<
     exportSettings: settings.exportSettings,
     metricsHandler: (pathOrOptions) => createMetricsHandler(readerFor('metricsHandler()'), pathOrOptions),
     metricsText: async (format) => readerFor('metricsText()').metricsText(format),
-    createMetricProducer: (aggregationTemporalitySelector) => {
+    createMetricProducer: (producerOptions) => {
       lifecycle.assertRunning('createMetricProducer()');
-      return newProducer({ store, aggregationTemporalitySelector });
+      if (typeof producerOptions !== 'function' && producerOptions !== undefined)
+        checkObject(producerOptions, 'createMetricProducer options', ['aggregationTemporalitySelector', 'exponentialHistograms']);
+      const producer = newProducer(
+        typeof producerOptions === 'function' ? { store, aggregationTemporalitySelector: producerOptions } : { ...producerOptions, store },
+      );
+      if (settings.exemplars) producersWarning.warn('producers', EXEMPLARS_NOT_PRODUCED);
+      return producer;
     },
     addReplica: (stage, replica) => {
       lifecycle.assertRunning('addReplica()');

@@ -12,7 +12,7 @@ import { SharedRenderings, type ExpositionPieces, type SharedRendering } from '.
 import { parseExposition } from './engine-pull/exposition-parser';
 import { parsedFamiliesProtobuf, storeProtobuf } from './protobuf-exposition';
 import { storeExposition } from './store-exposition';
-import { EnginePullProducer } from './engine-pull/engine-pull-producer';
+import { EnginePullProducer, printedByEngines } from './engine-pull/engine-pull-producer';
 import { joinedWithStore, pulledOnlyFamilies } from './engine-pull/pulled-exposition';
 
 export interface OmniPrometheusReaderOptions {
@@ -138,11 +138,12 @@ export class OmniPrometheusReader extends MetricReader {
   /**
    * A rendering of the Prometheus protobuf exposition, when this reader offers it: only when some
    * family keeps native histograms (the text formats carry everything else, as vLLM serves it),
-   * and not with pulled engines or scope labels (whose series only the text path prints).
+   * and not with scope labels or another producer's series (which only the text path prints).
    */
   protobufRendering(gzip: boolean): SharedRendering | undefined {
     const store = this.store;
-    if (store === undefined || store.generic || this.options.withScopeLabels) return undefined;
+    if (store === undefined || this.options.withScopeLabels) return undefined;
+    if (store.generic && !(store.producer instanceof EnginePullProducer)) return undefined;
     if (!store.series.families.some((family) => family.native !== undefined)) return undefined;
     return this.protobufRenderings.rendering('protobuf', gzip);
   }
@@ -160,6 +161,7 @@ export class OmniPrometheusReader extends MetricReader {
   private async protobufExposition(): Promise<ExpositionPieces> {
     const store = this.store;
     if (store === undefined) return [];
+    if (store.producer instanceof EnginePullProducer) return this.pulledProtobufExposition(store.series);
     const { resourceMetrics, errors } = await this.collectSdk();
     reportErrors(errors);
     const targetInfo = this.options.withTargetInfo ? targetInfoText(resourceMetrics, false) : '';
@@ -172,16 +174,32 @@ export class OmniPrometheusReader extends MetricReader {
   }
 
   /**
+   * With pulled engines: the families only the package records (the pipeline's), native buckets and
+   * exemplars included, straight from the store; every other family, joined with the engines'
+   * series or theirs alone, from the text exposition read back (classic buckets, as pulled).
+   */
+  private async pulledProtobufExposition(series: SeriesStore): Promise<ExpositionPieces> {
+    let text = '';
+    for (const piece of await this.exposition('text', false)) text += piece.toString();
+    const direct = new Set(series.families.filter((family) => !printedByEngines(family)).map((family) => family.family.name));
+    const others = parsedFamiliesProtobuf(parseExposition(text).filter((family) => !direct.has(family.name)));
+    return (function* (): Generator<Buffer, void, undefined> {
+      yield* storeProtobuf(series, (family) => direct.has(family.family.name));
+      if (others.length > 0) yield others;
+    })();
+  }
+
+  /**
    * The exposition as pieces produced lazily: the SDK's streams are collected first (the one
    * asynchronous step), then the store's families are rendered piece by piece as the caller pulls
    * them, then the SDK's own families follow.
    */
-  private async exposition(format: ExpositionFormat): Promise<ExpositionPieces> {
+  private async exposition(format: ExpositionFormat, createdSeries = this.createdSeries): Promise<ExpositionPieces> {
     const serializeOptions = {
       format,
       withTargetInfo: this.options.withTargetInfo,
       withScopeLabels: this.options.withScopeLabels,
-      createdSeries: this.createdSeries,
+      createdSeries,
     };
     const store = this.store;
     // The pulled engines' series are rendered once per pull and printed in the store's blocks; with families declared
@@ -198,7 +216,6 @@ export class OmniPrometheusReader extends MetricReader {
     const openMetrics = format === 'openmetrics';
     const targetInfo = this.options.withTargetInfo ? targetInfoText(resourceMetrics, openMetrics) : '';
     const declared = this.declared;
-    const createdSeries = this.createdSeries;
     // A stream of the application's named like a pulled family would print that family twice: it is left out, as one named like the store's.
     const reserved = pulled === undefined ? store.names : new Set([...store.names, ...pulled.exposition.families.keys()]);
     return (function* (): Generator<string, void, undefined> {

@@ -204,10 +204,13 @@ export function seriesLines(metric: MetricData, name: string, type: FamilyType):
   return { text, textCreated, openMetrics, openMetricsWithoutCreated };
 }
 
-/** The declared zero series, unless a collected sample already carries its labels. */
+/**
+ * The declared zero series, unless a collected series carries its labels, alone or with more (the
+ * workers' per-tenant series of a family whose `{model_name}` series request labels replaced).
+ */
 function addEagerSeries(family: Family): void {
   const eager = family.declared?.eagerAttributes;
-  if (eager === undefined || family.series.some((s) => sameLabels(s.labels, eager))) return;
+  if (eager === undefined || family.series.some((s) => carriesLabels(s.labels, eager))) return;
   const buckets = family.declared?.buckets ?? [];
   const value: number | Histogram =
     family.type === 'histogram' ? { buckets: { boundaries: [...buckets], counts: new Array<number>(buckets.length + 1).fill(0) }, count: 0, sum: 0 } : 0;
@@ -215,9 +218,8 @@ function addEagerSeries(family: Family): void {
   family.series.push({ labels: eager, point, placeholder: true });
 }
 
-function sameLabels(a: Attributes, b: Attributes): boolean {
-  const keysA = Object.keys(a);
-  return keysA.length === Object.keys(b).length && keysA.every((key) => a[key] === b[key]);
+function carriesLabels(labels: Attributes, wanted: Attributes): boolean {
+  return Object.keys(wanted).every((key) => labels[key] === wanted[key]);
 }
 
 /** A start time as `_created` prints it: seconds since the epoch. */

@@ -82,11 +82,11 @@ export function sparseBuckets(run: NativeBucketRun): SparseBuckets {
  * (a family without series is left out, as client_golang leaves it out). Histogram families that
  * keep native buckets carry them beside their classic buckets, so a Prometheus that scrapes
  * classic histograms too keeps every `_bucket` series it had. Produced a family at a time, for a
- * rendering in slices.
+ * rendering in slices. `only` picks the families (those no pulled engine's series join).
  */
-export function* storeProtobuf(store: SeriesStore): Generator<Buffer, void, undefined> {
+export function* storeProtobuf(store: SeriesStore, only: (family: FamilySeries) => boolean = () => true): Generator<Buffer, void, undefined> {
   store.runCollectHooks();
-  const families = store.families.map((family) => [family, family.seriesSnapshot()] as const);
+  const families = store.families.filter(only).map((family) => [family, family.seriesSnapshot()] as const);
   const writer = new ProtobufWriter();
   for (const [family, series] of families) {
     if (series.length === 0) continue;

@@ -2,7 +2,8 @@ import { packageDiag } from '../../views/package-diag';
 import type { MetricReader } from '@opentelemetry/sdk-metrics';
 import { isProtocolMessage, type ProtocolMessage, type SnapshotMessage } from './protocol';
 import { takeSnapshot } from './snapshot';
-import { checkObject } from '../../views/option-checks';
+import { checkObject, OmniOptionError } from '../../views/option-checks';
+import type { SeriesStore } from '../../views/store/series-store';
 
 export interface ClusterWorkerOptions {
   /**
@@ -17,6 +18,10 @@ export interface ClusterWorkerOptions {
 /** What `serveClusterWorker` needs of a `registerOmniMetrics` handle. */
 export interface ClusterWorkerSource {
   readonly prometheusReader?: MetricReader;
+  /** The registration's series: what the snapshots cannot carry (native buckets, exemplars) is said at startup. */
+  readonly store?: Pick<SeriesStore, 'families' | 'exemplars'>;
+  /** The registration's request labels: a `maxValues` bound is per process, so a worker refuses it. */
+  readonly settings?: { readonly requestLabels?: ReadonlyArray<{ readonly name: string; readonly maxValues: number }> };
 }
 
 export interface ClusterWorker {
@@ -46,6 +51,8 @@ export function serveClusterWorker(handle: ClusterWorkerSource, options: Cluster
   checkObject(options, 'serveClusterWorker options', ['syncIntervalMillis', 'flushTimeoutMillis']);
   const reader = handle.prometheusReader;
   if (reader === undefined) throw new Error('serveClusterWorker needs a handle with a prometheusReader (registerOmniMetrics creates one)');
+  refuseFirstSeenBounds(handle);
+  for (const line of uncarriedToThePrimary(handle)) packageDiag.warn(line);
   if (typeof process.send !== 'function') {
     throw new Error('serveClusterWorker must run in a worker started by cluster.fork() (this process has no IPC channel)');
   }
@@ -126,4 +133,39 @@ export function serveClusterWorker(handle: ClusterWorkerSource, options: Cluster
     },
     stop,
   };
+}
+
+/**
+ * `maxValues` admits the first values each process sees: every worker would admit its own, so the
+ * aggregate would attribute one tenant's requests to `other` in one worker and to itself in the
+ * next, and hold up to workers × `maxValues` values. An allow-list is the same in every worker
+ * and every replacement, so the bound holds in the sum.
+ */
+function refuseFirstSeenBounds(handle: ClusterWorkerSource): void {
+  handle.settings?.requestLabels?.forEach((label, i) => {
+    if (label.maxValues === 0) return;
+    throw new OmniOptionError(
+      `requestLabels[${i}].maxValues`,
+      `requestLabels[${i}].maxValues (${JSON.stringify(label.name)}) cannot bound a node:cluster worker: each worker would admit its own first values, and the primary's sum would misattribute them. List the values in requestLabels[${i}].values instead, the same in every worker`,
+    );
+  });
+}
+
+/**
+ * What the worker records that the primary's aggregate does not serve: the snapshots carry the
+ * text families (counters, gauges, classic buckets), not native buckets nor exemplars.
+ */
+export function uncarriedToThePrimary(handle: ClusterWorkerSource): string[] {
+  const lines: string[] = [];
+  if (handle.store?.families.some((family) => family.native !== undefined) === true) {
+    lines.push(
+      "omni-otel-metrics: nativeHistograms in a node:cluster worker: the primary aggregates the classic buckets only and serves the text formats. For native buckets, push OTLP from each worker (exporters: ['otlp']) or let Prometheus scrape each worker.",
+    );
+  }
+  if (handle.store?.exemplars === true) {
+    lines.push(
+      "omni-otel-metrics: exemplars in a node:cluster worker: the primary's aggregate carries none. For exemplars, let Prometheus scrape each worker's own /metrics.",
+    );
+  }
+  return lines;
 }

@@ -1,6 +1,7 @@
 import { hrTime } from '@opentelemetry/core';
 import type { CollectionResult } from '@opentelemetry/sdk-metrics';
 import { OmniMetricProducer, type OmniMetricProducerOptions } from '../../views/store/metric-producer';
+import type { FamilySeries } from '../../views/store/family-series';
 import type { SeriesStore } from '../../views/store/series-store';
 import type { EnginePuller, PulledEngines } from './engine-puller';
 import { DeltaConverter, mergePulled } from './merge-pulled';
@@ -19,10 +20,17 @@ export class EnginePullProducer extends OmniMetricProducer {
     private readonly puller: EnginePuller,
     options: OmniMetricProducerOptions = {},
   ) {
-    // Pulled engines' histograms have classic buckets only, and one family's points must share one type: classic by default.
-    super({ ...options, exponentialHistograms: options.exponentialHistograms ?? false });
+    super(options);
     this.pulledStore = options.store;
     this.delta = options.aggregationTemporalitySelector ? new DeltaConverter(options.aggregationTemporalitySelector) : undefined;
+  }
+
+  /**
+   * Pulled engines' histograms have classic buckets only, and one family's points share one type:
+   * the families an engine prints too (vLLM's own, `vllm:*` but not the pipeline's) stay classic.
+   */
+  protected override exponentialFor(family: FamilySeries): boolean {
+    return !printedByEngines(family);
   }
 
   override attach(store: SeriesStore): void {
@@ -42,4 +50,9 @@ export class EnginePullProducer extends OmniMetricProducer {
     this.delta?.end(hrTime());
     return merged;
   }
+}
+
+/** A family vLLM's engines print too (vLLM's own `vllm:*`), whose pulled series may join the store's. */
+export function printedByEngines(family: FamilySeries): boolean {
+  return family.family.key.startsWith('upstream.');
 }

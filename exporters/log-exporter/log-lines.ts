@@ -40,7 +40,7 @@ export function formatLogLines(resourceMetrics: ResourceMetrics, options: LogLin
       if (type === undefined) {
         (options.warned ?? new WarnOnce()).warn(
           metric.descriptor.name,
-          `${metric.descriptor.name} is an exponential histogram; the metric log cannot carry it`,
+          `${metric.descriptor.name} is an exponential histogram, which the metric log cannot carry: give the reader a producer with exponentialHistograms: false (its classic buckets)`,
         );
         continue;
       }

@@ -92,9 +92,11 @@ function setting<T>(option: T | undefined, optionName: string, fromEnv: FromVari
 }
 
 /**
- * The export URL: the option or `OTEL_EXPORTER_OTLP_METRICS_ENDPOINT` as given; the generic
- * `OTEL_EXPORTER_OTLP_ENDPOINT` with `v1/metrics` appended for HTTP (the spec's rule), as given
- * for gRPC. HTTP protocols need an http(s) URL.
+ * The export URL. For HTTP: the generic `OTEL_EXPORTER_OTLP_ENDPOINT` is a base, with `v1/metrics`
+ * appended (the spec's rule); `OTEL_EXPORTER_OTLP_METRICS_ENDPOINT` is used as given; the option
+ * is a base when it has no path (`http://collector:4318`, the way users of the variable write it),
+ * the full URL otherwise (`http://collector:4318/v1/metrics`, a gateway's `/otlp/v1/metrics`).
+ * gRPC takes each as given. HTTP protocols need an http(s) URL.
  */
 function otlpUrl(protocol: OtlpProtocol, option: string | undefined, env: OtelEnvConfig): string | undefined {
   const chosen: FromVariable<string> | undefined = option !== undefined ? { value: option, variable: 'otlp.endpoint' } : (env.metricsEndpoint ?? env.endpoint);
@@ -102,7 +104,9 @@ function otlpUrl(protocol: OtlpProtocol, option: string | undefined, env: OtelEn
   if (protocol !== 'grpc' && !isHttpUrl(chosen.value)) {
     throw new RangeError(`${chosen.variable} must be an http:// or https:// URL for protocol ${protocol}; got ${JSON.stringify(chosen.value)}`);
   }
-  if (chosen !== env.endpoint || protocol === 'grpc') return chosen.value;
+  if (protocol === 'grpc') return chosen.value;
+  const base = chosen === env.endpoint || (chosen.variable === 'otlp.endpoint' && new URL(chosen.value).pathname === '/');
+  if (!base) return chosen.value;
   return `${chosen.value.endsWith('/') ? chosen.value : `${chosen.value}/`}v1/metrics`;
 }
 

@@ -37,8 +37,10 @@ export interface OtlpOptions {
   /** Default `OTEL_EXPORTER_OTLP_METRICS_PROTOCOL`, then `OTEL_EXPORTER_OTLP_PROTOCOL`, else `http/protobuf`. */
   readonly protocol?: OtlpProtocol;
   /**
-   * Where to send, used as given: the full URL for HTTP (`http://collector:4318/v1/metrics`), a
-   * URL or `host:port` for gRPC. Default: `OTEL_EXPORTER_OTLP_METRICS_ENDPOINT` as given, else
+   * Where to send. For HTTP, a URL without a path is a base, as `OTEL_EXPORTER_OTLP_ENDPOINT` is:
+   * `http://collector:4318` posts to `http://collector:4318/v1/metrics`; a URL with a path is the
+   * full URL (`http://collector:4318/v1/metrics`, `https://gateway/otlp/v1/metrics`). For gRPC, a
+   * URL or `host:port`, as given. Default: `OTEL_EXPORTER_OTLP_METRICS_ENDPOINT` as given, else
    * `OTEL_EXPORTER_OTLP_ENDPOINT` (plus `v1/metrics` for HTTP), else the exporter's default.
    */
   readonly endpoint?: string;

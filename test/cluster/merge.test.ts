@@ -8,6 +8,7 @@ import { serializePrometheus } from '../../exporters/prometheus-serializer';
 import type { OmniMetricsOptions } from '../../options';
 import { registerOmniMetrics } from '../../register';
 import { declaredFamilies } from '../../views/declared-families';
+import { resolveCatalog } from '../../views/catalog';
 import { PROMETHEUS_CLIENT_DEFAULT_BUCKETS, SECONDS_BUCKETS, SECONDS_FAST_BUCKETS } from '../../views/buckets';
 import { declaredFamilyNames, parseSamples } from '../support/exposition';
 
@@ -128,6 +129,34 @@ describe('cluster snapshots and their merge', () => {
     // `_created` included: each series' creation time crosses the IPC channel with it.
     assert.equal(serializePrometheus(snapshotToResourceMetrics(merged), declared, { createdSeries: true }), own);
     assert.equal(serializePrometheus(snapshotToResourceMetrics(merged), declared, { format: 'openmetrics', createdSeries: true }), ownOpenMetrics);
+  });
+
+  it('tenant-labelled workers behind a primary whose catalog names no request labels: no zero {model_name} series beside the tenant ones', async () => {
+    const handle = await registerOmniMetrics({
+      ...WORKER_OPTIONS,
+      requestLabels: [{ name: 'tenant', from: (request) => request.tenant, maxValues: 2 }],
+    });
+    try {
+      const labelled = handle.requestLabelled;
+      assert.ok(labelled);
+      labelled.requestSucceeded(['alpha'], 0.5, 'stop');
+      labelled.requestFailed(['bravo'], 'error');
+      labelled.observeTokens(['alpha'], 16, 4);
+      labelled.observeQueueWait(['alpha'], 0.25);
+      const own = await handle.metricsText();
+      const snapshot = overIpc(takeSnapshot((await (handle.prometheusReader as OmniPrometheusReader).collect()).resourceMetrics));
+      const merged = snapshotToResourceMetrics(mergeSnapshots(EMPTY_SNAPSHOT, [snapshot], SUM_ALL));
+      // The primary of the documented example: `catalog: { logStats: true }`, no `requestLabels`.
+      const declared = declaredFamilies(resolveCatalog({ logStats: true }), 'm');
+      const served = serializePrometheus(merged, declared, { createdSeries: true });
+      const modelOnly = parseSamples(served).filter(
+        (sample) => /^vllm:omni_(e2e_request_latency_s|request_queue_wait_s|prompt_tokens|generation_tokens)/.test(sample.name) && !('tenant' in sample.labels),
+      );
+      assert.deepEqual(modelOnly, []);
+      assert.equal(served, own);
+    } finally {
+      await handle.shutdown();
+    }
   });
 
   it('a worker that scales a stage: the aggregate gains the new replica and drops the removed one, other workers untouched', async () => {

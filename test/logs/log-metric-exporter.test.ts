@@ -280,6 +280,44 @@ describe('LogMetricExporter', () => {
     }
   });
 
+  it("with native histograms on, the documented setup prints every histogram family's classic buckets", async () => {
+    const stream = new CaptureStream();
+    const exporter = new LogMetricExporter({ hostname: HOST, destination: stream });
+    const producer = new OmniMetricProducer();
+    const reader = new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: 3_600_000, metricProducers: [producer] });
+    const handle = await register({ readers: [reader], metricProducers: [producer], nativeHistograms: true });
+    let lines: string[];
+    try {
+      for (const latency of [0.05, 0.5, 7]) handle.pipeline.requestSucceeded(latency, 'stop');
+      await (handle.meterProvider as MeterProvider).forceFlush();
+      lines = stream.lines;
+    } finally {
+      await handle.shutdown();
+    }
+    const e2e = linesFor(lines, 'vllm:omni_e2e_request_latency_s').map((line) => line.replace(/\|#hostname:.*$/, ''));
+    const buckets: Array<[string, number]> = [
+      ['0.05', 1],
+      ['0.1', 1],
+      ['0.25', 1],
+      ['0.5', 2],
+      ['1.0', 2],
+      ['2.0', 2],
+      ['5.0', 2],
+      ['10.0', 3],
+      ['20.0', 3],
+      ['30.0', 3],
+      ['60.0', 3],
+      ['120.0', 3],
+      ['300.0', 3],
+      ['+Inf', 3],
+    ];
+    assert.deepEqual(e2e, [
+      ...buckets.map(([le, count]) => `vllm:omni_e2e_request_latency_s_bucket.Count:${count}|#le:${le},model_name:m`),
+      'vllm:omni_e2e_request_latency_s_count.Count:3|#model_name:m',
+      'vllm:omni_e2e_request_latency_s_sum.Seconds:7.55|#model_name:m',
+    ]);
+  });
+
   describe('destinations', () => {
     let dir: string;
     beforeEach(() => {

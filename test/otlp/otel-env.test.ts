@@ -136,6 +136,11 @@ describe('resolveExportSettings: options over metrics variables over generic var
     const specific = parseOtelEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: 'http://m:9/custom' });
     assert.equal(resolveExportSettings({}, specific).otlp.url, 'http://m:9/custom');
     assert.equal(resolveExportSettings({ otlp: { endpoint: 'http://option:1/x' } }, specific).otlp.url, 'http://option:1/x');
+    // The option without a path is a base, as the generic variable is; with one, the full URL.
+    assert.equal(resolveExportSettings({ otlp: { endpoint: 'http://option:4318' } }, none).otlp.url, 'http://option:4318/v1/metrics');
+    assert.equal(resolveExportSettings({ otlp: { endpoint: 'https://option:4318/' } }, none).otlp.url, 'https://option:4318/v1/metrics');
+    assert.equal(resolveExportSettings({ otlp: { endpoint: 'http://option:4318/v1/metrics' } }, none).otlp.url, 'http://option:4318/v1/metrics');
+    assert.equal(resolveExportSettings({ otlp: { protocol: 'grpc', endpoint: 'http://option:4317' } }, none).otlp.url, 'http://option:4317');
     assert.throws(
       () => resolveExportSettings({ otlp: { endpoint: 'option:1' } }, none),
       /otlp.endpoint must be an http:\/\/ or https:\/\/ URL for protocol http\/protobuf/,

@@ -18,7 +18,7 @@ import { OMNI_METER_NAME, PACKAGE_VERSION, type NamingScheme } from '../views';
 import type { FamilySeries } from './family-series';
 import type { CounterSeries, GaugeSeries, HistogramSeries, StoredSeries } from './series';
 import type { SeriesStore } from './series-store';
-import { checkObject } from '../option-checks';
+import { checkObject, OmniOptionError, shown } from '../option-checks';
 import { ExponentialPoints } from './exponential-points';
 import type { NativeHistogramSeries } from './native-histogram-series';
 
@@ -31,11 +31,17 @@ export interface OmniMetricProducerOptions {
    */
   readonly aggregationTemporalitySelector?: AggregationTemporalitySelector;
   /**
-   * Families that keep native buckets are produced as exponential histograms (default true, for
-   * OTLP); false produces their classic buckets, for readers that print the text exposition.
+   * Families that keep native buckets are produced as exponential histograms (true), or as their
+   * classic buckets (false), which every reader carries. Default: true when an
+   * `aggregationTemporalitySelector` is given (a push exporter's: OTLP and the console exporter
+   * carry exponential points), false otherwise (a pull reader such as the SDK's
+   * `PrometheusExporter`, whose text has no exponential histogram, or the `LogMetricExporter`).
    */
   readonly exponentialHistograms?: boolean;
 }
+
+/** What `handle.createMetricProducer()` takes: the reader's temporality and whether it carries exponential points. */
+export type MetricProducerOptions = Pick<OmniMetricProducerOptions, 'aggregationTemporalitySelector' | 'exponentialHistograms'>;
 
 /** What a delta reader last received of one series. */
 interface Baseline {
@@ -67,7 +73,18 @@ export class OmniMetricProducer implements MetricProducer {
 
   constructor(options: OmniMetricProducerOptions = {}) {
     checkObject(options, 'OmniMetricProducer options', ['store', 'aggregationTemporalitySelector', 'exponentialHistograms']);
-    this.exponential = options.exponentialHistograms === false ? undefined : new ExponentialPoints();
+    if (options.exponentialHistograms !== undefined && typeof options.exponentialHistograms !== 'boolean') {
+      throw new OmniOptionError('exponentialHistograms', `exponentialHistograms must be a boolean; got ${shown(options.exponentialHistograms)}`);
+    }
+    if (options.aggregationTemporalitySelector !== undefined && typeof options.aggregationTemporalitySelector !== 'function') {
+      throw new OmniOptionError(
+        'aggregationTemporalitySelector',
+        `aggregationTemporalitySelector must be a function (an exporter's selectAggregationTemporality); got ${shown(options.aggregationTemporalitySelector)}`,
+      );
+    }
+    // A reader that asks for no temporality is a pull reader: one that may not know exponential points gets classic buckets.
+    const exponential = options.exponentialHistograms ?? options.aggregationTemporalitySelector !== undefined;
+    this.exponential = exponential ? new ExponentialPoints() : undefined;
     this.store = options.store;
     this.selectTemporality = options.aggregationTemporalitySelector ?? (() => AggregationTemporality.CUMULATIVE);
   }
@@ -108,7 +125,7 @@ export class OmniMetricProducer implements MetricProducer {
       valueType: ValueType.DOUBLE,
     };
     const base = { descriptor, aggregationTemporality: temporality };
-    if (type === 'histogram' && family.native !== undefined && this.exponential !== undefined) {
+    if (type === 'histogram' && family.native !== undefined && this.exponential !== undefined && this.exponentialFor(family)) {
       const exponential = this.exponential;
       const dataPoints: Array<DataPoint<ExponentialHistogram>> = [];
       for (const series of family.series as NativeHistogramSeries[]) {
@@ -135,6 +152,11 @@ export class OmniMetricProducer implements MetricProducer {
     return type === 'counter'
       ? { ...base, dataPointType: DataPointType.SUM, isMonotonic: true, dataPoints }
       : { ...base, dataPointType: DataPointType.GAUGE, dataPoints };
+  }
+
+  /** Whether a family with native buckets is produced as exponential points, when this producer makes them at all. */
+  protected exponentialFor(_family: FamilySeries): boolean {
+    return true;
   }
 
   /** A counter's increase, or a gauge's new value, since the previous collection; nothing when it did not change. */

@@ -1,0 +1,68 @@
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { resolveExportSettings } from '../../exporters/otlp/export-settings';
+import { parseOtelEnv } from '../../exporters/otlp/otel-env';
+import type { OtlpProtocol } from '../../exporters/otlp/types';
+import { registerOmniMetrics } from '../../register';
+import { startOtlpReceiver } from './support/otlp-receiver';
+
+describe('otlp.endpoint: a base URL, as OTEL_EXPORTER_OTLP_ENDPOINT is', () => {
+  for (const protocol of ['http/protobuf', 'http/json'] as const) {
+    it(`${protocol}: http://host:port posts to /v1/metrics`, async () => {
+      const receiver = await startOtlpReceiver(protocol);
+      try {
+        const handle = await registerOmniMetrics({
+          modelName: 'm',
+          logStats: true,
+          logIntervalSeconds: 0,
+          processMetrics: false,
+          selfCheck: false,
+          prometheus: false,
+          exporters: ['otlp'],
+          otlp: { protocol, endpoint: receiver.baseEndpoint },
+        });
+        try {
+          assert.equal(handle.exportSettings.otlp.url, `${receiver.baseEndpoint}/v1/metrics`);
+          handle.pipeline.requestSucceeded(0.5, 'stop');
+          await handle.forceFlush();
+        } finally {
+          await handle.shutdown();
+        }
+        // The receiver refuses (and records as an error) any path but /v1/metrics.
+        assert.deepEqual(receiver.errors, []);
+        const body = receiver.requests[0]?.body as { resourceMetrics: Array<{ scopeMetrics: Array<{ metrics: Array<{ name: string }> }> }> } | undefined;
+        const names = body?.resourceMetrics.flatMap((resource) => resource.scopeMetrics.flatMap((scope) => scope.metrics.map((metric) => metric.name)));
+        assert.ok(names?.includes('vllm:omni_requests_success_total'), String(names));
+      } finally {
+        await receiver.close();
+      }
+    });
+  }
+});
+
+describe('otlp.endpoint: any value', () => {
+  const none = parseOtelEnv({});
+
+  it('property: over HTTP a URL without a path gains /v1/metrics, one with a path is kept, anything else is refused naming otlp.endpoint', () => {
+    const urls = fc.oneof(
+      fc.webUrl({ withQueryParameters: false, withFragments: false }),
+      fc.webUrl().map((url) => new URL(url).origin),
+      fc.string(),
+    );
+    fc.assert(
+      fc.property(urls, fc.constantFrom('http/protobuf', 'http/json', 'grpc') as fc.Arbitrary<OtlpProtocol>, (endpoint, protocol) => {
+        let url: string | undefined;
+        try {
+          url = resolveExportSettings({ otlp: { protocol, endpoint } }, none).otlp.url;
+        } catch (error) {
+          assert.ok(error instanceof Error && /otlp\.endpoint/.test(error.message), String(error));
+          return;
+        }
+        if (protocol === 'grpc') return assert.equal(url, endpoint);
+        const pathname = new URL(endpoint).pathname;
+        assert.equal(url, pathname === '/' ? `${endpoint.endsWith('/') ? endpoint : `${endpoint}/`}v1/metrics` : endpoint);
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
