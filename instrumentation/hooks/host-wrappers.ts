@@ -7,7 +7,8 @@ import { NO_LISTENERS, type HostMethodFn, type MethodPatch } from './host-patche
 import type { InstrumentedMetrics } from './instrumented-metrics';
 import { REALTIME_METHODS } from './realtime-wrappers';
 import { observeStream, type StreamCallbacks } from './stream-observer';
-import { followResult, ignoreReason, isThenable } from './telemetry-guard';
+import { followResult, ignoreReason } from './telemetry-guard';
+import { isThenable } from '../../views/thenable';
 import { activeTrace } from '../pipeline/request-trace';
 import { enterRequestTrace, leaveRequestTrace } from '../../views/store/exemplar-slots';
 
