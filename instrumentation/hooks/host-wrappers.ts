@@ -266,7 +266,11 @@ function followStream(stream: unknown, request: unknown, feeds: readonly HandleF
   const followed = new FollowedStream(feeds);
   const lifetime = observeStream(stream, (feeds[0] as HandleFeed).guard, followed);
   if (lifetime === undefined) {
-    unobservableStreams.warn('a generate stream could not be observed (not iterable, frozen, or refusing new properties); its request is not counted');
+    unobservableStreams.warn(
+      isThenable(stream)
+        ? 'a generate returned a promise (an async function?), not its stream: return the stream itself (an async generator); its request is not counted'
+        : 'a generate stream could not be observed (not iterable, frozen, or refusing new properties); its request is not counted',
+    );
     return;
   }
   followed.start(requestId, request, lifetime);

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { diag, DiagLogLevel } from '@opentelemetry/api';
 import fc from 'fast-check';
 import { OmniInstrumentation } from '../../instrumentation/hooks/omni-instrumentation';
 import type { OmniRequestOutput } from '../../instrumentation/pipeline/host-contract';
@@ -94,6 +95,18 @@ async function counted(metrics: OmniMetricsHandle): Promise<{ success: number; e
     prompt: sampleValue(text, 'vllm:omni_prompt_tokens_total', M) ?? 0,
     generation: sampleValue(text, 'vllm:omni_generation_tokens_total', M) ?? 0,
   };
+}
+
+/** Runs async `work` with the package's warnings captured rather than printed. */
+async function quietly(work: () => Promise<void>): Promise<string[]> {
+  const warnings: string[] = [];
+  diag.setLogger({ error: () => {}, warn: (message: string) => warnings.push(message), info: () => {}, debug: () => {}, verbose: () => {} }, DiagLogLevel.WARN);
+  try {
+    await work();
+  } finally {
+    diag.disable();
+  }
+  return warnings;
 }
 
 const register = (): Promise<OmniMetricsHandle> =>
@@ -253,6 +266,75 @@ describe('host styles: recursion, bound methods and accessors', function () {
     assert.match(warnings[0] ?? '', /ModuleServing defines generate as an accessor .*; its calls are not counted$/);
     assert.equal(typeof Object.getOwnPropertyDescriptor(ModuleServing.prototype, 'abort')?.value, 'function');
     assert.equal((ModuleServing.prototype.abort as { __wrapped?: boolean }).__wrapped, true, 'abort, a plain method, is patched');
+  });
+
+  it('property: a generate that throws, rejects, fails mid-stream, returns a promise or re-enters hands the host its own outcome, and each request is counted as documented', async () => {
+    type Kind = 'stream' | 'throws' | 'rejects' | 'fails mid-stream' | 'promise of stream' | 're-enters';
+    const hostError = new Error('host failure');
+    class Serving {
+      generate(request: Request & { kind: Kind }, options?: Options): unknown {
+        switch (request.kind) {
+          case 'throws':
+            throw hostError;
+          case 'rejects':
+            return Promise.reject(hostError);
+          case 'fails mid-stream':
+            return (async function* () {
+              const engine = served(request);
+              yield (await engine.next()).value as OmniRequestOutput;
+              throw hostError;
+            })();
+          case 'promise of stream':
+            return Promise.resolve(served(request));
+          case 're-enters':
+            return options === undefined ? this.generate(request, { inner: 1 }) : served(request);
+          default:
+            return served(request);
+        }
+      }
+    }
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.constantFrom<Kind>('stream', 'throws', 'rejects', 'fails mid-stream', 'promise of stream', 're-enters'), { minLength: 1, maxLength: 10 }),
+        async (kinds) => {
+          const handle = await register();
+          const inst = new OmniInstrumentation({ metrics: handle, servingClass: Serving, diagnosticsChannels: false });
+          try {
+            const serving = new Serving();
+            await quietly(async () => {
+              for (const [i, kind] of kinds.entries()) {
+                const request = { requestId: `r${i}`, kind };
+                if (kind === 'throws') {
+                  assert.throws(
+                    () => serving.generate(request),
+                    (error: unknown) => error === hostError,
+                  );
+                  continue;
+                }
+                const result = serving.generate(request);
+                if (kind === 'rejects') await assert.rejects(result as Promise<unknown>, (error: unknown) => error === hostError);
+                else if (kind === 'promise of stream') assert.equal(await drain(await (result as Promise<AsyncIterable<OmniRequestOutput>>)), 2);
+                else if (kind === 'fails mid-stream')
+                  await assert.rejects(drain(result as AsyncIterable<OmniRequestOutput>), (error: unknown) => error === hostError);
+                else assert.equal(await drain(result as AsyncIterable<OmniRequestOutput>), 2);
+              }
+            });
+            const text = await handle.metricsText();
+            const count = (...of: Kind[]): number => kinds.filter((kind) => of.includes(kind)).length;
+            // A generate that throws or rejects made no stream, and a promise of one cannot be watched (one warning): none of them is counted.
+            assert.equal(sampleValue(text, 'vllm:omni_requests_success_total', { ...M, finished_reason: 'stop' }) ?? 0, count('stream', 're-enters'));
+            assert.equal(sampleValue(text, 'vllm:omni_e2e_request_latency_s_count', M) ?? 0, count('stream', 're-enters'));
+            assert.equal(sampleValue(text, 'vllm:omni_requests_success_total', { ...M, finished_reason: 'abort' }) ?? 0, count('fails mid-stream'));
+            assert.equal(sampleValue(text, 'vllm:omni_requests_failed_total', { ...M, reason: 'stage_error' }) ?? 0, count('fails mid-stream'));
+            assert.deepEqual(inst.observer.trackedRequests, { admitted: 0, generating: 0 });
+          } finally {
+            inst.disable();
+            await handle.shutdown();
+          }
+        },
+      ),
+      { numRuns: 30 },
+    );
   });
 
   it('property: whatever the recursion, binding and enable / disable / fresh-instrumentation order, each request served while enabled is counted once', async () => {
