@@ -333,7 +333,7 @@ describe('host styles: recursion, bound methods and accessors', function () {
           }
         },
       ),
-      { numRuns: 30 },
+      { numRuns: 25 },
     );
   });
 
@@ -385,7 +385,7 @@ describe('host styles: recursion, bound methods and accessors', function () {
           }
         },
       ),
-      { numRuns: 40 },
+      { numRuns: 25 },
     );
   });
 });

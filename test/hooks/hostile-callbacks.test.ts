@@ -185,7 +185,7 @@ describe('user callbacks that are async, throw, reject or re-enter never reach t
             await metrics.shutdown();
           }
         }),
-        { numRuns: 30 },
+        { numRuns: 25 },
       );
     });
   });
@@ -310,7 +310,7 @@ describe('user callbacks that are async, throw, reject or re-enter never reach t
             }
           },
         ),
-        { numRuns: 40 },
+        { numRuns: 25 },
       );
     });
   });
