@@ -268,6 +268,94 @@ describe('host styles: recursion, bound methods and accessors', function () {
     assert.equal((ModuleServing.prototype.abort as { __wrapped?: boolean }).__wrapped, true, 'abort, a plain method, is patched');
   });
 
+  it('property: however a class defines generate, it is counted once per request or refused with an option error at construction, never a raw TypeError', async () => {
+    type Style = 'method' | 'bound' | 'getter' | 'throwing getter' | 'setter only' | 'field' | 'frozen' | 'sealed' | 'locked property' | 'inherited';
+    const styles: readonly Style[] = [
+      'method',
+      'bound',
+      'getter',
+      'throwing getter',
+      'setter only',
+      'field',
+      'frozen',
+      'sealed',
+      'locked property',
+      'inherited',
+    ];
+    const refusedStyles: ReadonlySet<Style> = new Set(['getter', 'throwing getter', 'setter only', 'field', 'frozen', 'sealed', 'locked property']);
+    const classOf = (style: Style): new () => { generate(request: Request): AsyncIterable<OmniRequestOutput> } => {
+      class Base {
+        generate(request: Request): AsyncIterable<OmniRequestOutput> {
+          return served(request);
+        }
+      }
+      const prototype = Base.prototype as unknown as Record<string, unknown>;
+      switch (style) {
+        case 'bound':
+          return servingClass('none', 0, true);
+        case 'getter':
+          Object.defineProperty(Base.prototype, 'generate', { configurable: true, get: () => (request: Request) => served(request) });
+          return Base;
+        case 'throwing getter':
+          Object.defineProperty(Base.prototype, 'generate', {
+            configurable: true,
+            get() {
+              throw new TypeError('not on the prototype');
+            },
+          });
+          return Base;
+        case 'setter only':
+          Object.defineProperty(Base.prototype, 'generate', { configurable: true, set: () => undefined });
+          return Base;
+        case 'field':
+          delete prototype.generate;
+          return class extends Base {
+            constructor() {
+              super();
+              Object.defineProperty(this, 'generate', { value: (request: Request) => served(request) });
+            }
+          };
+        case 'frozen':
+          Object.freeze(Base.prototype);
+          return Base;
+        case 'sealed':
+          Object.seal(Base.prototype);
+          return Base;
+        case 'locked property':
+          Object.defineProperty(Base.prototype, 'generate', { configurable: false, writable: false });
+          return Base;
+        case 'inherited':
+          return class extends Base {};
+        default:
+          return Base;
+      }
+    };
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom(...styles), async (style) => {
+        const handle = await register();
+        const Serving = classOf(style);
+        let inst: OmniInstrumentation | undefined;
+        try {
+          try {
+            inst = new OmniInstrumentation({ metrics: handle, servingClass: Serving, diagnosticsChannels: false });
+          } catch (error) {
+            assert.ok(error instanceof OmniOptionError, `${style}: ${String(error)}`);
+            assert.equal(error.option, 'servingClass');
+            assert.ok(refusedStyles.has(style), `${style} is refused`);
+            return;
+          }
+          assert.ok(!refusedStyles.has(style), `${style} is accepted`);
+          assert.equal(await drain(new Serving().generate({ requestId: 'r' })), 2);
+          assert.equal((await counted(handle)).success, 1);
+        } finally {
+          inst?.disable();
+          await handle.shutdown();
+        }
+      }),
+      { numRuns: 20 },
+    );
+  });
+
   it('property: a generate that throws, rejects, fails mid-stream, returns a promise or re-enters hands the host its own outcome, and each request is counted as documented', async () => {
     type Kind = 'stream' | 'throws' | 'rejects' | 'fails mid-stream' | 'promise of stream' | 're-enters';
     const hostError = new Error('host failure');
