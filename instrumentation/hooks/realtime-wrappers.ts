@@ -32,6 +32,8 @@ export function realtimeSessionWrapper(name: 'openRealtimeSession' | 'closeRealt
     function (this: unknown) {
       const feeds = patch.listeners;
       // eslint-disable-next-line prefer-rest-params
+      if (feeds === NO_LISTENERS) return Reflect.apply(original, this, arguments) as unknown;
+      // eslint-disable-next-line prefer-rest-params
       const sessionId: unknown = arguments[0];
       try {
         // eslint-disable-next-line prefer-rest-params
