@@ -1,5 +1,5 @@
 import { OmniOptionError, shown } from '../../views/option-checks';
-import { methodOwner } from './class-patcher';
+import { methodDefinition, methodOwner } from './class-patcher';
 import { ORCHESTRATOR_METHODS, SERVING_METHODS } from './host-wrappers';
 
 /** What each class option is patched for: the methods the hooks wrap on its prototype. */
@@ -8,12 +8,13 @@ const HOST_METHODS = {
   servingClass: SERVING_METHODS,
 } as const;
 
-type ClassOption = keyof typeof HOST_METHODS;
+export type ClassOption = keyof typeof HOST_METHODS;
 
 /**
  * Refuses a class option that could never be patched, naming it: an instance where the class goes
- * (`orchestratorClass: new Orchestrator()`), or a class none of whose prototype methods is a host
- * method (nothing would ever be observed, and the self-check would only say so much later).
+ * (`orchestratorClass: new Orchestrator()`), a class none of whose prototype methods is a host
+ * method (nothing would ever be observed, and the self-check would only say so much later), or a
+ * host method defined in a way the hooks cannot patch (an accessor, a locked prototype).
  */
 export function checkHostClasses(config: Partial<Record<ClassOption, unknown>>): void {
   for (const option of Object.keys(HOST_METHODS) as ClassOption[]) checkHostClass(config[option], option);
@@ -32,12 +33,44 @@ function checkHostClass(value: unknown, option: ClassOption): void {
     );
   }
   const methods = HOST_METHODS[option];
+  for (const name of methods) checkPatchable(prototype, name, option, value);
   if (methods.some((name) => methodOwner(prototype, name) !== undefined)) return;
   throw new OmniOptionError(
     option,
     `${option} ${className(value)} has none of the methods the hooks patch (${methods.join(', ')}) on its prototype; ` +
       'pass the class that defines them (methods assigned in the constructor or as arrow-function fields cannot be patched)',
   );
+}
+
+/**
+ * Refuses a host method the hooks could not patch, rather than leave its calls silently uncounted.
+ */
+function checkPatchable(prototype: object, name: string, option: ClassOption, value: unknown): void {
+  const reason = unpatchableMethod(prototype, name, option, className(value));
+  if (reason !== undefined) throw new OmniOptionError(option, reason);
+}
+
+/**
+ * Why the hooks cannot patch the host method `name`, if they cannot: an accessor (its getter hands
+ * out functions the hooks never see, and may work only on an instance), or a method on a
+ * prototype that refuses changes.
+ */
+export function unpatchableMethod(prototype: object, name: string, option: ClassOption, hostClassName: string): string | undefined {
+  const definition = methodDefinition(prototype, name);
+  if (definition?.kind === 'accessor') {
+    return (
+      `${option} ${hostClassName} defines ${name} as an accessor (get ${name}(), as autobind decorators do), which the hooks cannot patch: ` +
+      `define ${name} as a plain method (bind it in the constructor if it must be bound: this.${name} = this.${name}.bind(this)), ` +
+      `or publish its calls on OMNI_CHANNELS and leave ${option} unset`
+    );
+  }
+  if (definition?.kind === 'locked') {
+    return (
+      `${option} ${hostClassName}'s prototype refuses changes to ${name} (frozen, sealed or non-extensible), so the hooks cannot patch it: ` +
+      `leave the prototype open to changes, or publish its calls on OMNI_CHANNELS and leave ${option} unset`
+    );
+  }
+  return undefined;
 }
 
 /** The class name of an instance, when it is one of a named class other than Object. */
@@ -47,7 +80,7 @@ function instanceClassName(value: unknown): string | undefined {
   return typeof name === 'string' && name !== '' && name !== 'Object' ? name : undefined;
 }
 
-function className(value: unknown): string {
+export function className(value: unknown): string {
   const name = (value as { name?: unknown }).name;
   return typeof name === 'string' && name !== '' ? name : '(anonymous class)';
 }

@@ -41,8 +41,12 @@ export function listenTo<L>(owner: object, name: string, listener: L, makeWrappe
   const table = tableOf(owner, true) as PatchTable;
   const target = owner as Record<string, unknown>;
   let patch = table.get(name) as MethodPatch<L> | undefined;
-  if (patch === undefined || !inChain(target[name], patch.wrapper)) {
-    // First listener, or the method was restored or replaced since: patch what is there now.
+  if (patch !== undefined && target[name] === patch.original) {
+    // Restored earlier and untouched since: the same wrapper goes back, so that instances which
+    // bound it in their constructor (`this.generate = this.generate.bind(this)`) are heard again.
+    replaceMethod(owner, name, patch.wrapper);
+  } else if (patch === undefined || !inChain(target[name], patch.wrapper)) {
+    // First listener, or the method was replaced since: patch what is there now.
     const original = target[name] as HostMethodFn;
     const fresh: { original: HostMethodFn; wrapper: HostMethodFn; listeners: readonly L[] } = {
       original,
@@ -66,7 +70,8 @@ export function listenTo<L>(owner: object, name: string, listener: L, makeWrappe
 /**
  * Removes `listener` from the method. When no one listens any more and the wrapper is still what
  * the prototype holds, the original is put back exactly; a wrapper someone else has since wrapped
- * stays in their chain, passing calls straight through.
+ * stays in their chain, passing calls straight through. Either way the idle wrapper is kept for
+ * the next listener, who puts it back in place rather than a new one.
  */
 export function stopListening<L>(owner: object, name: string, listener: L): void {
   const table = tableOf(owner, false);
@@ -77,8 +82,8 @@ export function stopListening<L>(owner: object, name: string, listener: L): void
   if (rest.length > 0) return;
   const target = owner as Record<string, unknown>;
   if (target[name] !== patch.wrapper) return;
+  // The patch is kept, idle: instances that bound its wrapper call the original through it.
   replaceMethod(owner, name, patch.original);
-  table.delete(name);
 }
 
 /**

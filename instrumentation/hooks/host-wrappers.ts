@@ -7,7 +7,8 @@ import { NO_LISTENERS, type HostMethodFn, type MethodPatch } from './host-patche
 import type { InstrumentedMetrics } from './instrumented-metrics';
 import { REALTIME_METHODS } from './realtime-wrappers';
 import { observeStream, type StreamCallbacks } from './stream-observer';
-import { followResult, ignoreReason, isThenable } from './telemetry-guard';
+import { followResult, ignoreReason } from './telemetry-guard';
+import { isThenable } from '../../views/thenable';
 import { activeTrace } from '../pipeline/request-trace';
 import { enterRequestTrace, leaveRequestTrace } from '../../views/store/exemplar-slots';
 
@@ -265,7 +266,11 @@ function followStream(stream: unknown, request: unknown, feeds: readonly HandleF
   const followed = new FollowedStream(feeds);
   const lifetime = observeStream(stream, (feeds[0] as HandleFeed).guard, followed);
   if (lifetime === undefined) {
-    unobservableStreams.warn('a generate stream could not be observed (not iterable, frozen, or refusing new properties); its request is not counted');
+    unobservableStreams.warn(
+      isThenable(stream)
+        ? 'a generate returned a promise (an async function?), not its stream: return the stream itself (an async generator); its request is not counted'
+        : 'a generate stream could not be observed (not iterable, frozen, or refusing new properties); its request is not counted',
+    );
     return;
   }
   followed.start(requestId, request, lifetime);

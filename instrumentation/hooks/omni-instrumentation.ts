@@ -15,7 +15,7 @@ import { checkArray, checkBoolean, checkObject, optionKeys } from '../../views/o
 import { OMNI_METER_NAME, PACKAGE_VERSION } from '../../views/views';
 import type { PipelineObserver } from '../pipeline/pipeline-observer';
 import { subscribeChannels } from './channels';
-import { methodOwner, type HostClass } from './class-patcher';
+import { methodDefinition, type HostClass } from './class-patcher';
 import { feedOf, type HandleFeed } from './handle-feed';
 import { listenTo, stopListening } from './host-patches';
 import {
@@ -27,7 +27,7 @@ import {
   type OrchestratorMethod,
   type WrapperFactory,
 } from './host-wrappers';
-import { checkHostClasses } from './host-class-checks';
+import { checkHostClasses, className, unpatchableMethod } from './host-class-checks';
 import { REALTIME_METHODS, realtimeWrapper, type RealtimeMethod } from './realtime-wrappers';
 
 /** A host module to hook when it is loaded (`require` or `import`), and which exports are the classes. */
@@ -73,6 +73,7 @@ const INSTRUMENTATION_CONFIG_KEYS = optionKeys<OmniInstrumentationConfig>({
 
 const foreignProvider = new WarnOnce(1);
 const doubleFeed = new WarnOnce();
+const unpatchable = new WarnOnce();
 
 /**
  * Registers every metric of a pipeline by wrapping its orchestrator and serving classes: no
@@ -242,7 +243,11 @@ export class OmniInstrumentation extends InstrumentationBase<OmniInstrumentation
 /** The diagnostics channels, as one source a handle is fed from. */
 const CHANNELS_SOURCE = {};
 
-/** The methods of a host class to patch, each with the prototype that defines it. */
+/**
+ * The methods of a host class to patch, each with the prototype that defines it. A method the
+ * hooks cannot patch is refused at construction for a class option; one of a class a module hook
+ * found is left alone with a warning (the host's `require` must not fail).
+ */
 function methodsOf(hostClass: HostClass | undefined, kind: 'orchestrator' | 'serving'): Array<[object, string]> {
   if (typeof hostClass !== 'function' && (typeof hostClass !== 'object' || hostClass === null)) return [];
   const prototype = (hostClass as HostClass).prototype;
@@ -250,8 +255,13 @@ function methodsOf(hostClass: HostClass | undefined, kind: 'orchestrator' | 'ser
   const names: readonly string[] = kind === 'orchestrator' ? ORCHESTRATOR_METHODS : SERVING_METHODS;
   const found: Array<[object, string]> = [];
   for (const name of names) {
-    const owner = methodOwner(prototype, name);
-    if (owner !== undefined) found.push([owner, name]);
+    const definition = methodDefinition(prototype, name);
+    if (definition?.kind === 'method') found.push([definition.owner, name]);
+    else if (definition !== undefined) {
+      const option = kind === 'orchestrator' ? 'orchestratorClass' : 'servingClass';
+      const reason = unpatchableMethod(prototype, name, option, className(hostClass)) ?? `${name} cannot be patched`;
+      unpatchable.warn(`${className(hostClass)}.${name}`, `${reason}; its calls are not counted`);
+    }
   }
   return found;
 }

@@ -3,6 +3,8 @@ import type { HandleFeed } from './handle-feed';
 import { NO_LISTENERS } from './host-patches';
 import type { WrapperFactory } from './host-wrappers';
 import { followResult } from './telemetry-guard';
+import { isThenable } from '../../views/thenable';
+import type { RealtimeVadObserver } from '../pipeline/realtime-vad-observer';
 
 /** The realtime methods of the serving class the hooks patch (optional, like `abort`). */
 export const REALTIME_METHODS = ['openRealtimeSession', 'closeRealtimeSession', 'appendRealtimeAudio'] as const;
@@ -21,34 +23,55 @@ function each(feeds: readonly HandleFeed[], site: string, work: (feed: HandleFee
 
 /**
  * A realtime session opens or closes: observed after the host's method returned (a close even if
- * it threw), with the host's value and errors untouched.
+ * it threw), with the host's value and errors untouched. An open that throws opens nothing; one
+ * that returns a promise opens the session when the promise fulfils, never if it rejects.
  */
 export function realtimeSessionWrapper(name: 'openRealtimeSession' | 'closeRealtimeSession'): WrapperFactory {
-  const opening = name === 'openRealtimeSession';
+  if (name === 'openRealtimeSession') return openRealtimeSessionWrapper;
   return (original, patch) =>
     function (this: unknown) {
       const feeds = patch.listeners;
       // eslint-disable-next-line prefer-rest-params
-      const first: unknown = arguments[0];
-      const observe = (): void =>
-        each(feeds, name, (feed) => {
-          if (opening) feed.observer.realtime.sessionOpened(first as RealtimeSessionRequest);
-          else feed.observer.realtime.sessionClosed(first);
-        });
-      if (opening) {
-        // eslint-disable-next-line prefer-rest-params
-        const result = Reflect.apply(original, this, arguments) as unknown;
-        observe();
-        return result;
-      }
+      if (feeds === NO_LISTENERS) return Reflect.apply(original, this, arguments) as unknown;
+      // eslint-disable-next-line prefer-rest-params
+      const sessionId: unknown = arguments[0];
       try {
         // eslint-disable-next-line prefer-rest-params
         return Reflect.apply(original, this, arguments) as unknown;
       } finally {
-        observe();
+        each(feeds, name, (feed) => feed.observer.realtime.sessionClosed(sessionId));
       }
     };
 }
+
+const openRealtimeSessionWrapper: WrapperFactory = (original, patch) =>
+  function (this: unknown) {
+    // eslint-disable-next-line prefer-rest-params
+    const result = Reflect.apply(original, this, arguments) as unknown;
+    const feeds = patch.listeners;
+    if (feeds === NO_LISTENERS) return result;
+    // eslint-disable-next-line prefer-rest-params
+    const session = arguments[0] as RealtimeSessionRequest | undefined;
+    if (!isThenable(result)) {
+      each(feeds, 'openRealtimeSession', (feed) => feed.observer.realtime.sessionOpened(session));
+      return result;
+    }
+    // The observers of now: one disabled before the open settles has forgotten the pending session.
+    const pending: Array<readonly [HandleFeed, RealtimeVadObserver]> = [];
+    each(feeds, 'openRealtimeSession', (feed) => {
+      const realtime = feed.observer.realtime;
+      realtime.sessionOpening(session);
+      pending.push([feed, realtime]);
+    });
+    const settled = (fulfilled: boolean): void => {
+      for (const [feed, realtime] of pending) feed.guard.run('openRealtimeSession', () => realtime.sessionOpenSettled(session, fulfilled));
+    };
+    return followResult(
+      result,
+      () => settled(true),
+      () => settled(false),
+    );
+  };
 
 /**
  * One batch of realtime audio: the batch the host returns (or resolves to) feeds inference time and

@@ -1,5 +1,6 @@
 import { types } from 'node:util';
 import { WarnOnce } from '../../views/diag-warnings';
+import { isThenable } from '../../views/thenable';
 
 /**
  * Runs telemetry so that it can never break the host: any error is swallowed and reported through
@@ -96,8 +97,4 @@ export function ignoreReason(): void {
 
 function isPlainPromise(value: unknown): value is Promise<unknown> {
   return types.isPromise(value) && Object.getPrototypeOf(value) === Promise.prototype && Reflect.ownKeys(value).length === 0;
-}
-
-export function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return (typeof value === 'object' || typeof value === 'function') && value !== null && typeof (value as { then?: unknown }).then === 'function';
 }

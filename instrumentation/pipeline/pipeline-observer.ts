@@ -38,9 +38,9 @@ interface GenerateState {
   readonly bytes: number[];
   sampleRate?: number;
   /** The request's label values (`requestLabels`), read once at the start; undefined when the option is off. */
-  readonly labels?: readonly string[];
+  labels: readonly string[] | undefined;
   /** With exemplars on, the request's sampled trace (read at the start, where the host's span is active), if it has one. */
-  readonly trace?: SpanContext;
+  trace: SpanContext | undefined;
 }
 
 /** Something that knows the orchestrator's sticky bindings (the patched orchestrator instance). */
@@ -82,6 +82,12 @@ export class PipelineObserver {
   private readonly generating = new Map<object, GenerateState>();
   /** Open streams per request id, oldest first: what id-only callers (channels, the sweep) address. */
   private readonly streamsById = new Map<string, object[]>();
+  /**
+   * The token of the stream last started for each request object: while that stream is open, a
+   * `generate` of the very same object is the host calling itself for the request, not a new one.
+   * Weak, so that nothing here keeps a request (or a stream it references) alive.
+   */
+  private readonly servedRequests = new WeakMap<object, object>();
   private readonly idleTimeoutSeconds: number;
   private readonly maxTracked: number;
   private readonly exemplars: boolean;
@@ -187,15 +193,26 @@ export class PipelineObserver {
   /**
    * Starts tracking one served stream; returns the token its later calls name it by. `request` is
    * what the host passed to `generate`: with `requestLabels`, the request's label values are read
-   * from it here, once, and with exemplars on, its trace.
+   * from it here, once, and with exemplars on, its trace. The very request object of a stream
+   * still open is the host calling `generate` again for that request (directly, from inside its
+   * stream, or from a label source): the token returned then tracks nothing, and the request is
+   * counted once, by the stream started first.
    */
   generateStarted(requestId: string, request?: unknown): object {
+    const token = {};
+    const requestObject = typeof request === 'object' && request !== null ? request : undefined;
+    if (requestObject !== undefined) {
+      const open = this.servedRequests.get(requestObject);
+      if (open !== undefined && this.generating.has(open)) return token;
+      this.servedRequests.set(requestObject, token);
+    }
     if (this.generating.size >= this.maxTracked) this.evictOldestGenerating();
     const now = monotonicSeconds();
-    const token = {};
-    const labels = this.recorders.requestLabelled?.labeler.valuesOf(request);
-    const trace = this.exemplars ? requestTraceOf(request) : undefined;
-    this.generating.set(token, { requestId, start: now, lastActivity: now, settled: 'open', arrivals: [], bytes: [], labels, trace });
+    const state: GenerateState = { requestId, start: now, lastActivity: now, settled: 'open', arrivals: [], bytes: [], labels: undefined, trace: undefined };
+    // Tracked before the label sources run: one that calls back into `generate` finds the request served.
+    this.generating.set(token, state);
+    state.labels = this.recorders.requestLabelled?.labeler.valuesOf(request);
+    state.trace = this.exemplars ? requestTraceOf(request) : undefined;
     const open = this.streamsById.get(requestId);
     if (open === undefined) this.streamsById.set(requestId, [token]);
     else open.push(token);

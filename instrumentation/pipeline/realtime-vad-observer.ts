@@ -12,6 +12,8 @@ export const DEFAULT_MAX_TRACKED_SESSIONS = 100_000;
  */
 export class RealtimeVadObserver {
   private readonly open = new Set<string>();
+  /** Sessions whose open is still pending (the host's method returned a promise): none is active yet. */
+  private readonly opening = new Set<string>();
   private readonly evicted = new LimitedWarning();
 
   constructor(
@@ -28,9 +30,30 @@ export class RealtimeVadObserver {
     this.recorders.realtimeVad.sessionStarted();
   }
 
-  /** Idempotent: only the close of an open server-VAD session counts. */
+  /**
+   * The host's open returned a promise: the session becomes active when it fulfils
+   * (`sessionOpenSettled`), and never if it rejects or the session is closed first.
+   */
+  sessionOpening(session: RealtimeSessionRequest | undefined): void {
+    const sessionId = session?.sessionId;
+    if (typeof sessionId !== 'string' || this.open.has(sessionId)) return;
+    // Bounded as the open sessions are: past the cap the oldest pending open is forgotten (never counted).
+    if (this.opening.size >= this.maxTracked) this.opening.delete(this.opening.values().next().value as string);
+    this.opening.add(sessionId);
+  }
+
+  /** A pending open settled: counted as opened if it fulfilled and the session was not closed meanwhile. */
+  sessionOpenSettled(session: RealtimeSessionRequest | undefined, fulfilled: boolean): void {
+    const sessionId = session?.sessionId;
+    if (typeof sessionId !== 'string' || !this.opening.delete(sessionId)) return;
+    if (fulfilled) this.sessionOpened(session);
+  }
+
+  /** Idempotent: only the close of an open server-VAD session counts; a close while the open is pending cancels it. */
   sessionClosed(sessionId: unknown): void {
-    if (typeof sessionId === 'string' && this.open.delete(sessionId)) this.recorders.realtimeVad.sessionFinished();
+    if (typeof sessionId !== 'string') return;
+    this.opening.delete(sessionId);
+    if (this.open.delete(sessionId)) this.recorders.realtimeVad.sessionFinished();
   }
 
   /**
@@ -58,6 +81,7 @@ export class RealtimeVadObserver {
 
   /** Forgets every open session (the instrumentation is being disabled): the gauge returns to 0. */
   settle(): void {
+    this.opening.clear();
     for (const sessionId of [...this.open]) this.sessionClosed(sessionId);
   }
 

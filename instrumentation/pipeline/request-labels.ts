@@ -1,3 +1,6 @@
+import { types } from 'node:util';
+import { LimitedWarning } from '../../views/diag-warnings';
+import { isThenable } from '../../views/thenable';
 import { LABEL_NAME_PATTERN } from '../../views/names';
 import { checkArray, checkObject, checkPositiveInteger, checkString, OmniOptionError, optionKeys, shown } from '../../views/option-checks';
 import { MAX_REQUEST_LABELS, RESERVED_REQUEST_LABEL_NAMES } from '../../views/request-label-families';
@@ -87,6 +90,13 @@ function resolveLabel(value: unknown, path: string, cardinalityLimit: number): R
   if (label.from !== undefined && typeof label.from !== 'function') {
     throw new OmniOptionError(`${path}.from`, `${path}.from must be a function (request) => value; got ${shown(label.from)}`);
   }
+  if (types.isAsyncFunction(label.from)) {
+    throw new OmniOptionError(
+      `${path}.from`,
+      `${path}.from must return the value itself, not a promise: the label is read when generate is called, before the request's first record; ` +
+        'read what it needs before calling generate and pass it on the request',
+    );
+  }
   checkString(label.header, `${path}.header`);
   checkPositiveInteger(label.maxValues, `${path}.maxValues`);
   const otherValue = label.otherValue ?? DEFAULT_OTHER_VALUE;
@@ -142,18 +152,31 @@ function headerReader(header: string): (request: LabelledRequest) => unknown {
  */
 export class RequestLabeler {
   private readonly labels: readonly LabelBound[];
+  private readonly others: readonly string[];
+  /** A source is running: one that calls back into the host (another `generate`) gets the other values, never a loop. */
+  private reading = false;
 
   constructor(settings: readonly RequestLabelSettings[]) {
     this.labels = settings.map((label) => new LabelBound(label));
+    this.others = Object.freeze(settings.map((label) => label.otherValue));
   }
 
   get names(): readonly string[] {
     return this.labels.map((label) => label.settings.name);
   }
 
-  /** The label values of one request, in the option's order; never throws (a source that throws gives the other value). */
+  /**
+   * The label values of one request, in the option's order; never throws (a source that throws,
+   * or returns a promise, gives the other value).
+   */
   valuesOf(request: unknown): readonly string[] {
-    return this.labels.map((label) => label.valueOf(request));
+    if (this.reading) return this.others;
+    this.reading = true;
+    try {
+      return this.labels.map((label) => label.valueOf(request));
+    } finally {
+      this.reading = false;
+    }
   }
 }
 
@@ -169,6 +192,7 @@ class LabelBound {
     let raw: unknown;
     try {
       raw = typeof request === 'object' && request !== null ? this.settings.read(request as LabelledRequest) : undefined;
+      if (isThenable(raw)) return this.settled(raw);
     } catch {
       // A source that throws is the user's bug, not the host's: the request counts under the other value.
       return this.settings.otherValue;
@@ -183,4 +207,27 @@ class LabelBound {
     }
     return this.settings.otherValue;
   }
+
+  /**
+   * A source that returned a promise (a function that is not `async` yet returns one): its
+   * outcome is handled here, so that a rejection cannot end the host's process, and the request
+   * counts under the other value.
+   */
+  private settled(promise: PromiseLike<unknown>): string {
+    try {
+      promise.then(undefined, ignoreRejection);
+    } catch {
+      // A thenable whose `then` throws has nothing left to reject.
+    }
+    promisedValues.warn(
+      `requestLabels ${JSON.stringify(this.settings.name)}: its source returned a promise; a label's value must be known when generate is called, so such requests count as ${JSON.stringify(this.settings.otherValue)}`,
+    );
+    return this.settings.otherValue;
+  }
+}
+
+const promisedValues = new LimitedWarning();
+
+function ignoreRejection(): void {
+  // The source's own failure: the request already counts under the other value.
 }

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { RequestLabeler, resolveRequestLabels } from '../../instrumentation/pipeline/request-labels';
+import { RequestLabeler, resolveRequestLabels, type LabelledRequest } from '../../instrumentation/pipeline/request-labels';
 import { OmniOptionError } from '../../views/option-checks';
 
 const anyValue = fc.oneof(
@@ -108,6 +108,8 @@ describe('RequestLabeler: bounded values whatever the requests carry', () => {
       /repeats/,
     );
     refused([{ name: 'tenant', from, maxValues: 1, colour: 1 }], 'requestLabels[0].colour', /unknown option/);
+    refused([{ name: 'tenant', from: async () => 'acme', maxValues: 1 }], 'requestLabels[0].from', /must return the value itself, not a promise/);
+    refused([{ name: 'tenant', from: async function* () {}, maxValues: 1 }], 'requestLabels[0].from', /must return the value itself, not a promise/);
   });
 
   it('reads a header from Node headers, a Headers object and a repeated header', () => {
@@ -117,5 +119,34 @@ describe('RequestLabeler: bounded values whatever the requests carry', () => {
     assert.deepEqual(labeler.valuesOf({ requestId: 'b', headers: new Headers({ 'X-Tenant': 'globex' }) }), ['globex']);
     assert.deepEqual(labeler.valuesOf({ requestId: 'c', headers: { 'x-tenant': ['initech', 'x'] } }), ['initech']);
     assert.deepEqual(labeler.valuesOf({ requestId: 'd' }), ['other']);
+  });
+
+  it('a source that reads labels again (calls back into the host) gets the other values inside, its own value outside, and no recursion', () => {
+    let inner: readonly string[] | undefined;
+    let calls = 0;
+    const [tenant, priority] = resolveRequestLabels(
+      [
+        {
+          name: 'tenant',
+          from: (request: LabelledRequest) => {
+            calls++;
+            inner = labeler.valuesOf({ requestId: `${request.requestId}-inner`, tenant: 'globex' });
+            return request.tenant;
+          },
+          maxValues: 5,
+        },
+        { name: 'priority', from: (request: LabelledRequest) => request.priority, values: ['high'], otherValue: 'none' },
+      ],
+      100,
+    );
+    const labeler: RequestLabeler = new RequestLabeler([tenant!, priority!]);
+    assert.deepEqual(labeler.valuesOf({ requestId: 'a', tenant: 'acme', priority: 'high' }), ['acme', 'high']);
+    assert.deepEqual(inner, ['other', 'none']);
+    assert.equal(calls, 1);
+    assert.deepEqual(
+      labeler.valuesOf({ requestId: 'b', tenant: 'globex', priority: 'high' }),
+      ['globex', 'high'],
+      'the labeler reads again after a re-entered read',
+    );
   });
 });
