@@ -124,6 +124,24 @@ export class SilentFamilyCheck {
     };
   }
 
+  /**
+   * Wiring mistakes the first requests already show, each with its fix: undefined while no
+   * request has been seen (nothing to decide yet), else the lines to warn (empty when all is well).
+   * Cheap (a few counts, no walk over the store), so it can run early and often.
+   */
+  wiringMistakes(): string[] | undefined {
+    const { hostCalls, logStats } = this.settings;
+    const started = Math.max(hostCalls.count('generate'), hostCalls.count('addRequest'));
+    if (started === 0) return undefined;
+    const mistakes: string[] = [];
+    if (!logStats) {
+      mistakes.push(
+        `${started === 1 ? 'a request is' : 'requests are'} flowing but logStats is off, so every vllm:omni_* family records nothing and no vllm:* family is registered: set logStats: true (vLLM's --log-stats)`,
+      );
+    }
+    return mistakes;
+  }
+
   private allReplicasPulled(): boolean {
     const entries = this.settings.stageReplicaMap.entries();
     return this.pulled.size > 0 && entries.every(([, { stage, replica }]) => this.pulled.has(replicaKey(stage, replica)));

@@ -198,7 +198,7 @@ describe('OmniInstrumentation', () => {
   });
 
   it('hosts can publish on diagnostics_channel instead of being patched, reaching the same recorders', async () => {
-    instrumentation = new OmniInstrumentation({ metrics });
+    instrumentation = new OmniInstrumentation({ metrics, diagnosticsChannels: true });
     const publish = <K extends keyof typeof OMNI_CHANNELS>(key: K, message: unknown) => diagnosticsChannel.channel(OMNI_CHANNELS[key]).publish(message);
     publish('addRequest', { requestId: 'c' });
     publish('generateStart', { requestId: 'c' });
