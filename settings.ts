@@ -40,6 +40,7 @@ import {
 import { OmniMetricProducer } from './views/store/metric-producer';
 import { resolveNativeHistograms, type NativeHistogramSettings } from './views/store/native-histogram-settings';
 import { DEFAULT_CARDINALITY_LIMIT } from './views/store/series-store';
+import { resolveStageNames } from './views/stage-names';
 import { NAMING_SCHEMES, type NamingScheme } from './views/views';
 
 /** Who owns the meter provider: this package (built from the settings), the caller, or an SDK set up later. */
@@ -53,6 +54,8 @@ export interface OmniSettings {
   readonly modelName: string;
   /** The engine → (stage, replica) map of `stagePools`, checked. */
   readonly stageReplicaMap: StageReplicaMap;
+  /** A name per stage id (`stageNames`), checked; empty without the option. */
+  readonly stageNames: readonly string[];
   readonly logStats: boolean;
   readonly naming: NamingScheme;
   readonly catalog: ResolvedCatalog;
@@ -87,6 +90,7 @@ export interface OmniSettings {
 export const OPTION_KEYS = optionKeys<OmniMetricsOptions>({
   modelName: true,
   stagePools: true,
+  stageNames: true,
   logStats: true,
   prefix: true,
   maxModelLen: true,
@@ -179,6 +183,7 @@ export function resolveOmniSettings(options: OmniMetricsOptions, env: NodeJS.Pro
 
   const stagePools = options.stagePools ?? [];
   const stageReplicaMap = checked('stagePools', () => new StageReplicaMap(stagePools));
+  const stageNames = resolveStageNames(options.stageNames);
   const sdkDisabled = isTrue(env.OTEL_SDK_DISABLED);
   const otelEnv = checked('environment', () => parseOtelEnv(env));
   const exportSettings = checked('otlp', () => resolveExportSettings(options, otelEnv));
@@ -207,6 +212,7 @@ export function resolveOmniSettings(options: OmniMetricsOptions, env: NodeJS.Pro
         });
   const catalog = resolveCatalog({
     logStats,
+    stageNames: stageNames.length > 0,
     prefix: options.prefix,
     maxModelLen: options.maxModelLen,
     features: options.features,
@@ -241,6 +247,7 @@ export function resolveOmniSettings(options: OmniMetricsOptions, env: NodeJS.Pro
   return {
     modelName: options.modelName,
     stageReplicaMap,
+    stageNames,
     logStats,
     naming: options.naming ?? 'vllm',
     catalog,
