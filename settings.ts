@@ -3,7 +3,7 @@ import type { Resource } from '@opentelemetry/resources';
 import type { MetricReader } from '@opentelemetry/sdk-metrics';
 import { resolveEnginePullSettings, type EnginePullSettings } from './exporters/engine-pull/engine-pull-settings';
 import { resolveExportSettings, type ExportSettings } from './exporters/otlp/export-settings';
-import { parseOtelEnv } from './exporters/otlp/otel-env';
+import { parseOtelEnv, type OtelEnvConfig } from './exporters/otlp/otel-env';
 import { buildResource } from './exporters/otlp/otel-resource';
 import {
   PROMETHEUS_SERVER_OPTION_KEYS,
@@ -223,7 +223,7 @@ export function resolveOmniSettings(options: OmniMetricsOptions, env: NodeJS.Pro
     processMetrics: options.processMetrics !== false,
     requestLabels: requestLabels.map((label) => label.name),
   });
-  const nativeHistograms = resolveNativeHistograms(options.nativeHistograms, catalog);
+  const nativeHistograms = resolveNativeHistograms(options.nativeHistograms ?? nativeHistogramsFromEnv(otelEnv, exportSettings.exporters), catalog);
   const serves = options.prometheus !== false && exportSettings.exporters.has('prometheus') && !sdkDisabled;
   const server = serves ? checked('prometheus', () => resolvePrometheusServerSettings(options.prometheus || {}, env)) : undefined;
   const prometheus = options.prometheus || {};
@@ -325,4 +325,15 @@ function checkFeatures(features: FeatureOptions | undefined): void {
 /** The spec's boolean variables: only `true` (any case) is true. */
 function isTrue(value: string | undefined): boolean {
   return value?.trim().toLowerCase() === 'true';
+}
+
+/**
+ * `OTEL_EXPORTER_OTLP_METRICS_DEFAULT_HISTOGRAM_AGGREGATION=base2_exponential_bucket_histogram`
+ * asks the OTLP exporter for exponential histograms, as OpenTelemetry JS's exporters take it: here
+ * every histogram family keeps native buckets, which OTLP carries as exponential histograms (the
+ * text formats keep the classic ones). Only when OTLP is exported: the variable is the OTLP
+ * exporter's, and the `nativeHistograms` option wins over it.
+ */
+function nativeHistogramsFromEnv(otelEnv: OtelEnvConfig, exporters: ReadonlySet<string>): true | undefined {
+  return exporters.has('otlp') && otelEnv.defaultHistogramAggregation?.value === 'base2_exponential_bucket_histogram' ? true : undefined;
 }
