@@ -31,7 +31,7 @@ describe('OmniInstrumentation', () => {
   };
 
   beforeEach(async () => {
-    metrics = await registerOmniMetrics({ modelName: 'm', stagePools: [1, 2], logStats: true, prometheus: false, logIntervalSeconds: 0 });
+    metrics = await registerOmniMetrics({ selfCheck: false, modelName: 'm', stagePools: [1, 2], logStats: true, prometheus: false, logIntervalSeconds: 0 });
   });
   afterEach(async () => {
     instrumentation?.disable();
