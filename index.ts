@@ -1,3 +1,6 @@
+// The public types use Node's (Buffer, node:http, NodeJS.ProcessEnv): with this reference, a
+// project compiled with `types: []` and `skipLibCheck: false` still finds them (@types/node).
+/// <reference types="node" preserve="true" />
 /**
  * omni-otel-metrics: vLLM's metrics, per stage and replica, for multi-stage LLM / speech
  * pipelines, on OpenTelemetry. This entry is what an application needs: register, hook the

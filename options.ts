@@ -49,6 +49,12 @@ export interface OmniMetricsOptions {
    * replica) map. Default none: only the pipeline-level families are recorded per stage.
    */
   readonly stagePools?: readonly number[];
+  /**
+   * A name per stage id, in stage order (`['thinker', 'talker', 'code2wav']`): served as
+   * `vllm:omni_stage_info{model_name, stage, stage_name} 1`, for dashboards to join on `stage`.
+   * Default none: no stage-name family.
+   */
+  readonly stageNames?: readonly string[];
   /** Upstream `--log-stats`, default off: pipeline families declared but silent, upstream families absent. */
   readonly logStats?: boolean;
   /** Pipeline family prefix; default `vllm:omni_`. */

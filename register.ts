@@ -13,6 +13,7 @@ import type { InstrumentedMetrics } from './instrumentation/hooks/instrumented-m
 import { stopFeedOf } from './instrumentation/hooks/handle-feed';
 import { createRecorders, stopRecorders, type RecorderSettings } from './instrumentation/recorders/recorders';
 import { HostCallCounts, setHostCallCounts } from './instrumentation/self-check/host-calls';
+import { recordStageNames } from './instrumentation/recorders/stage-info';
 import { SilentFamilyCheck } from './instrumentation/self-check/self-check';
 import { startProcessMetrics } from './instrumentation/process/process-metrics';
 import { SelfCheckMonitor } from './instrumentation/self-check/self-check-monitor';
@@ -150,6 +151,7 @@ export async function registerOmniMetrics(options: OmniMetricsOptions): Promise<
     requestLabels: settings.requestLabels,
   };
   const recorders = createRecorders(store, recorderSettings, meterProvider);
+  recordStageNames(store, settings.modelName, settings.stageNames);
   puller?.start();
   const hostCalls = new HostCallCounts(stageReplicaMap);
   const silentFamilies = new SilentFamilyCheck({

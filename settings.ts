@@ -3,7 +3,7 @@ import type { Resource } from '@opentelemetry/resources';
 import type { MetricReader } from '@opentelemetry/sdk-metrics';
 import { resolveEnginePullSettings, type EnginePullSettings } from './exporters/engine-pull/engine-pull-settings';
 import { resolveExportSettings, type ExportSettings } from './exporters/otlp/export-settings';
-import { parseOtelEnv } from './exporters/otlp/otel-env';
+import { parseOtelEnv, type OtelEnvConfig } from './exporters/otlp/otel-env';
 import { buildResource } from './exporters/otlp/otel-resource';
 import {
   PROMETHEUS_SERVER_OPTION_KEYS,
@@ -40,6 +40,7 @@ import {
 import { OmniMetricProducer } from './views/store/metric-producer';
 import { resolveNativeHistograms, type NativeHistogramSettings } from './views/store/native-histogram-settings';
 import { DEFAULT_CARDINALITY_LIMIT } from './views/store/series-store';
+import { resolveStageNames } from './views/stage-names';
 import { NAMING_SCHEMES, type NamingScheme } from './views/views';
 
 /** Who owns the meter provider: this package (built from the settings), the caller, or an SDK set up later. */
@@ -53,6 +54,8 @@ export interface OmniSettings {
   readonly modelName: string;
   /** The engine → (stage, replica) map of `stagePools`, checked. */
   readonly stageReplicaMap: StageReplicaMap;
+  /** A name per stage id (`stageNames`), checked; empty without the option. */
+  readonly stageNames: readonly string[];
   readonly logStats: boolean;
   readonly naming: NamingScheme;
   readonly catalog: ResolvedCatalog;
@@ -87,6 +90,7 @@ export interface OmniSettings {
 export const OPTION_KEYS = optionKeys<OmniMetricsOptions>({
   modelName: true,
   stagePools: true,
+  stageNames: true,
   logStats: true,
   prefix: true,
   maxModelLen: true,
@@ -179,6 +183,7 @@ export function resolveOmniSettings(options: OmniMetricsOptions, env: NodeJS.Pro
 
   const stagePools = options.stagePools ?? [];
   const stageReplicaMap = checked('stagePools', () => new StageReplicaMap(stagePools));
+  const stageNames = resolveStageNames(options.stageNames);
   const sdkDisabled = isTrue(env.OTEL_SDK_DISABLED);
   const otelEnv = checked('environment', () => parseOtelEnv(env));
   const exportSettings = checked('otlp', () => resolveExportSettings(options, otelEnv));
@@ -207,6 +212,7 @@ export function resolveOmniSettings(options: OmniMetricsOptions, env: NodeJS.Pro
         });
   const catalog = resolveCatalog({
     logStats,
+    stageNames: stageNames.length > 0,
     prefix: options.prefix,
     maxModelLen: options.maxModelLen,
     features: options.features,
@@ -217,7 +223,7 @@ export function resolveOmniSettings(options: OmniMetricsOptions, env: NodeJS.Pro
     processMetrics: options.processMetrics !== false,
     requestLabels: requestLabels.map((label) => label.name),
   });
-  const nativeHistograms = resolveNativeHistograms(options.nativeHistograms, catalog);
+  const nativeHistograms = resolveNativeHistograms(options.nativeHistograms ?? nativeHistogramsFromEnv(otelEnv, exportSettings.exporters), catalog);
   const serves = options.prometheus !== false && exportSettings.exporters.has('prometheus') && !sdkDisabled;
   const server = serves ? checked('prometheus', () => resolvePrometheusServerSettings(options.prometheus || {}, env)) : undefined;
   const prometheus = options.prometheus || {};
@@ -241,6 +247,7 @@ export function resolveOmniSettings(options: OmniMetricsOptions, env: NodeJS.Pro
   return {
     modelName: options.modelName,
     stageReplicaMap,
+    stageNames,
     logStats,
     naming: options.naming ?? 'vllm',
     catalog,
@@ -318,4 +325,15 @@ function checkFeatures(features: FeatureOptions | undefined): void {
 /** The spec's boolean variables: only `true` (any case) is true. */
 function isTrue(value: string | undefined): boolean {
   return value?.trim().toLowerCase() === 'true';
+}
+
+/**
+ * `OTEL_EXPORTER_OTLP_METRICS_DEFAULT_HISTOGRAM_AGGREGATION=base2_exponential_bucket_histogram`
+ * asks the OTLP exporter for exponential histograms, as OpenTelemetry JS's exporters take it: here
+ * every histogram family keeps native buckets, which OTLP carries as exponential histograms (the
+ * text formats keep the classic ones). Only when OTLP is exported: the variable is the OTLP
+ * exporter's, and the `nativeHistograms` option wins over it.
+ */
+function nativeHistogramsFromEnv(otelEnv: OtelEnvConfig, exporters: ReadonlySet<string>): true | undefined {
+  return exporters.has('otlp') && otelEnv.defaultHistogramAggregation?.value === 'base2_exponential_bucket_histogram' ? true : undefined;
 }

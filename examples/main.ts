@@ -2,11 +2,11 @@
  * The reference pipeline as a service: `npm start` (or `npx tsx examples/main.ts`), on loopback
  * unless HOST says otherwise. Its environment variables are listed in `pipeline-env.ts`
  * (HOST, PORT, OTEL_EXPORTER_PROMETHEUS_HOST / _PORT, REPLICAS, IMAGE_REPLICAS, ADMIN_TOKEN, MODEL,
- * SEED, PROFILE, TRACING).
+ * SEED, PROFILE, TRACING, NATIVE_HISTOGRAMS).
  * Metrics registration and the INSTRUMENTATION marker live in `reference-pipeline.ts`, so the
  * tests that start the pipeline in-process run exactly what this program runs.
  */
-import { optionsFromEnv } from './pipeline-env';
+import { optionsFromEnv, traceEndpointFromEnv } from './pipeline-env';
 import { DEFAULT_IMAGE_REPLICAS, DEFAULT_REPLICAS } from './pipeline-options';
 import { startReferencePipeline, type ReferencePipelineOptions } from './reference-pipeline';
 
@@ -37,7 +37,10 @@ async function main(): Promise<void> {
       `  OpenAI API     ${pipeline.apiUrl}/v1   (POST /v1/chat/completions, POST /v1/images/generations, GET /v1/models)`,
       `  metrics        ${pipeline.metricsUrl}`,
       `  metrics (API)  ${pipeline.apiMetricsUrl}`,
-      ...(options.tracing ? ['  tracing        server spans over OTLP/HTTP (OTEL_EXPORTER_OTLP_ENDPOINT); exemplars on'] : []),
+      ...(options.tracing
+        ? [`  tracing        server spans over OTLP/HTTP to ${traceEndpointFromEnv(process.env)} (a failing export is warned about); exemplars on`]
+        : []),
+      ...(options.nativeHistograms ? ['  native         native buckets on every histogram (Prometheus protobuf scrapes, OTLP)'] : []),
       ...(options.adminToken ? [`  scaling        ${pipeline.apiUrl}/admin/replicas   (GET; POST {"stage": 1}; DELETE /admin/replicas/1/0)`] : []),
       `  load           npm run load -- --requests 200 --concurrency 16 --base-url ${pipeline.apiUrl}/v1`,
       'Ctrl-C stops.',

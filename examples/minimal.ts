@@ -1,7 +1,8 @@
 /**
  * The smallest instrumented pipeline: a one-stage host (a stand-in for vLLM-Omni's orchestrator and
  * AsyncOmni), hooked at startup, serving one request; then what /metrics says about it.
- * Run: npx tsx examples/minimal.ts
+ * Runs as written: npx tsx examples/minimal.ts here; in a project of your own (npm install omni-otel-metrics
+ * @opentelemetry/api tsx), copy it to minimal.mts and run npx tsx minimal.mts.
  */
 import { OmniInstrumentation, registerOmniMetrics, type OmniRequestOutput } from 'omni-otel-metrics';
 

@@ -1,6 +1,7 @@
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { DEFAULT_HOST, DEFAULT_MODEL_NAME, type ReferencePipelineOptions } from './reference-pipeline';
 import { parseImageReplicas, parsePort, parseReplicas, parseSeed } from './pipeline-options';
+import { warnOnExportFailure } from './span-export-failures';
 
 /** The variables `npm start` reads, with their defaults: printed by the docs, checked by the tests. */
 export const PIPELINE_VARIABLES = {
@@ -15,8 +16,18 @@ export const PIPELINE_VARIABLES = {
   SEED: 'seeds every replica (default 0)',
   PROFILE: 'realistic (default) or fast',
   TRACING:
-    '1 traces every API request (server spans, traceparent honoured) and exports them over OTLP/HTTP (OTEL_EXPORTER_OTLP_ENDPOINT, default http://localhost:4318); exemplars follow. Default 0',
+    '1 traces every API request (server spans, traceparent honoured) and exports them over OTLP/HTTP (OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, else OTEL_EXPORTER_OTLP_ENDPOINT + /v1/traces, default http://localhost:4318/v1/traces; a failing export is warned about); exemplars follow. Default 0',
+  NATIVE_HISTOGRAMS:
+    '1 keeps native (exponential) buckets on every histogram family: in the Prometheus protobuf exposition and over OTLP; the text formats keep the classic ones. Default 0',
 } as const;
+
+/** Where the OTLP/HTTP trace exporter sends spans, read as it reads the environment. */
+export function traceEndpointFromEnv(env: NodeJS.ProcessEnv): string {
+  const traces = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim();
+  if (traces) return traces;
+  const base = env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim() || 'http://localhost:4318';
+  return `${base.replace(/\/+$/, '')}/v1/traces`;
+}
 
 /** The reference pipeline's options from the environment; throws naming the variable that is wrong. */
 export function optionsFromEnv(env: NodeJS.ProcessEnv): ReferencePipelineOptions {
@@ -34,15 +45,16 @@ export function optionsFromEnv(env: NodeJS.ProcessEnv): ReferencePipelineOptions
     modelName: env.MODEL?.trim() || DEFAULT_MODEL_NAME,
     seed: env.SEED ? parseSeed(env.SEED) : 0,
     profile,
-    tracing: tracingFromEnv(env.TRACING) ? { exporter: new OTLPTraceExporter() } : undefined,
+    tracing: flagFromEnv('TRACING', env.TRACING) ? { exporter: warnOnExportFailure(new OTLPTraceExporter(), traceEndpointFromEnv(env)) } : undefined,
+    nativeHistograms: flagFromEnv('NATIVE_HISTOGRAMS', env.NATIVE_HISTOGRAMS) || undefined,
   };
 }
 
-function tracingFromEnv(text: string | undefined): boolean {
+function flagFromEnv(variable: string, text: string | undefined): boolean {
   const value = text?.trim() ?? '';
   if (value === '' || value === '0' || value === 'false') return false;
   if (value === '1' || value === 'true') return true;
-  throw new RangeError(`TRACING must be 1 or 0, got "${text ?? ''}"`);
+  throw new RangeError(`${variable} must be 1 or 0, got "${text ?? ''}"`);
 }
 
 /** OpenTelemetry's `OTEL_EXPORTER_PROMETHEUS_PORT`, or its older alias `METRICS_PORT`; both set and different is refused. */

@@ -4,6 +4,7 @@ import { OmniInstrumentation, registerOmniMetrics, type NativeHistogramOptions, 
 import { AsyncOmni } from './pipeline/async-omni';
 import { Orchestrator } from './pipeline/orchestrator';
 import { KV_BLOCK_SIZE } from './pipeline/simulated-engine';
+import { STAGE_NAMES } from './pipeline/pipeline-types';
 import { createSimulatedPipeline, type SimulatedPipeline } from './pipeline/simulated-pipeline';
 import { FAST_PROFILE, REALISTIC_PROFILE, type SimulationOverrides } from './pipeline/simulation-profile';
 import { startPipelineTracing, type PipelineTracing, type PipelineTracingOptions } from './pipeline-tracing';
@@ -114,6 +115,8 @@ export async function startReferencePipeline(options: ReferencePipelineOptions =
     metrics = await registerOmniMetrics({
       modelName,
       stagePools: replicas,
+      // Dashboards show these instead of stage="0": vllm:omni_stage_info{stage, stage_name} 1.
+      stageNames: STAGE_NAMES,
       logStats: options.logStats ?? true,
       prometheus: metricsPort === false ? false : { host: options.metricsHost ?? host, port: metricsPort },
       maxModelLen,

@@ -1,3 +1,6 @@
+// The public types use Node's (Buffer, node:http, NodeJS.ProcessEnv): with this reference, a
+// project compiled with `types: []` and `skipLibCheck: false` still finds them (@types/node).
+/// <reference types="node" preserve="true" />
 /**
  * `omni-otel-metrics/exporters`: the pieces `registerOmniMetrics` assembles, for setups that wire
  * them by hand. The vLLM-exact serializer and HTTP handler, OTLP and console push readers with the

@@ -3,6 +3,7 @@ import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { checkObject, checkString, optionKeys } from '../views/option-checks';
 import { ConnectionSlots } from './connection-slots';
+import { holdPort, portHeldHere, releasePort } from './ports-held-here';
 import { createMetricsHandler, DEFAULT_METRICS_PATH, type MetricsTextSource } from './metrics-handler';
 import { validateScrapeAuth, type ScrapeAuth } from './scrape-auth';
 import { readTlsCredentials, type PrometheusTlsOptions, type TlsCredentials } from './tls-credentials';
@@ -155,6 +156,8 @@ export async function serveMetrics(source: MetricsTextSource, settings: Promethe
   await listen(server, settings.host, settings.port);
   server.unref();
   const bound = (server.address() as AddressInfo).port;
+  holdPort(bound);
+  server.once('close', () => releasePort(bound));
   const host = settings.host;
   const urlHost = host === '0.0.0.0' || host === '::' ? 'localhost' : host.includes(':') ? `[${host}]` : host;
   return {
@@ -188,13 +191,15 @@ function listen(server: Server, host: string, port: number): Promise<void> {
  */
 function listenError(error: NodeJS.ErrnoException, host: string, port: number): Error {
   const reason =
-    error.code === 'EADDRINUSE'
-      ? `the port is in use (another server has it; a NodeSDK PrometheusExporter also defaults to ${DEFAULT_PROMETHEUS_PORT})`
-      : error.code === 'EACCES'
-        ? 'permission denied'
-        : error.code === 'EADDRNOTAVAIL'
-          ? "the address is not one of this machine's"
-          : error.message;
+    error.code === 'EADDRINUSE' && portHeldHere(port)
+      ? 'this port is held by an earlier registerOmniMetrics handle in this process (shut that handle down first, or keep using it)'
+      : error.code === 'EADDRINUSE'
+        ? `the port is in use (another server has it; a NodeSDK PrometheusExporter also defaults to ${DEFAULT_PROMETHEUS_PORT})`
+        : error.code === 'EACCES'
+          ? 'permission denied'
+          : error.code === 'EADDRNOTAVAIL'
+            ? "the address is not one of this machine's"
+            : error.message;
   const wrapped: NodeJS.ErrnoException = new Error(
     `omni-otel-metrics: the /metrics server cannot listen on ${host}:${port}: ${reason}. Set prometheus.host / prometheus.port (or OTEL_EXPORTER_PROMETHEUS_HOST / _PORT), or prometheus: false and mount handle.metricsHandler() on your own server.`,
     { cause: error },

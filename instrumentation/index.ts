@@ -1,3 +1,6 @@
+// The public types use Node's (Buffer, node:http, NodeJS.ProcessEnv): with this reference, a
+// project compiled with `types: []` and `skipLibCheck: false` still finds them (@types/node).
+/// <reference types="node" preserve="true" />
 /**
  * `omni-otel-metrics/instrumentation`: the recorders behind the hooks, for hosts that call them
  * directly instead of (or beside) `OmniInstrumentation`, and the audio helpers they use.

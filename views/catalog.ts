@@ -56,6 +56,8 @@ export interface CatalogOptions {
    * process collector reads their values at collection time. Default off here.
    */
   readonly processMetrics?: boolean;
+  /** Stage names are known (the `stageNames` option): registers the stage-name info family, whatever `logStats` says. */
+  readonly stageNames?: boolean;
   /** Every group at once, whatever the features say (docs and generated tests). */
   readonly everyGroup?: boolean;
   /**
@@ -178,6 +180,7 @@ export function resolveCatalog(options: CatalogOptions = {}): ResolvedCatalog {
 function enabledGroups(options: CatalogOptions): Set<FamilyGroup> {
   const groups = new Set<FamilyGroup>(['pipeline', 'custom']);
   if (options.processMetrics) groups.add('process');
+  if (options.stageNames || options.everyGroup) groups.add('stageNames');
   if (!options.logStats) return groups;
   const features = options.features ?? {};
   groups.add('core');

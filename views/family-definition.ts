@@ -29,6 +29,8 @@ export type FamilyGroup =
   | 'lora'
   | 'kvCacheResidency'
   | 'corruptedRequests'
+  // the stage-name info family; only with the `stageNames` option
+  | 'stageNames'
   | 'hidden'
   | 'process'
   // families a user adds through the config file; always registered

@@ -1,3 +1,6 @@
+// The public types use Node's (Buffer, node:http, NodeJS.ProcessEnv): with this reference, a
+// project compiled with `types: []` and `skipLibCheck: false` still finds them (@types/node).
+/// <reference types="node" preserve="true" />
 /**
  * `omni-otel-metrics/views`: the catalog and what is built on it. Every family's name, HELP,
  * type, labels and buckets; the views for instruments of your own under those names; the series

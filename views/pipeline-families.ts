@@ -192,6 +192,20 @@ export const PIPELINE_FAMILIES = {
   ...STAGE_SERVICE_FAMILIES,
   ...DIFFUSION_FAMILIES,
   ...REALTIME_VAD_FAMILIES,
+  /**
+   * The name of each stage, for dashboards: the other families say `stage="0"`, and a join on
+   * `stage` turns that into `thinker`. Neither vLLM-Omni's families nor its labels carry stage
+   * names (its `stage` label is the stage id), so this is an info family of this package, in
+   * vLLM's `*_info` style (a gauge of 1 whose labels carry the information).
+   */
+  stageInfo: {
+    baseName: 'stage_info',
+    type: 'gauge',
+    help: 'Name of each pipeline stage (value 1); join on stage to show names.',
+    labels: ['model_name', 'stage', 'stage_name'],
+    unit: '',
+    group: 'stageNames',
+  },
 } as const satisfies Record<string, FamilyDefinition>;
 
 export type PipelineFamilyKey = keyof typeof PIPELINE_FAMILIES;

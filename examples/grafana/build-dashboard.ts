@@ -41,6 +41,22 @@ function isLatencyQuantile(target: Target): boolean {
   return /^histogram_quantile\(.*\(vllm:[\w:]+_(seconds|s)_bucket\{/.test(target.expr);
 }
 
+/** The stage-name info family, one series per (stage, name) whatever the number of scraped processes. */
+const STAGE_NAMES = `max by (stage, stage_name) (vllm:omni_stage_info{${MODEL}})`;
+
+/**
+ * A per-stage query whose series carry `stage_name`: the stage's name from `vllm:omni_stage_info`
+ * (the `stageNames` option), else `stage N`, so a pipeline that names no stage keeps every series.
+ */
+function withStageNames(target: Target): Target {
+  if (!target.legend.includes('{{stage}}')) return target;
+  const { expr } = target;
+  return {
+    expr: `${expr} * on (stage) group_left (stage_name) ${STAGE_NAMES} or ignoring (stage_name) label_replace(${expr}, "stage_name", "stage $1", "stage", "(.*)")`,
+    legend: target.legend.replace('stage {{stage}}', '{{stage_name}}'),
+  };
+}
+
 function quantile(q: number, family: string, by: string, selector: string): string {
   return `histogram_quantile(${q}, sum by (le, ${by}) (rate(${family}_bucket{${selector}}${RATE})))`;
 }
@@ -460,7 +476,7 @@ export function buildDashboard(): object {
           legend: { displayMode: 'table', placement: 'bottom', showLegend: true, calcs: ['mean', 'max'] },
           tooltip: { mode: 'multi', sort: 'desc' },
         },
-        targets: spec.targets.map((target, i) => ({
+        targets: spec.targets.map(withStageNames).map((target, i) => ({
           refId: String.fromCharCode(65 + i),
           datasource: DATASOURCE,
           expr: target.expr,

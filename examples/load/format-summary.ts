@@ -11,7 +11,7 @@ export function formatSummary(summary: LoadSummary): string {
     `  TTFT (stream)  ${formatLatency(summary.ttft)}`,
     `  e2e (ok)       ${formatLatency(summary.e2e)}`,
     `  audio          ${summary.audioSeconds.toFixed(1)} s received`,
-    `  images         ${summary.images} received`,
+    `  images         ${summary.images} received${summary.imagesNotServed > 0 ? ` (the server serves no images API: ${summary.imagesNotServed} image requests sent as chat)` : ''}`,
   ];
   for (const event of summary.scaling) {
     const what = event.change === 'add' ? `+ replica ${event.replica ?? '?'}` : `- replica ${event.replica ?? '?'} (drained, leaves when idle)`;

@@ -45,6 +45,8 @@ export interface LoadSummary {
   readonly audioSeconds: number;
   /** Images received from the images API. */
   readonly images: number;
+  /** Image requests sent as chat requests instead, because the server serves no images API (it answered 404). */
+  readonly imagesNotServed: number;
   /** What the scaling steps did, in schedule order. */
   readonly scaling: readonly ScaleEvent[];
   readonly wallSeconds: number;
@@ -86,11 +88,12 @@ export async function runLoad(partial: Partial<LoadOptions> = {}, hooks: RunLoad
       ? runScaleSchedule(options.scale, new URL('/admin/replicas', options.baseUrl).href, options.adminToken ?? '', started)
       : undefined;
   let next = 0;
+  const images: ImagesApi = { served: true, rerouted: 0 };
 
   const worker = async (): Promise<void> => {
     while (next < plan.length) {
       const request = plan[next++];
-      const result = await runOne(client, model, request);
+      const result = await runOne(client, model, request, images);
       results.push(result);
       outcomes[result.outcome] += 1;
       hooks.onProgress?.({ done: results.length, total: plan.length, outcomes: { ...outcomes } });
@@ -111,6 +114,7 @@ export async function runLoad(partial: Partial<LoadOptions> = {}, hooks: RunLoad
     e2e: summarizeLatencies(results.flatMap((r) => (r.outcome === 'ok' && r.e2eSeconds !== undefined ? [r.e2eSeconds] : []))),
     audioSeconds: results.reduce((sum, r) => sum + r.audioBytes, 0) / PCM_BYTES_PER_SECOND,
     images: results.reduce((sum, r) => sum + r.images, 0),
+    imagesNotServed: images.rerouted,
     scaling: scaleEvents,
     wallSeconds: (performance.now() - started) / 1000,
     results,
@@ -133,11 +137,30 @@ function paramsOf(model: string, request: PlannedRequest): ChatCompletionCreateP
   };
 }
 
-async function runOne(client: OpenAI, model: string, request: PlannedRequest): Promise<RequestResult> {
-  return request.image === undefined ? runChat(client, model, request) : runImage(client, model, request, request.image);
+/** Whether the server serves the images API, learnt from its first answer, and how many image requests went to chat instead. */
+interface ImagesApi {
+  served: boolean;
+  rerouted: number;
 }
 
-async function runImage(client: OpenAI, model: string, request: PlannedRequest, image: NonNullable<PlannedRequest['image']>): Promise<RequestResult> {
+async function runOne(client: OpenAI, model: string, request: PlannedRequest, images: ImagesApi): Promise<RequestResult> {
+  if (request.image === undefined) return runChat(client, model, request);
+  if (images.served) {
+    const result = await runImage(client, model, request, request.image);
+    if (result !== 'not-served') return result;
+    images.served = false;
+  }
+  // A server without an image stage (IMAGE_REPLICAS=0) answers 404: its own choice, not an error of the run.
+  images.rerouted++;
+  return runChat(client, model, { ...request, image: undefined });
+}
+
+async function runImage(
+  client: OpenAI,
+  model: string,
+  request: PlannedRequest,
+  image: NonNullable<PlannedRequest['image']>,
+): Promise<RequestResult | 'not-served'> {
   const base = { index: request.index, stream: false, audio: false, image: true, text: '', audioBytes: 0 };
   const sent = performance.now();
   try {
@@ -146,6 +169,7 @@ async function runImage(client: OpenAI, model: string, request: PlannedRequest, 
     if (images !== image.n) throw new Error(`asked for ${image.n} images, got ${images}`);
     return { ...base, outcome: 'ok', images, e2eSeconds: (performance.now() - sent) / 1000, finishReason: 'stop' };
   } catch (error) {
+    if (error instanceof OpenAI.NotFoundError) return 'not-served';
     return { ...base, images: 0, ...failure(error) };
   }
 }

@@ -1,9 +1,11 @@
 import {
+  HISTOGRAM_AGGREGATIONS,
   METRICS_EXPORTER_NAMES,
   OTLP_COMPRESSIONS,
   OTLP_PROTOCOLS,
   RESOURCE_DETECTOR_NAMES,
   TEMPORALITY_PREFERENCES,
+  type HistogramAggregation,
   type MetricsExporterName,
   type OtlpCompression,
   type OtlpProtocol,
@@ -42,6 +44,8 @@ export interface OtelEnvConfig {
   readonly exportTimeoutMillis?: FromVariable<number>;
   /** `OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE`. */
   readonly temporality?: FromVariable<TemporalityPreference>;
+  /** `OTEL_EXPORTER_OTLP_METRICS_DEFAULT_HISTOGRAM_AGGREGATION`: exponential (native) buckets for the histograms pushed over OTLP. */
+  readonly defaultHistogramAggregation?: FromVariable<HistogramAggregation>;
   /** `OTEL_RESOURCE_ATTRIBUTES`, with `OTEL_SERVICE_NAME` as `service.name` (it wins). */
   readonly resourceAttributes: Readonly<Record<string, string>>;
   /** `OTEL_NODE_RESOURCE_DETECTORS`: absent when unset (every detector runs). */
@@ -85,6 +89,11 @@ export function parseOtelEnv(env: OtelEnvironment): OtelEnvConfig {
       env,
       'OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE',
       oneOf(env, 'OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE', TEMPORALITY_PREFERENCES),
+    ),
+    defaultHistogramAggregation: fromVariable(
+      env,
+      'OTEL_EXPORTER_OTLP_METRICS_DEFAULT_HISTOGRAM_AGGREGATION',
+      oneOf(env, 'OTEL_EXPORTER_OTLP_METRICS_DEFAULT_HISTOGRAM_AGGREGATION', HISTOGRAM_AGGREGATIONS),
     ),
     resourceAttributes: resourceAttributes(env),
     resourceDetectors: resourceDetectors(env),

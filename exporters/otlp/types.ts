@@ -20,6 +20,10 @@ export const OTLP_COMPRESSIONS: readonly OtlpCompression[] = Object.freeze(['gzi
 export type TemporalityPreference = 'cumulative' | 'delta' | 'lowmemory';
 export const TEMPORALITY_PREFERENCES: readonly TemporalityPreference[] = Object.freeze(['cumulative', 'delta', 'lowmemory']);
 
+/** `OTEL_EXPORTER_OTLP_METRICS_DEFAULT_HISTOGRAM_AGGREGATION` values, as the OpenTelemetry specification and JS SDK name them. */
+export type HistogramAggregation = 'explicit_bucket_histogram' | 'base2_exponential_bucket_histogram';
+export const HISTOGRAM_AGGREGATIONS: readonly HistogramAggregation[] = Object.freeze(['explicit_bucket_histogram', 'base2_exponential_bucket_histogram']);
+
 /**
  * `OTEL_NODE_RESOURCE_DETECTORS` values, as `@opentelemetry/sdk-node` names its detectors (besides
  * `all` and `none`): `env` is `OTEL_RESOURCE_ATTRIBUTES` and `OTEL_SERVICE_NAME`; `serviceinstance`

@@ -1,3 +1,4 @@
+import { packageDiag } from '../../views/package-diag';
 import { OmniOptionError, shown } from '../../views/option-checks';
 import { methodDefinition, methodOwner } from './class-patcher';
 import { ORCHESTRATOR_METHODS, SERVING_METHODS } from './host-wrappers';
@@ -18,6 +19,29 @@ export type ClassOption = keyof typeof HOST_METHODS;
  */
 export function checkHostClasses(config: Partial<Record<ClassOption, unknown>>): void {
   for (const option of Object.keys(HOST_METHODS) as ClassOption[]) checkHostClass(config[option], option);
+}
+
+interface HookSources extends Partial<Record<ClassOption, unknown>> {
+  readonly modules?: readonly unknown[];
+  readonly diagnosticsChannels?: boolean;
+}
+
+/**
+ * Warns, at construction, about an instrumentation given nothing to hook: no host class, no
+ * module. It then hears only a host that publishes on the diagnostics channels, which a host
+ * says by passing `diagnosticsChannels: true`; otherwise the first sign would be empty families
+ * much later.
+ */
+export function warnWhenNothingToHook(config: HookSources): void {
+  if (config.orchestratorClass !== undefined || config.servingClass !== undefined || (config.modules?.length ?? 0) > 0) return;
+  if (config.diagnosticsChannels === true) return;
+  const hears =
+    config.diagnosticsChannels === false
+      ? 'with diagnosticsChannels off it hears nothing'
+      : 'it only hears a host that publishes on the OMNI_CHANNELS diagnostics channels (pass diagnosticsChannels: true if that is the plan)';
+  packageDiag.warn(
+    `omni-otel-metrics: OmniInstrumentation was given no host classes: pass orchestratorClass / servingClass (the host's orchestrator and serving classes, or modules to patch them when loaded); ${hears}`,
+  );
 }
 
 function checkHostClass(value: unknown, option: ClassOption): void {

@@ -27,7 +27,7 @@ import {
   type OrchestratorMethod,
   type WrapperFactory,
 } from './host-wrappers';
-import { checkHostClasses, className, unpatchableMethod } from './host-class-checks';
+import { checkHostClasses, className, unpatchableMethod, warnWhenNothingToHook } from './host-class-checks';
 import { REALTIME_METHODS, realtimeWrapper, type RealtimeMethod } from './realtime-wrappers';
 
 /** A host module to hook when it is loaded (`require` or `import`), and which exports are the classes. */
@@ -103,6 +103,7 @@ export class OmniInstrumentation extends InstrumentationBase<OmniInstrumentation
       const value = config[option];
       if (value !== undefined && (!Number.isInteger(value) || value < 1)) throw new RangeError(`${option} must be a positive integer, got ${String(value)}`);
     }
+    warnWhenNothingToHook(config);
     super(OMNI_METER_NAME, PACKAGE_VERSION, config);
   }
 

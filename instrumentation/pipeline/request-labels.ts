@@ -140,9 +140,18 @@ function headerReader(header: string): (request: LabelledRequest) => unknown {
   return (request) => {
     const headers = request.headers as { get?: unknown; [name: string]: unknown } | null | undefined;
     if (typeof headers !== 'object' || headers === null) return undefined;
-    const found = typeof headers.get === 'function' ? (headers.get as (name: string) => unknown)(lower) : (headers[lower] ?? headers[header]);
+    const found =
+      typeof headers.get === 'function'
+        ? (headers.get as (name: string) => unknown)(lower)
+        : (headers[lower] ?? headers[header] ?? spelledOtherwise(headers, lower));
     return Array.isArray(found) ? found[0] : found;
   };
+}
+
+/** A header object built by hand keeps its own spelling (`{ 'X-Priority': 'low' }`): the value under any case of the name. */
+function spelledOtherwise(headers: Record<string, unknown>, lower: string): unknown {
+  const key = Object.keys(headers).find((name) => name.toLowerCase() === lower);
+  return key === undefined ? undefined : headers[key];
 }
 
 /**

@@ -82,6 +82,7 @@ export const PIPELINE_FAMILY_SOURCES: Readonly<Record<PipelineFamilyKey, FamilyS
   realtimeVadInferenceLatency: s('event', [], 'inferenceMs of the batch appendRealtimeAudio returns'),
   realtimeVadEndpointDelay: s('event', [], 'endpointDelayMs of the frames appendRealtimeAudio returns'),
   realtimeVadErrors: s('event', [], 'an appendRealtimeAudio that throws or rejects'),
+  stageInfo: s('snapshot', [], 'the stageNames option'),
 };
 
 /** Which engine statistics feed each upstream family (`OmniStatLogger.record`, reached through `pollEngine`). */

@@ -9,6 +9,9 @@ export const DEFAULT_SELF_CHECK_INTERVAL_SECONDS = 60;
 /** A family is warned about when it is reported silent by this many checks in a row (once per silent spell). */
 const WARN_AFTER_CHECKS = 2;
 
+/** How soon after the first request a wiring mistake (logStats off) is warned about. */
+export const WIRING_PROBE_MILLIS = 10_000;
+
 const PREFIX = 'omni-otel-metrics self-check:';
 
 export interface LineSink {
@@ -35,7 +38,9 @@ export function resolveSelfCheckInterval(option: false | SelfCheckOptions | unde
  * logger when one is installed. Never throws: a failed check is one diag warning.
  */
 export class SelfCheckMonitor {
-  private readonly timer: NodeJS.Timeout;
+  private readonly timer: ReturnType<typeof setInterval>;
+  /** Looks for wiring mistakes until the first requests have shown whether there are any. */
+  private wiringProbe: ReturnType<typeof setInterval> | undefined;
   /** Consecutive reports per entry (family name, plus `@replicas` for replica entries); entries no longer reported leave. */
   private readonly reported = new Map<string, number>();
   private failureWarned = false;
@@ -48,6 +53,30 @@ export class SelfCheckMonitor {
   ) {
     this.timer = setInterval(() => this.tick(), Math.max(1, Math.round(intervalSeconds * 1000)));
     this.timer.unref();
+    this.wiringProbe = setInterval(() => this.probeWiring(), WIRING_PROBE_MILLIS);
+    this.wiringProbe.unref();
+  }
+
+  /**
+   * Runs until requests have been seen, then once more never: a mistake that empties every family
+   * is said within ten seconds of the first request, not after two periodic checks.
+   */
+  probeWiring(): void {
+    let mistakes: string[] | undefined;
+    try {
+      mistakes = this.check.wiringMistakes();
+    } catch {
+      mistakes = [];
+    }
+    if (mistakes === undefined) return;
+    this.stopWiringProbe();
+    for (const mistake of mistakes) this.emit(`${PREFIX} ${mistake}`, true);
+  }
+
+  private stopWiringProbe(): void {
+    if (this.wiringProbe === undefined) return;
+    clearInterval(this.wiringProbe);
+    this.wiringProbe = undefined;
   }
 
   /** One periodic check: warns about entries that have just persisted for two checks. */
@@ -65,6 +94,7 @@ export class SelfCheckMonitor {
     if (this.stopped) return;
     this.stopped = true;
     clearInterval(this.timer);
+    this.stopWiringProbe();
     const report = this.run();
     if (report === undefined) return;
     // A console nobody configured is not told about a run that saw no request: there is nothing to report.
@@ -141,6 +171,8 @@ function reasonLabel(entry: SilentFamily): string {
       return `${entry.reason}: ${(entry.replicas ?? []).map((ref) => `stage ${ref.stage} replica ${ref.replica}`).join(', ')}`;
     case 'no-data-from-source':
       return `${entry.reason}: ${entry.source}`;
+    case 'log-stats-off':
+      return `${entry.reason}: set logStats: true`;
     default:
       return entry.reason;
   }

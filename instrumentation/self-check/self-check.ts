@@ -48,6 +48,8 @@ export class SilentFamilyCheck {
   private readonly replicaStates = new Map<number, ReplicaState>();
   private audioProduced = false;
   private imageProduced = false;
+  /** Stages whose request-driven families received data: more than one means requests crossed stages. */
+  private readonly stagesReached = new Set<string>();
   private previousTraffic = 0;
   private readonly now: () => number;
   private readonly pulled: ReadonlySet<string>;
@@ -75,9 +77,10 @@ export class SilentFamilyCheck {
       for (const key of activity.fedReplicas) state.replicas.set(key, checkedAt);
       if (family.family.engineLabel && !NOT_POLL_EVIDENCE.has(family.family.key)) for (const key of activity.fedReplicas) activeEngines.add(key);
       if (activity.fed) {
-        const expect = familySource(family.family.key).expect;
-        if (expect === 'audio') this.audioProduced = true;
-        if (expect === 'image') this.imageProduced = true;
+        const source = familySource(family.family.key);
+        if (source.expect === 'audio') this.audioProduced = true;
+        if (source.expect === 'image') this.imageProduced = true;
+        if (requestDriven(family.family.key, source)) for (const stage of activity.fedStages) this.stagesReached.add(stage);
       }
     });
 
@@ -97,7 +100,7 @@ export class SilentFamilyCheck {
       const state = this.families[i] as FamilyState;
       const source = familySource(family.family.key);
       // A vLLM family is fed in-process only by replicas that are not pulled from their own server.
-      const expected = this.expected(source) && !(family.family.engineLabel && this.allReplicasPulled());
+      const expected = this.expected(source) && this.enginesCanFeed(family.family, source) && !(family.family.engineLabel && this.allReplicasPulled());
       if (fed[i]) state.silentChecks = 0;
       else if (requestsFlowed && expected) state.silentChecks++;
       for (const key of state.replicas.keys()) if (stageReplicaMap.engineIndex(...stageReplicaOf(key)) === undefined) state.replicas.delete(key);
@@ -121,6 +124,24 @@ export class SilentFamilyCheck {
     };
   }
 
+  /**
+   * Wiring mistakes the first requests already show, each with its fix: undefined while no
+   * request has been seen (nothing to decide yet), else the lines to warn (empty when all is well).
+   * Cheap (a few counts, no walk over the store), so it can run early and often.
+   */
+  wiringMistakes(): string[] | undefined {
+    const { hostCalls, logStats } = this.settings;
+    const started = Math.max(hostCalls.count('generate'), hostCalls.count('addRequest'));
+    if (started === 0) return undefined;
+    const mistakes: string[] = [];
+    if (!logStats) {
+      mistakes.push(
+        `${started === 1 ? 'a request is' : 'requests are'} flowing but logStats is off, so every vllm:omni_* family records nothing and no vllm:* family is registered: set logStats: true (vLLM's --log-stats)`,
+      );
+    }
+    return mistakes;
+  }
+
   private allReplicasPulled(): boolean {
     const entries = this.settings.stageReplicaMap.entries();
     return this.pulled.size > 0 && entries.every(([, { stage, replica }]) => this.pulled.has(replicaKey(stage, replica)));
@@ -135,10 +156,32 @@ export class SilentFamilyCheck {
       case 'image':
         return this.imageProduced;
       case 'multi-stage':
-        return this.settings.stageReplicaMap.replicasPerStage.length > 1;
+        return this.requestsCrossedStages();
       default:
         return false;
     }
+  }
+
+  /**
+   * Families fed through stage submissions and engine polls need engines (`stagePools`) or a
+   * host that submits: a one-stage host without either could not have fed them.
+   */
+  private enginesCanFeed(family: ResolvedFamily, source: FamilySource): boolean {
+    const { stageReplicaMap, hostCalls } = this.settings;
+    const needsEngines = family.engineLabel || source.methods.includes('submitToStage') || source.methods.includes('pollEngine');
+    if (!needsEngines) return true;
+    if (stageReplicaMap.entries().length > 0) return true;
+    return !family.engineLabel && hostCalls.count('submitToStage') > 0;
+  }
+
+  /**
+   * Whether some request went past its first stage: a transfer was sent or received, or request
+   * data arrived for more than one stage. A text-only request that ends at the thinker has no
+   * cross-stage hop, whatever the number of stages.
+   */
+  private requestsCrossedStages(): boolean {
+    const { hostCalls } = this.settings;
+    return this.stagesReached.size > 1 || hostCalls.count('sendToNextStage') > 0 || hostCalls.count('receiveFromPreviousStage') > 0;
   }
 
   /** Replicas that were never polled (hooks) and never produced engine statistics, once requests flowed since they joined. */
@@ -147,6 +190,7 @@ export class SilentFamilyCheck {
     const present = new Set(entries.map(([engineIndex]) => engineIndex));
     for (const engineIndex of this.replicaStates.keys()) if (!present.has(engineIndex)) this.replicaStates.delete(engineIndex);
     const unpolled: StageReplicaRef[] = [];
+    const firstStage = entries[0]?.[1].stage;
     for (const [engineIndex, { stage, replica }] of entries) {
       let state = this.replicaStates.get(engineIndex);
       if (state === undefined) {
@@ -154,6 +198,8 @@ export class SilentFamilyCheck {
         this.replicaStates.set(engineIndex, state);
       }
       if (this.pulled.has(replicaKey(stage, replica))) continue;
+      // Every request starts at the first stage; a later one is owed polls only once requests reach it.
+      if (stage !== firstStage && !this.stagesReached.has(stage)) continue;
       const polls = this.settings.hostCalls.pollsOf(engineIndex);
       if (polls > state.polls || activeEngines.has(replicaKey(stage, replica))) state.active = true;
       state.polls = polls;
@@ -219,6 +265,14 @@ export class SilentFamilyCheck {
       detail: `nothing reached its recorder and no OmniInstrumentation hooks feed this handle: it comes from ${source.via}`,
     };
   }
+}
+
+/** Upstream histograms observed at every engine step, a step without requests included. */
+const PER_STEP_FAMILIES = new Set(['upstream.iterationTokensTotal']);
+
+/** Families each request feeds at the stages it reaches (not those an idle engine's polls feed). */
+function requestDriven(key: string, source: FamilySource): boolean {
+  return source.expect !== 'event' && source.expect !== 'snapshot' && source.methods[0] !== 'pollEngine' && !PER_STEP_FAMILIES.has(key);
 }
 
 function sourceText(source: FamilySource): string {

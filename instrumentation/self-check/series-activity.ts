@@ -9,6 +9,8 @@ export interface FamilyActivity {
   readonly fed: boolean;
   /** `stage\0replica` of the fed series that carry both labels. */
   readonly fedReplicas: readonly string[];
+  /** `stage` label values of the fed counter and histogram series: the stages requests reached. */
+  readonly fedStages: readonly string[];
   /** Each series' total now (counter value, histogram count, gauge value): the next check's baseline. */
   readonly totals: Map<StoredSeries, number>;
 }
@@ -33,6 +35,7 @@ export function boundBeforeRecords(family: ResolvedFamily): boolean {
 export function familyActivity(family: FamilySeries, previous: ReadonlyMap<StoredSeries, number>): FamilyActivity {
   const totals = new Map<StoredSeries, number>();
   const fedReplicas: string[] = [];
+  const fedStages: string[] = [];
   const createdByRecords = !boundBeforeRecords(family.family);
   let fed = false;
   for (const series of family.series) {
@@ -47,8 +50,10 @@ export function familyActivity(family: FamilySeries, previous: ReadonlyMap<Store
     const stage = series.labelValue('stage');
     const replica = series.labelValue('replica');
     if (stage !== undefined && replica !== undefined) fedReplicas.push(replicaKey(stage, replica));
+    // A gauge changes with an engine's idle polls too; only counts and observations follow requests.
+    if (stage !== undefined && !(series instanceof GaugeSeries)) fedStages.push(stage);
   }
-  return { fed, fedReplicas, totals };
+  return { fed, fedReplicas, fedStages, totals };
 }
 
 /**

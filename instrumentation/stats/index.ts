@@ -1,3 +1,6 @@
+// The public types use Node's (Buffer, node:http, NodeJS.ProcessEnv): with this reference, a
+// project compiled with `types: []` and `skipLibCheck: false` still finds them (@types/node).
+/// <reference types="node" preserve="true" />
 /**
  * `omni-otel-metrics/stats`: vLLM's engine statistics in TypeScript. The records an engine
  * reports (scheduler, cache, speculative decoding, finished requests), the frontend's iteration

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import ts from 'typescript';
@@ -43,10 +43,23 @@ interface Snippet {
   readonly code: string;
 }
 
+/** The OpenTelemetry line installed here: api 1.9 is the 2.x line, 1.10 the 3.x line. */
+const INSTALLED_LINE = (JSON.parse(readFileSync(join(ROOT, 'node_modules', '@opentelemetry', 'api', 'package.json'), 'utf8')) as { version: string }).version.startsWith('1.9.')
+  ? '2'
+  : '3';
+const RUNS_AS_WRITTEN = /Runs as written(?: on OpenTelemetry (\d)\.x)?:/;
+const FRAGMENT = /Fragment: .*?(examples\/[\w./-]+)/s;
+
+/** A block written for the other OpenTelemetry line (its imports are not installed here). */
+function forOtherLine(code: string): boolean {
+  const line = RUNS_AS_WRITTEN.exec(code.split('\n').slice(0, 6).join('\n'))?.[1];
+  return line !== undefined && line !== INSTALLED_LINE;
+}
+
 function snippets(language: string): Snippet[] {
   return documentationPages().flatMap((page) =>
     codeBlocks(readPage(page))
-      .filter((block) => block.language === language)
+      .filter((block) => block.language === language && !forOtherLine(block.code))
       .map((block) => ({ page, line: block.line, file: join(ROOT, '.docs-snippets', `${page.replace(/\W/g, '_')}_${block.line}.ts`), code: block.code })),
   );
 }
@@ -90,6 +103,21 @@ describe('code in README.md and docs/', () => {
       }),
     );
     assert.deepEqual(problems, []);
+  });
+
+  it('every TypeScript and JavaScript block says it runs as written, or is a fragment and names a whole file the package ships', () => {
+    const shipped = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { files: string[] }).files;
+    const unmarked: string[] = [];
+    for (const page of documentationPages()) {
+      for (const block of codeBlocks(readPage(page)).filter((one) => one.language === 'ts' || one.language === 'js')) {
+        const head = block.code.split('\n').slice(0, 6).join('\n');
+        if (RUNS_AS_WRITTEN.test(head)) continue;
+        const file = FRAGMENT.exec(head)?.[1];
+        if (file !== undefined && shipped.includes(file) && existsSync(join(ROOT, file))) continue;
+        unmarked.push(`${page}:${block.line}`);
+      }
+    }
+    assert.deepEqual(unmarked, []);
   });
 
   it('the config file shown in docs/options.md loads', () => {

@@ -38,7 +38,7 @@ function unknownNames(expressions: readonly string[]): string[] {
 interface DashboardPanel {
   type: string;
   title: string;
-  targets?: Array<{ expr: string; exemplar?: boolean }>;
+  targets?: Array<{ expr: string; exemplar?: boolean; legendFormat?: string }>;
 }
 
 interface Dashboard {
@@ -126,6 +126,23 @@ describe('examples: Prometheus and Grafana files', function () {
       const drawn = targets.filter((target) => target.exemplar === true).map((target) => target.expr);
       assert.deepEqual(drawn, targets.map((target) => target.expr).filter(latency));
       assert.ok(drawn.length >= 20, `${drawn.length} latency targets`);
+    });
+
+    it('names stages in every per-stage legend: joined from vllm:omni_stage_info, "stage N" where no name is given', () => {
+      const targets = dashboard.panels.flatMap((panel) => panel.targets ?? []);
+      const perStage = targets.filter((target) => /\bstage\b/.test(target.expr.split(' * on (stage)')[0] ?? '') && /by \([^)]*\bstage\b/.test(target.expr));
+      assert.ok(perStage.length >= 20, `${perStage.length} per-stage targets`);
+      for (const target of perStage) {
+        assert.ok(target.legendFormat?.includes('{{stage_name}}'), target.legendFormat);
+        assert.ok(!target.legendFormat?.includes('{{stage}}'), target.legendFormat);
+        const [named, fallback] = target.expr.split(' or ignoring (stage_name) ');
+        assert.ok(
+          named?.endsWith(' * on (stage) group_left (stage_name) max by (stage, stage_name) (vllm:omni_stage_info{model_name="$model_name"})'),
+          target.expr,
+        );
+        assert.ok(fallback?.startsWith('label_replace('), target.expr);
+        assert.ok(fallback?.endsWith(', "stage_name", "stage $1", "stage", "(.*)")'), target.expr);
+      }
     });
 
     it('references only metric names the catalog defines (histograms via _bucket/_sum/_count)', () => {

@@ -79,6 +79,7 @@ describe('examples: where the reference pipeline listens', function () {
       'SEED',
       'PROFILE',
       'TRACING',
+      'NATIVE_HISTOGRAMS',
     ]);
     const root = join(__dirname, '..', '..');
     for (const doc of [join('docs', 'development.md'), join('examples', 'README.md')]) {

@@ -186,6 +186,18 @@ describe('examples: startReferencePipeline behind the official openai client', f
     assert.notEqual(pipeline.metricsUrl, pipeline.apiMetricsUrl);
   });
 
+  it('names its stages on /metrics: one stage_info series per stage, for dashboards to join on stage', async () => {
+    const response = await httpGet(pipeline.metricsUrl);
+    const lines = response.body.split('\n').filter((line) => line.startsWith('vllm:omni_stage_info'));
+    const model = pipeline.modelName;
+    assert.deepEqual(lines, [
+      `vllm:omni_stage_info{model_name="${model}",stage="0",stage_name="thinker"} 1.0`,
+      `vllm:omni_stage_info{model_name="${model}",stage="1",stage_name="talker"} 1.0`,
+      `vllm:omni_stage_info{model_name="${model}",stage="2",stage_name="code2wav"} 1.0`,
+      `vllm:omni_stage_info{model_name="${model}",stage="3",stage_name="diffusion"} 1.0`,
+    ]);
+  });
+
   it('runs the load generator: a mixed run ends without errors', async () => {
     const options = { baseUrl: `${pipeline.apiUrl}/v1`, requests: 16, concurrency: 4, maxTokens: 16, disconnectRatio: 0.3, imageRatio: 0.25, seed: 11 };
     const summary = await runLoad(options);

@@ -96,12 +96,12 @@ describe('Prometheus HTTP endpoint', () => {
     await assert.rejects(startPrometheusServer(reader, { port: 70000 }), /prometheus.port must be an integer/);
   });
 
-  it('rejects when the port is taken, naming the server, the address and the options that move it', async () => {
+  it('rejects when the port is taken by its own earlier server, naming the server, the address and the options that move it', async () => {
     await assert.rejects(startPrometheusServer(reader, { host: '127.0.0.1', port: server.port }), (error: NodeJS.ErrnoException) => {
       assert.equal(error.code, 'EADDRINUSE');
       assert.equal(
         error.message,
-        `omni-otel-metrics: the /metrics server cannot listen on 127.0.0.1:${server.port}: the port is in use (another server has it; a NodeSDK PrometheusExporter also defaults to 9464). Set prometheus.host / prometheus.port (or OTEL_EXPORTER_PROMETHEUS_HOST / _PORT), or prometheus: false and mount handle.metricsHandler() on your own server.`,
+        `omni-otel-metrics: the /metrics server cannot listen on 127.0.0.1:${server.port}: this port is held by an earlier registerOmniMetrics handle in this process (shut that handle down first, or keep using it). Set prometheus.host / prometheus.port (or OTEL_EXPORTER_PROMETHEUS_HOST / _PORT), or prometheus: false and mount handle.metricsHandler() on your own server.`,
       );
       return true;
     });

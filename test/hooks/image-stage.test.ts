@@ -97,7 +97,15 @@ describe('hooks: image / diffusion stages and failure reasons', () => {
   let instrumentation: OmniInstrumentation;
   beforeEach(async () => {
     // Only the thinker is a vLLM engine: the diffusion stage has no `vllm:*` series.
-    metrics = await registerOmniMetrics({ modelName: 'm', stagePools: [1], logStats: true, prometheus: false, exporters: [], logIntervalSeconds: 0 });
+    metrics = await registerOmniMetrics({
+      selfCheck: false,
+      modelName: 'm',
+      stagePools: [1],
+      logStats: true,
+      prometheus: false,
+      exporters: [],
+      logIntervalSeconds: 0,
+    });
     instrumentation = new OmniInstrumentation({ metrics, orchestratorClass: ImageOrchestrator, servingClass: ImageServing, diagnosticsChannels: false });
   });
   afterEach(async () => {

@@ -31,7 +31,7 @@ describe('OmniInstrumentation', () => {
   };
 
   beforeEach(async () => {
-    metrics = await registerOmniMetrics({ modelName: 'm', stagePools: [1, 2], logStats: true, prometheus: false, logIntervalSeconds: 0 });
+    metrics = await registerOmniMetrics({ selfCheck: false, modelName: 'm', stagePools: [1, 2], logStats: true, prometheus: false, logIntervalSeconds: 0 });
   });
   afterEach(async () => {
     instrumentation?.disable();
@@ -198,7 +198,7 @@ describe('OmniInstrumentation', () => {
   });
 
   it('hosts can publish on diagnostics_channel instead of being patched, reaching the same recorders', async () => {
-    instrumentation = new OmniInstrumentation({ metrics });
+    instrumentation = new OmniInstrumentation({ metrics, diagnosticsChannels: true });
     const publish = <K extends keyof typeof OMNI_CHANNELS>(key: K, message: unknown) => diagnosticsChannel.channel(OMNI_CHANNELS[key]).publish(message);
     publish('addRequest', { requestId: 'c' });
     publish('generateStart', { requestId: 'c' });

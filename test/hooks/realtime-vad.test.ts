@@ -47,7 +47,15 @@ describe('hooks: realtime server-side VAD (vllm-omni metrics/realtime.py)', () =
   let metrics: OmniMetricsHandle;
   let instrumentation: OmniInstrumentation;
   beforeEach(async () => {
-    metrics = await registerOmniMetrics({ modelName: 'm', stagePools: [1], logStats: true, prometheus: false, exporters: [], logIntervalSeconds: 0 });
+    metrics = await registerOmniMetrics({
+      selfCheck: false,
+      modelName: 'm',
+      stagePools: [1],
+      logStats: true,
+      prometheus: false,
+      exporters: [],
+      logIntervalSeconds: 0,
+    });
     instrumentation = new OmniInstrumentation({ metrics, servingClass: RealtimeServing });
   });
   afterEach(async () => {
@@ -177,7 +185,7 @@ describe('hooks: realtime server-side VAD (vllm-omni metrics/realtime.py)', () =
   });
 
   it('with logStats off nothing is recorded (`if self._log_stats`), the zero series stay', async () => {
-    const off = await registerOmniMetrics({ modelName: 'off', stagePools: [1], logStats: false, prometheus: false, exporters: [] });
+    const off = await registerOmniMetrics({ selfCheck: false, modelName: 'off', stagePools: [1], logStats: false, prometheus: false, exporters: [] });
     try {
       off.realtimeVad.sessionStarted();
       off.realtimeVad.observeInference(5);

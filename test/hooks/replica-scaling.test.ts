@@ -58,7 +58,15 @@ describe('hooks: a stage scaled up and down while serving', () => {
   let metrics: OmniMetricsHandle;
   let instrumentation: OmniInstrumentation;
   beforeEach(async () => {
-    metrics = await registerOmniMetrics({ modelName: 'm', stagePools: [2], logStats: true, prometheus: false, exporters: [], logIntervalSeconds: 0 });
+    metrics = await registerOmniMetrics({
+      selfCheck: false,
+      modelName: 'm',
+      stagePools: [2],
+      logStats: true,
+      prometheus: false,
+      exporters: [],
+      logIntervalSeconds: 0,
+    });
     instrumentation = new OmniInstrumentation({ metrics, orchestratorClass: ScalingOrchestrator, diagnosticsChannels: false });
   });
   afterEach(async () => {

@@ -62,7 +62,8 @@ async function withHandle<T>(
   work: (inst: OmniInstrumentation, metrics: OmniMetricsHandle) => T | Promise<T>,
 ): Promise<T> {
   const metrics = await registerOmniMetrics({ ...BASE, ...options });
-  const inst = new OmniInstrumentation({ metrics, diagnosticsChannels: false });
+  // No host classes: the tests drive the observer; the channels stand for a host that publishes (and keep construction quiet).
+  const inst = new OmniInstrumentation({ metrics, diagnosticsChannels: true });
   inst.enable();
   try {
     return await work(inst, metrics);

@@ -29,7 +29,15 @@ describe('per-request state: it ends, it is bounded, nothing is left behind', fu
   let metrics: OmniMetricsHandle;
   let instrumentation: OmniInstrumentation | undefined;
   beforeEach(async () => {
-    metrics = await registerOmniMetrics({ modelName: 'm', stagePools: [1, 2], logStats: true, prometheus: false, exporters: [], logIntervalSeconds: 0 });
+    metrics = await registerOmniMetrics({
+      selfCheck: false,
+      modelName: 'm',
+      stagePools: [1, 2],
+      logStats: true,
+      prometheus: false,
+      exporters: [],
+      logIntervalSeconds: 0,
+    });
   });
   afterEach(async () => {
     instrumentation?.disable();

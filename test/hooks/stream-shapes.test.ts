@@ -42,7 +42,15 @@ async function consume(stream: unknown): Promise<unknown[]> {
 describe('hooks and the shapes a generate stream may have', () => {
   let metrics: OmniMetricsHandle;
   beforeEach(async () => {
-    metrics = await registerOmniMetrics({ modelName: 'm', stagePools: [1], logStats: true, prometheus: false, exporters: [], logIntervalSeconds: 0 });
+    metrics = await registerOmniMetrics({
+      selfCheck: false,
+      modelName: 'm',
+      stagePools: [1],
+      logStats: true,
+      prometheus: false,
+      exporters: [],
+      logIntervalSeconds: 0,
+    });
   });
   afterEach(() => metrics.shutdown());
 
@@ -166,7 +174,15 @@ describe('hooks and unhandled rejections: the host sees the ones it would see wi
 describe('hooks and the shapes an orchestrator method may return', () => {
   let metrics: OmniMetricsHandle;
   beforeEach(async () => {
-    metrics = await registerOmniMetrics({ modelName: 'm', stagePools: [1], logStats: true, prometheus: false, exporters: [], logIntervalSeconds: 0 });
+    metrics = await registerOmniMetrics({
+      selfCheck: false,
+      modelName: 'm',
+      stagePools: [1],
+      logStats: true,
+      prometheus: false,
+      exporters: [],
+      logIntervalSeconds: 0,
+    });
   });
   afterEach(() => metrics.shutdown());
 

@@ -69,7 +69,15 @@ describe('hooks: vLLM-Omni emit-site semantics, line by line', () => {
   let metrics: OmniMetricsHandle;
   let instrumentation: OmniInstrumentation;
   beforeEach(async () => {
-    metrics = await registerOmniMetrics({ modelName: 'm', stagePools: [2], logStats: true, prometheus: false, exporters: [], logIntervalSeconds: 0 });
+    metrics = await registerOmniMetrics({
+      selfCheck: false,
+      modelName: 'm',
+      stagePools: [2],
+      logStats: true,
+      prometheus: false,
+      exporters: [],
+      logIntervalSeconds: 0,
+    });
     instrumentation = new OmniInstrumentation({ metrics, orchestratorClass: Orchestrator, servingClass: Serving, diagnosticsChannels: false });
   });
   afterEach(async () => {
@@ -129,7 +137,7 @@ describe('hooks: vLLM-Omni emit-site semantics, line by line', () => {
   });
 
   it('prompt_tokens / generation_tokens are created at construction with logStats off too (`.labels()` runs before any `log_stats` check)', async () => {
-    const off = await registerOmniMetrics({ modelName: 'off', stagePools: [1], logStats: false, prometheus: false, exporters: [] });
+    const off = await registerOmniMetrics({ selfCheck: false, modelName: 'off', stagePools: [1], logStats: false, prometheus: false, exporters: [] });
     try {
       const text = await off.metricsText();
       assertSample(text, 'vllm:omni_prompt_tokens_total', { model_name: 'off' }, 0);

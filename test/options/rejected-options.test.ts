@@ -21,7 +21,7 @@ import { freePort } from '../support/ports';
 import { activeResources, assertResourcesBackTo } from '../support/resources';
 
 const ACCEPTED =
-  'modelName, stagePools, logStats, prefix, maxModelLen, features, showHiddenMetrics, showHiddenMetricsForVersion, customHistogramBuckets, configFile, cacheConfig, prometheus, exporters, otlp, serviceName, genAiMetrics, naming, resource, readers, metricProducers, cardinalityLimit, requestLabels, enginePull, meterProvider, prometheusReader, logIntervalSeconds, logSink, selfCheck, processMetrics, nativeHistograms, exemplars';
+  'modelName, stagePools, stageNames, logStats, prefix, maxModelLen, features, showHiddenMetrics, showHiddenMetricsForVersion, customHistogramBuckets, configFile, cacheConfig, prometheus, exporters, otlp, serviceName, genAiMetrics, naming, resource, readers, metricProducers, cardinalityLimit, requestLabels, enginePull, meterProvider, prometheusReader, logIntervalSeconds, logSink, selfCheck, processMetrics, nativeHistograms, exemplars';
 
 /** Options that would start a server, a log timer, push readers and the self-check if they got through. */
 const STARTING: OmniMetricsOptions = {

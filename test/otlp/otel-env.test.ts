@@ -22,6 +22,7 @@ describe('parseOtelEnv (pure)', () => {
       exportIntervalMillis: undefined,
       exportTimeoutMillis: undefined,
       temporality: undefined,
+      defaultHistogramAggregation: undefined,
       resourceAttributes: {},
       resourceDetectors: undefined,
     });

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { renderStore } from '../../exporters/store-exposition';
 import { ProcessCollector } from '../../instrumentation/process/process-collector';
 import { parseBootTime, parseMaxOpenFiles, parseProcStat } from '../../instrumentation/process/proc-parsers';
-import { fakeProc, processStore, pythonProcessCollector, sampleLines } from './process-fixture';
+import { fakeProc, processStore, pythonProcessCollector, sampleLines, type FakeProc } from './process-fixture';
 
 /** A stat line whose command name holds spaces and parentheses, as a process may name itself. */
 const SELF_STAT =
@@ -29,8 +29,18 @@ describe('process_* values: the same as prometheus_client computes from the same
     assert.throws(() => parseMaxOpenFiles(LIMITS.replace('65536  ', 'unlimited')), /field 3/);
   });
 
+  const made: FakeProc[] = [];
+  const fake = (files: Parameters<typeof fakeProc>[0]): FakeProc => {
+    const proc = fakeProc(files);
+    made.push(proc);
+    return proc;
+  };
+  afterEach(() => {
+    for (const proc of made.splice(0)) proc.remove();
+  });
+
   it('prints byte-identical samples for a fake /proc (virtual memory, start time, CPU seconds, open and max fds)', () => {
-    const proc = fakeProc({ stat: PROC_STAT, selfStat: SELF_STAT, limits: LIMITS, openFds: 7 });
+    const proc = fake({ stat: PROC_STAT, selfStat: SELF_STAT, limits: LIMITS, openFds: 7 });
     const python = pythonProcessCollector(proc.root);
     const store = processStore();
     new ProcessCollector(store, { procfs: true, proc: proc.reader }).collect();
@@ -56,7 +66,7 @@ describe('process_* values: the same as prometheus_client computes from the same
 
   it('the CPU counter follows the file as it grows, and ignores a total that went down', () => {
     let selfStat = SELF_STAT;
-    const proc = fakeProc({ stat: PROC_STAT, selfStat, limits: LIMITS, openFds: 1 });
+    const proc = fake({ stat: PROC_STAT, selfStat, limits: LIMITS, openFds: 1 });
     const reader = { ...proc.reader, readFile: (path: string) => (path === '/proc/self/stat' ? selfStat : proc.reader.readFile(path)) };
     const store = processStore();
     const collector = new ProcessCollector(store, { procfs: true, proc: reader });

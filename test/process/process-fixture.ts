@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ProcReader } from '../../instrumentation/process/proc-files';
@@ -47,6 +47,8 @@ export interface FakeProc {
   readonly root: string;
   /** Reads `/proc/...` paths from `root`, as the collector's reader. */
   readonly reader: ProcReader;
+  /** Deletes the directory (a test calls it when done, so no `omni-proc-*` directory is left in the temporary directory). */
+  remove(): void;
 }
 
 /** A fake `/proc` with the given files and `openFds` entries in `self/fd`. */
@@ -64,5 +66,6 @@ export function fakeProc(files: { stat: string; selfStat: string; limits: string
       readFile: (path) => readFileSync(local(path), 'latin1'),
       readDir: (path) => readdirSync(local(path)),
     },
+    remove: () => rmSync(root, { recursive: true, force: true }),
   };
 }

@@ -49,7 +49,7 @@ describe('self-check: it knows when its hooks are gone', () => {
   });
 
   it('the channels alone are a source: subscribed, the hooks are attached; unsubscribed, they are not', () => {
-    instrumentation = new OmniInstrumentation({ metrics });
+    instrumentation = new OmniInstrumentation({ metrics, diagnosticsChannels: true });
     assert.equal(metrics.selfCheck().hooksAttached, true);
     instrumentation.disable();
     assert.equal(metrics.selfCheck().hooksAttached, false);

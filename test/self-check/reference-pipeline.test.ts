@@ -53,4 +53,28 @@ describe('self-check on the reference pipeline', function () {
     pipeline = undefined;
     assert.deepEqual(lines, ['omni-otel-metrics self-check: 9 requests observed; every expected family received data']);
   });
+
+  it('after text-only requests, which never leave the thinker, stays quiet about transfers and the stages they never reached', async () => {
+    const lines: string[] = [];
+    pipeline = await startReferencePipeline({
+      host: '127.0.0.1',
+      port: 0,
+      metricsPort: false,
+      profile: 'fast',
+      logIntervalSeconds: 0,
+      logSink: { info: (line) => lines.push(line) },
+    });
+    const client = new OpenAI({ baseURL: `${pipeline.apiUrl}/v1`, apiKey: 'unused', maxRetries: 0, timeout: 20_000 });
+    for (let i = 0; i < 3; i++) {
+      await client.chat.completions.create({ model: pipeline.modelName, messages: [{ role: 'user', content: `Text ${i}.` }], max_tokens: 8 });
+    }
+    const report = pipeline.metrics.selfCheck();
+    assert.deepEqual(
+      { requestsObserved: report.requestsObserved, silent: report.silent, unpolledReplicas: report.unpolledReplicas },
+      { requestsObserved: 3, silent: [], unpolledReplicas: [] },
+    );
+    await pipeline.stop();
+    pipeline = undefined;
+    assert.deepEqual(lines, ['omni-otel-metrics self-check: 3 requests observed; every expected family received data']);
+  });
 });

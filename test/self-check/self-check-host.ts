@@ -74,3 +74,31 @@ export class SelfCheckServing {
 export async function drain(serving: SelfCheckServing, requestId: string, replica: number): Promise<void> {
   for await (const _ of serving.generate({ requestId, replica }));
 }
+
+/** Serving whose requests are text only: the thinker (stage 0) answers, no later stage is reached. */
+export class TextOnlyServing {
+  constructor(readonly orchestrator: OrchestratorWithoutTransfers) {}
+
+  async *generate(request: { requestId: string }): AsyncGenerator<OmniRequestOutput> {
+    const { requestId } = request;
+    const host = this.orchestrator;
+    host.addRequest({ requestId });
+    try {
+      host.submitToStage({ requestId, stageId: 0, replicaId: 0, arrivalTime: Date.now() / 1000, promptTokenCount: 7, maxTokens: 16 });
+      await host.pollEngine(0, 0, requestId, 0);
+      await host.pollEngine(0, 0, requestId, 1);
+      yield {
+        requestId,
+        stageId: 0,
+        replicaId: 0,
+        finalOutputType: 'text',
+        finished: true,
+        finishReason: 'stop',
+        text: 'Hello there!',
+        stageMetrics: [{ stageId: 0, numTokensIn: 7, numTokensOut: 2, stageGenTimeMs: 30 }],
+      };
+    } finally {
+      host.cleanupRequest(requestId);
+    }
+  }
+}

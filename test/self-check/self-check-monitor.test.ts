@@ -103,8 +103,8 @@ describe('self-check: periodic warning and shutdown summary', () => {
     });
     assert.deepEqual(sink, [WARNING, SUMMARY]);
     assert.deepEqual(diagLines, [`warn: ${WARNING}`, `info: ${SUMMARY}`]);
-    // The self-check's timer and the hooks' idle sweep: both cleared.
-    assert.deepEqual(intervals, { created: 2, leftRunning: 0 });
+    // The self-check's timer, its wiring probe and the hooks' idle sweep: all cleared.
+    assert.deepEqual(intervals, { created: 3, leftRunning: 0 });
   });
 
   it('stays quiet while everything flows; its summary says so', async () => {

@@ -3,8 +3,9 @@ import { OmniInstrumentation } from '../../instrumentation/hooks/omni-instrument
 import type { OmniMetricsOptions } from '../../options';
 import { registerOmniMetrics, type OmniMetricsHandle } from '../../register';
 import type { SelfCheckReport, SilentFamily } from '../../instrumentation/self-check/types';
+import type { OmniRequestOutput } from '../../instrumentation/pipeline/host-contract';
 import { createSchedulerStats } from '../../instrumentation/stats/types';
-import { drain, FullOrchestrator, OrchestratorWithoutTransfers, SelfCheckServing } from './self-check-host';
+import { drain, FullOrchestrator, OrchestratorWithoutTransfers, SelfCheckServing, TextOnlyServing } from './self-check-host';
 
 const TRANSFER_SOURCE = {
   tx: 'sendToNextStage: the TransferReceipt sendToNextStage returns',
@@ -69,6 +70,47 @@ describe('self-check: families that stay silent', () => {
     const handle = await register();
     instrument(handle, OrchestratorWithoutTransfers);
     assert.deepEqual(body(handle.selfCheck()), { requestsObserved: 0, requestsFlowed: false, hooksAttached: true, silent: [], unpolledReplicas: [] });
+  });
+
+  it('stays quiet about transfers and later stages when text-only requests never leave the first stage', async () => {
+    const handle = await register();
+    instrumentation = new OmniInstrumentation({
+      metrics: handle,
+      orchestratorClass: OrchestratorWithoutTransfers,
+      servingClass: TextOnlyServing,
+      diagnosticsChannels: false,
+    });
+    const serving = new TextOnlyServing(new OrchestratorWithoutTransfers());
+    for (const id of ['a', 'b']) for await (const _ of serving.generate({ requestId: id }));
+    assert.deepEqual(body(handle.selfCheck()), { requestsObserved: 2, requestsFlowed: true, hooksAttached: true, silent: [], unpolledReplicas: [] });
+  });
+
+  it('stays quiet about engine families on a one-stage host with no stagePools and no stage submissions', async () => {
+    const handle = await register({ stagePools: undefined });
+    class Orchestrator {
+      addRequest(_request: { requestId: string }): void {}
+      cleanupRequest(_requestId: string): void {}
+    }
+    class Serving {
+      async *generate(request: { requestId: string }): AsyncGenerator<OmniRequestOutput> {
+        const orchestrator = new Orchestrator();
+        orchestrator.addRequest(request);
+        yield {
+          requestId: request.requestId,
+          stageId: 0,
+          replicaId: 0,
+          finalOutputType: 'text',
+          finished: true,
+          finishReason: 'stop',
+          text: 'Hi',
+          stageMetrics: [{ stageId: 0, numTokensIn: 12, numTokensOut: 5, stageGenTimeMs: 40 }],
+        };
+        orchestrator.cleanupRequest(request.requestId);
+      }
+    }
+    instrumentation = new OmniInstrumentation({ metrics: handle, orchestratorClass: Orchestrator, servingClass: Serving, diagnosticsChannels: false });
+    for await (const _ of new Serving().generate({ requestId: 'r1' }));
+    assert.deepEqual(body(handle.selfCheck()), { requestsObserved: 1, requestsFlowed: true, hooksAttached: true, silent: [], unpolledReplicas: [] });
   });
 
   it('flags the transfer families when the orchestrator has no sendToNextStage / receiveFromPreviousStage', async () => {
@@ -193,10 +235,11 @@ describe('self-check: families that stay silent', () => {
 
   it('without hooks, says nothing reached the recorder and where the data comes from', async () => {
     const handle = await register();
-    // The host feeds the recorders itself: requests succeed, tokens are counted, no engine stats and no transfers.
+    // The host feeds the recorders itself: requests succeed through two stages, tokens are counted, no engine stats and no transfers.
     handle.pipeline.requestSucceeded(0.5, 'stop');
     handle.pipeline.observeTokens(3, 4);
     handle.stageService.observeStageGenTime(0, 'llm', 0.1);
+    handle.stageService.observeStageGenTime(1, 'llm', 0.2);
     handle.stageService.observeQueueWait(0.01);
     const report = handle.selfCheck();
     assert.equal(report.hooksAttached, false);

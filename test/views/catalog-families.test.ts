@@ -20,6 +20,7 @@ describe('every catalog family in the exposition', () => {
     handle = await registerOmniMetrics({
       modelName: 'm',
       stagePools: [1, 2, 1],
+      stageNames: ['thinker', 'talker', 'code2wav'],
       logStats: true,
       showHiddenMetrics: true,
       features: {
