@@ -1,8 +1,14 @@
+import { StringDecoder } from 'node:string_decoder';
 import { createGzip, type Gzip } from 'node:zlib';
 import { nextSlice, sliceDue } from './event-loop-slices';
 import { PIECE_CHARACTERS } from './exposition-text';
+import { hold, keepWithinBudget, MAX_READER_LAG_BYTES, mebibytes, READ_AHEAD_BYTES, warnDropped, type HeldRendering } from './rendering-memory';
 
-/** The text of one exposition in order, produced lazily (a generator), so it can be rendered in slices. */
+/**
+ * The text of one exposition in order, produced lazily (a generator), so it can be rendered in
+ * slices. An empty piece hands nothing on but is a point where the rendering may yield: a
+ * protobuf family's message is handed on whole, once its length is known.
+ */
 export type ExpositionPieces = Iterable<string | Buffer>;
 
 /**
@@ -20,6 +26,13 @@ export interface RenderingReader {
   readonly onEnd: (error?: unknown) => void;
   /** How many chunks this reader has taken; the rendering lets go of those every reader has (see `taken`). */
   readonly position: number;
+  /**
+   * Present on a reader that streams what it takes (an HTTP response): the rendering runs at most
+   * a little ahead of its fastest such reader, and calls this to drop one that falls too far
+   * behind (see `rendering-memory.ts`); the reader then goes away, and is no longer told anything.
+   * A reader without it wants the whole exposition (`bytes()`, a HEAD).
+   */
+  readonly drop?: () => void;
 }
 
 /**
@@ -33,8 +46,13 @@ export interface RenderingReader {
  * replicas, which would also make the garbage collector pause the host). When its last reader
  * leaves before it is done, it stops.
  */
-export class SharedRendering {
+export class SharedRendering implements HeldRendering {
   private readonly chunks: Array<Buffer | undefined> = [];
+  /** Where each chunk ends, counted in bytes from the start of the rendering. */
+  private readonly ends: number[] = [];
+  private produced = 0;
+  /** Set while the rendering waits for a streaming reader to take what it rendered. */
+  private resume: (() => void) | undefined;
   /** Chunks let go of: every reader has taken them. */
   private released = 0;
   /** Bytes of the chunks not let go of. */
@@ -59,9 +77,31 @@ export class SharedRendering {
     void this.run(pieces);
   }
 
-  /** Whether a new reader may still join: it is under way and still holds its first chunk. */
+  /**
+   * Whether a new reader may still join: it is under way, still holds its first chunk, and is not
+   * waiting for its readers (a rendering held back by readers that stopped reading would serve
+   * a newcomer values from before it arrived).
+   */
   get joinable(): boolean {
-    return this.state === 'running' && this.released === 0;
+    return this.state === 'running' && this.released === 0 && this.resume === undefined;
+  }
+
+  get heldForReaders(): number {
+    if (!this.streamed()) return 0;
+    // A reader of the whole exposition keeps every chunk for itself: only the streaming readers' lag is theirs.
+    return this.wholeHolds > 0 ? this.slowestLag : this.heldBytes;
+  }
+
+  get slowestLag(): number {
+    let lag = 0;
+    for (const reader of this.readers) if (reader.drop !== undefined) lag = Math.max(lag, this.lagOf(reader));
+    return lag;
+  }
+
+  dropSlowest(): void {
+    let slowest: RenderingReader | undefined;
+    for (const reader of this.readers) if (reader.drop !== undefined && (slowest === undefined || reader.position < slowest.position)) slowest = reader;
+    if (slowest !== undefined) this.dropReader(slowest);
   }
 
   /** How many chunks exist so far. */
@@ -77,6 +117,7 @@ export class SharedRendering {
 
   /** A reader took chunks: past the join window, lets go of those every reader has taken. */
   taken(): void {
+    if (this.resume !== undefined && !this.outrunsReaders()) this.resume();
     if (this.released === 0 && this.heldBytes < JOIN_WINDOW_BYTES) return;
     let position = this.chunks.length;
     for (const reader of this.readers) position = Math.min(position, reader.position);
@@ -96,15 +137,19 @@ export class SharedRendering {
       return;
     }
     this.readers.add(reader);
+    if (reader.drop !== undefined) hold(this, true);
+    else this.resume?.();
     if (this.chunks.length > 0) process.nextTick(() => this.readers.has(reader) && reader.onChunks());
   }
 
   /** Stops telling `reader`; the last reader to leave an unfinished rendering stops it. */
   leave(reader: RenderingReader): void {
     if (!this.readers.delete(reader)) return;
+    if (!this.streamed()) hold(this, false);
     this.taken();
     if (this.readers.size === 0 && this.wholeHolds === 0 && this.state === 'running') {
       this.state = 'abandoned';
+      this.resume?.();
       this.gzip?.destroy();
       this.finished(this);
     }
@@ -132,6 +177,32 @@ export class SharedRendering {
     return this.whole;
   }
 
+  /**
+   * The whole exposition as a string (of an unzipped rendering), decoded chunk by chunk as the
+   * rendering produces them, so within its slices: tens of megabytes decoded at once, or gathered
+   * into one buffer first, would hold the event loop for tens of milliseconds. The string is built
+   * by concatenation, which V8 keeps as a tree of the chunks' strings until it is first read flat.
+   */
+  text(): Promise<string> {
+    return new Promise((resolve, reject) => {
+      const decoder = new StringDecoder('utf8');
+      let text = '';
+      const reader: RenderingReader & { position: number } = {
+        position: 0,
+        onChunks: () => {
+          while (reader.position < this.chunks.length) text += decoder.write(this.chunkAt(reader.position++));
+          this.taken();
+        },
+        onEnd: (error) => {
+          this.leave(reader);
+          if (error !== undefined) reject(error);
+          else resolve(text + decoder.end());
+        },
+      };
+      this.join(reader);
+    });
+  }
+
   private async run(source: Promise<ExpositionPieces>): Promise<void> {
     try {
       const pieces = (await source)[Symbol.iterator]();
@@ -148,6 +219,7 @@ export class SharedRendering {
           await this.emit(piece);
         }
         if (sliceDue()) await nextSlice();
+        if (this.outrunsReaders()) await this.readersTake();
       }
       await this.flush();
       if (this.gzip !== undefined) await endGzip(this.gzip);
@@ -186,8 +258,52 @@ export class SharedRendering {
   private publish(chunk: Buffer): void {
     if (this.state === 'abandoned') return;
     this.chunks.push(chunk);
+    this.produced += chunk.length;
+    this.ends.push(this.produced);
     this.heldBytes += chunk.length;
     for (const reader of this.readers) reader.onChunks();
+    for (const reader of [...this.readers]) {
+      if (reader.drop === undefined || this.lagOf(reader) <= MAX_READER_LAG_BYTES) continue;
+      warnDropped(this.lagOf(reader), `a reader may be at most ${mebibytes(MAX_READER_LAG_BYTES)} behind`);
+      this.dropReader(reader);
+    }
+    keepWithinBudget();
+  }
+
+  /** Bytes rendered that `reader` has not taken. */
+  private lagOf(reader: RenderingReader): number {
+    return reader.position === 0 ? this.produced : this.produced - (this.ends[reader.position - 1] as number);
+  }
+
+  /** Whether some reader streams what it takes. */
+  private streamed(): boolean {
+    for (const reader of this.readers) if (reader.drop !== undefined) return true;
+    return false;
+  }
+
+  /**
+   * Whether the rendering should wait for its readers: every reader streams, and even the one
+   * furthest ahead has `READ_AHEAD_BYTES` or more left to take.
+   */
+  private outrunsReaders(): boolean {
+    if (this.wholeHolds > 0 || this.readers.size === 0) return false;
+    for (const reader of this.readers) if (reader.drop === undefined || this.lagOf(reader) < READ_AHEAD_BYTES) return false;
+    return true;
+  }
+
+  /** Resolves once a reader took enough, or left, or a reader of the whole exposition joined. */
+  private readersTake(): Promise<void> {
+    return new Promise((resolve) => {
+      this.resume = () => {
+        this.resume = undefined;
+        resolve();
+      };
+    });
+  }
+
+  private dropReader(reader: RenderingReader): void {
+    this.leave(reader);
+    reader.drop?.();
   }
 }
 
