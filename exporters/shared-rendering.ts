@@ -41,9 +41,10 @@ export interface RenderingReader {
  * between them. It keeps its first `JOIN_WINDOW_BYTES` of chunks, so a reader who joins late
  * still receives the whole exposition from the start; past them, it lets go of each chunk once
  * every reader has taken it, and takes no new reader (a later scrape starts a rendering of its
- * own). So scrapes that arrive together share one rendering, and a large one holds only what its
- * slowest reader has not taken, not the whole exposition (tens of megabytes at hundreds of
- * replicas, which would also make the garbage collector pause the host). When its last reader
+ * own, as it does when this one ever had to wait for its readers: see `rendering-memory.ts`). So
+ * scrapes that arrive together share one rendering, and a large one holds only what its slowest
+ * reader has not taken, not the whole exposition (tens of megabytes at hundreds of replicas,
+ * which would also make the garbage collector pause the host). When its last reader
  * leaves before it is done, it stops.
  */
 export class SharedRendering implements HeldRendering {
@@ -53,6 +54,8 @@ export class SharedRendering implements HeldRendering {
   private produced = 0;
   /** Set while the rendering waits for a streaming reader to take what it rendered. */
   private resume: (() => void) | undefined;
+  /** Whether it ever waited for its readers: it then takes no new reader, and keeps no join window. */
+  private heldBack = false;
   /** Chunks let go of: every reader has taken them. */
   private released = 0;
   /** Bytes of the chunks not let go of. */
@@ -78,12 +81,12 @@ export class SharedRendering implements HeldRendering {
   }
 
   /**
-   * Whether a new reader may still join: it is under way, still holds its first chunk, and is not
-   * waiting for its readers (a rendering held back by readers that stopped reading would serve
-   * a newcomer values from before it arrived).
+   * Whether a new reader may still join: it is under way, still holds its first chunk, and never
+   * waited for its readers (a rendering held back by readers that stopped reading would serve a
+   * newcomer values from before it arrived).
    */
   get joinable(): boolean {
-    return this.state === 'running' && this.released === 0 && this.resume === undefined;
+    return this.state === 'running' && this.released === 0 && !this.heldBack;
   }
 
   get heldForReaders(): number {
@@ -118,7 +121,7 @@ export class SharedRendering implements HeldRendering {
   /** A reader took chunks: past the join window, lets go of those every reader has taken. */
   taken(): void {
     if (this.resume !== undefined && !this.outrunsReaders()) this.resume();
-    if (this.released === 0 && this.heldBytes < JOIN_WINDOW_BYTES) return;
+    if (this.released === 0 && this.heldBytes < JOIN_WINDOW_BYTES && !this.heldBack) return;
     let position = this.chunks.length;
     for (const reader of this.readers) position = Math.min(position, reader.position);
     for (; this.released < position; this.released++) {
@@ -293,6 +296,7 @@ export class SharedRendering implements HeldRendering {
 
   /** Resolves once a reader took enough, or left, or a reader of the whole exposition joined. */
   private readersTake(): Promise<void> {
+    this.heldBack = true;
     return new Promise((resolve) => {
       this.resume = () => {
         this.resume = undefined;
