@@ -73,7 +73,9 @@ export async function scrapeBlockSection(rounds: number, replicas: number, modes
 export async function slowReaderSection(rounds: number, replicas: number, stalled: number) {
   const scrapes = 10;
   const results = await interleave([contender('stall', 'slow-reader-stall', { replicas, stalled, scrapes })], rounds);
-  printTitle(`11. ${stalled} readers that send GET /metrics and never read, 3 stages × ${replicas} replicas (${(figure(results, 'stall', 'bytes').median / 2 ** 20).toFixed(1)} MB)`);
+  printTitle(
+    `11. ${stalled} readers that send GET /metrics and never read, 3 stages × ${replicas} replicas (${(figure(results, 'stall', 'bytes').median / 2 ** 20).toFixed(1)} MB)`,
+  );
   const served = figure(results, 'stall', 'served');
   console.log(`  ${'scrapes served whole, of 10, during the stall'.padEnd(58)} ${String(served.median).padStart(10)} [${served.min}–${served.max}]`);
   printRow('worst event-loop block during the stall', figure(results, 'stall', 'worstBlockNs'), 'ns');
