@@ -12,13 +12,15 @@ import { LimitedWarning } from '../views/diag-warnings';
  * - A streaming reader more than `MAX_READER_LAG_BYTES` behind its rendering (which a faster reader
  *   of the same rendering carried on) is dropped.
  * - When the renderings together hold more than `MAX_HELD_BYTES` for streaming readers, the reader
- *   furthest behind, wherever it is, is dropped, and the next, until they hold less.
+ *   that has taken nothing for the longest, wherever it is, is dropped (of two, the one further
+ *   behind), and the next, until they hold less. A reader that keeps taking what it is given is
+ *   not dropped for one that stopped, even when it is momentarily further behind.
  *
  * Readers that want the whole exposition (`metricsBytes()`, `metricsText()`, a HEAD) are not
  * counted: they asked for all of it at once.
  */
 
-export const READ_AHEAD_BYTES = 256 * 1024;
+export const READ_AHEAD_BYTES = 1024 * 1024;
 export const MAX_READER_LAG_BYTES = 16 * 1024 * 1024;
 export const MAX_HELD_BYTES = 32 * 1024 * 1024;
 
@@ -26,10 +28,17 @@ export const MAX_HELD_BYTES = 32 * 1024 * 1024;
 export interface HeldRendering {
   /** Bytes it holds for its streaming readers: from what the one furthest behind has taken to what it rendered. */
   readonly heldForReaders: number;
-  /** How far its streaming reader furthest behind is (0 without one). */
-  readonly slowestLag: number;
-  /** Drops its streaming reader furthest behind. */
+  /** Its streaming reader that has taken nothing for the longest (of two, the one further behind); undefined without one. */
+  readonly slowest: SlowestReader | undefined;
+  /** Drops `slowest`. */
   dropSlowest(): void;
+}
+
+export interface SlowestReader {
+  /** Bytes rendered it has not taken. */
+  readonly lag: number;
+  /** When it last took something, or joined (`performance.now()`). */
+  readonly tookAt: number;
 }
 
 const holding = new Set<HeldRendering>();
@@ -51,12 +60,19 @@ export function heldBytes(): number {
 /** Drops the readers furthest behind, wherever they are, until the renderings hold at most `MAX_HELD_BYTES` for them. */
 export function keepWithinBudget(): void {
   for (let total = heldBytes(); total > MAX_HELD_BYTES; total = heldBytes()) {
-    let slowest: HeldRendering | undefined;
-    for (const rendering of holding) if (slowest === undefined || rendering.slowestLag > slowest.slowestLag) slowest = rendering;
-    if (slowest === undefined || slowest.slowestLag === 0) return;
-    warnDropped(slowest.slowestLag, `the scrapes under way held ${mebibytes(total)} for their readers, over ${mebibytes(MAX_HELD_BYTES)}`);
-    slowest.dropSlowest();
+    let victim: HeldRendering | undefined;
+    for (const rendering of holding) if (victim?.slowest === undefined || dropsBefore(rendering.slowest, victim.slowest)) victim = rendering;
+    const slowest = victim?.slowest;
+    if (victim === undefined || slowest === undefined) return;
+    warnDropped(slowest.lag, `the scrapes under way held ${mebibytes(total)} for their readers, over ${mebibytes(MAX_HELD_BYTES)}`);
+    victim.dropSlowest();
   }
+}
+
+/** Whether reader `a` is dropped before reader `b`: the one that has taken nothing for longer, else the one further behind. */
+export function dropsBefore(a: SlowestReader | undefined, b: SlowestReader): boolean {
+  if (a === undefined) return false;
+  return a.tookAt !== b.tookAt ? a.tookAt < b.tookAt : a.lag > b.lag;
 }
 
 /** Says (rate-limited) that a reader was dropped, how far behind it was, and why. */

@@ -2,7 +2,17 @@ import { StringDecoder } from 'node:string_decoder';
 import { createGzip, type Gzip } from 'node:zlib';
 import { nextSlice, sliceDue } from './event-loop-slices';
 import { PIECE_CHARACTERS } from './exposition-text';
-import { hold, keepWithinBudget, MAX_READER_LAG_BYTES, mebibytes, READ_AHEAD_BYTES, warnDropped, type HeldRendering } from './rendering-memory';
+import {
+  dropsBefore,
+  hold,
+  keepWithinBudget,
+  MAX_READER_LAG_BYTES,
+  mebibytes,
+  READ_AHEAD_BYTES,
+  warnDropped,
+  type HeldRendering,
+  type SlowestReader,
+} from './rendering-memory';
 
 /**
  * The text of one exposition in order, produced lazily (a generator), so it can be rendered in
@@ -56,6 +66,8 @@ export class SharedRendering implements HeldRendering {
   private resume: (() => void) | undefined;
   /** Whether it ever waited for its readers: it then takes no new reader, and keeps no join window. */
   private heldBack = false;
+  /** Per streaming reader: the position it had when it last took something, and when that was (`performance.now()`). */
+  private readonly took = new Map<RenderingReader, { position: number; at: number }>();
   /** Chunks let go of: every reader has taken them. */
   private released = 0;
   /** Bytes of the chunks not let go of. */
@@ -92,19 +104,19 @@ export class SharedRendering implements HeldRendering {
   get heldForReaders(): number {
     if (!this.streamed()) return 0;
     // A reader of the whole exposition keeps every chunk for itself: only the streaming readers' lag is theirs.
-    return this.wholeHolds > 0 ? this.slowestLag : this.heldBytes;
-  }
-
-  get slowestLag(): number {
+    if (this.wholeHolds === 0) return this.heldBytes;
     let lag = 0;
     for (const reader of this.readers) if (reader.drop !== undefined) lag = Math.max(lag, this.lagOf(reader));
     return lag;
   }
 
+  get slowest(): SlowestReader | undefined {
+    return this.slowestReader()?.[1];
+  }
+
   dropSlowest(): void {
-    let slowest: RenderingReader | undefined;
-    for (const reader of this.readers) if (reader.drop !== undefined && (slowest === undefined || reader.position < slowest.position)) slowest = reader;
-    if (slowest !== undefined) this.dropReader(slowest);
+    const slowest = this.slowestReader();
+    if (slowest !== undefined) this.dropReader(slowest[0]);
   }
 
   /** How many chunks exist so far. */
@@ -120,6 +132,12 @@ export class SharedRendering implements HeldRendering {
 
   /** A reader took chunks: past the join window, lets go of those every reader has taken. */
   taken(): void {
+    const now = performance.now();
+    for (const [reader, took] of this.took) {
+      if (reader.position === took.position) continue;
+      took.position = reader.position;
+      took.at = now;
+    }
     if (this.resume !== undefined && !this.outrunsReaders()) this.resume();
     if (this.released === 0 && this.heldBytes < JOIN_WINDOW_BYTES && !this.heldBack) return;
     let position = this.chunks.length;
@@ -140,14 +158,17 @@ export class SharedRendering implements HeldRendering {
       return;
     }
     this.readers.add(reader);
-    if (reader.drop !== undefined) hold(this, true);
-    else this.resume?.();
+    if (reader.drop !== undefined) {
+      this.took.set(reader, { position: reader.position, at: performance.now() });
+      hold(this, true);
+    } else this.resume?.();
     if (this.chunks.length > 0) process.nextTick(() => this.readers.has(reader) && reader.onChunks());
   }
 
   /** Stops telling `reader`; the last reader to leave an unfinished rendering stops it. */
   leave(reader: RenderingReader): void {
     if (!this.readers.delete(reader)) return;
+    this.took.delete(reader);
     if (!this.streamed()) hold(this, false);
     this.taken();
     if (this.readers.size === 0 && this.wholeHolds === 0 && this.state === 'running') {
@@ -271,6 +292,16 @@ export class SharedRendering implements HeldRendering {
       this.dropReader(reader);
     }
     keepWithinBudget();
+  }
+
+  /** The streaming reader that has taken nothing for the longest (of two, the one further behind). */
+  private slowestReader(): [RenderingReader, SlowestReader] | undefined {
+    let slowest: [RenderingReader, SlowestReader] | undefined;
+    for (const [reader, took] of this.took) {
+      const candidate = { lag: this.lagOf(reader), tookAt: took.at };
+      if (slowest === undefined || dropsBefore(candidate, slowest[1])) slowest = [reader, candidate];
+    }
+    return slowest;
   }
 
   /** Bytes rendered that `reader` has not taken. */

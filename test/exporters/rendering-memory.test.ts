@@ -70,9 +70,9 @@ describe('memory held for readers that stream a rendering', () => {
     const reader = stalledReader();
     rendering.join(reader);
     await turns(50);
-    assert.equal(READ_AHEAD_BYTES, 4 * PIECE);
-    assert.equal(produced(), 4, 'four pieces of 64 KiB, then it waits');
-    assert.equal(heldBytes(), 4 * PIECE);
+    assert.equal(READ_AHEAD_BYTES, 16 * PIECE);
+    assert.equal(produced(), 16, 'sixteen pieces of 64 KiB, then it waits');
+    assert.equal(heldBytes(), 16 * PIECE);
     assert.equal(rendering.joinable, false);
     const newcomer = renderings.rendering('text', false);
     assert.notEqual(newcomer, rendering, 'a newcomer gets values as new as its arrival');
@@ -106,7 +106,7 @@ describe('memory held for readers that stream a rendering', () => {
     assert.equal(chunksWhenDropped, MAX_READER_LAG_BYTES / PIECE + 1, 'dropped as soon as it was more than 16 MiB behind');
   });
 
-  it('when renderings together hold more than MAX_HELD_BYTES for their readers, the reader furthest behind is dropped, wherever it is', async () => {
+  it('when renderings together hold more than MAX_HELD_BYTES for their readers, the reader that has taken nothing for the longest is dropped, wherever it is', async () => {
     const pieces = (15 * 2 ** 20) / PIECE;
     const stalled: Array<ReturnType<typeof stalledReader>> = [];
     const renderings: SharedRendering[] = [];
@@ -123,10 +123,54 @@ describe('memory held for readers that stream a rendering', () => {
     assert.deepEqual(
       stalled.map((reader) => reader.dropped),
       [true, false, false],
-      'the first of the two readers furthest behind',
+      'the first of the two readers 15 MiB behind, which joined first and took nothing',
     );
     assert.equal(heldBytes(), 30 * 2 ** 20);
     renderings.forEach((rendering, i) => rendering.leave(stalled[i] as RenderingReader));
+  });
+
+  it('over MAX_HELD_BYTES, a reader that stopped taking is dropped before readers that took something since, even when they are further behind', async () => {
+    const pieces = (15 * 2 ** 20) / PIECE;
+    const finished: Array<[SharedRendering, ReturnType<typeof stalledReader>]> = [];
+    for (let i = 0; i < 2; i++) {
+      const rendering = counted(pieces).renderings.rendering('text', false);
+      const reader = stalledReader();
+      rendering.join(reader);
+      assert.equal(await fastReader(rendering), pieces * PIECE);
+      finished.push([rendering, reader]);
+    }
+    // 30 MiB held for two readers 15 MiB behind; a rendering whose only reader stalls waits 1 MiB ahead of it: 31 MiB.
+    const waiting = counted().renderings.rendering('text', false);
+    const stalled = stalledReader();
+    waiting.join(stalled);
+    await turns(50);
+    assert.equal(heldBytes(), 31 * 2 ** 20);
+    assert.equal(stalled.dropped, false);
+    // The readers 15 MiB behind take a chunk each: they are reading, slowly.
+    for (const [rendering, reader] of finished) {
+      reader.position = 1;
+      rendering.taken();
+    }
+    assert.equal(heldBytes(), 31 * 2 ** 20 - 2 * PIECE);
+    // Two readers of one more rendering: one takes everything, one is given a chunk at a time.
+    const { renderings, produced } = counted((2 * READ_AHEAD_BYTES) / PIECE);
+    const more = renderings.rendering('text', false);
+    const fast = fastReader(more);
+    const lagging = stalledReader();
+    more.join(lagging);
+    while (produced() < READ_AHEAD_BYTES / PIECE + 1) await turns(1);
+    // Past 32 MiB: the reader that took nothing since it joined goes, not the readers 15 MiB behind, nor the lagging one.
+    assert.equal(stalled.dropped, true);
+    assert.deepEqual(
+      finished.map(([, reader]) => reader.dropped),
+      [false, false],
+    );
+    assert.equal(lagging.dropped, false);
+    lagging.position = (2 * READ_AHEAD_BYTES) / PIECE;
+    more.taken();
+    await fast;
+    more.leave(lagging);
+    for (const [rendering, reader] of finished) rendering.leave(reader);
   });
 
   it('a reader of the whole exposition is neither held back by a stalled reader nor counted against the bound', async () => {

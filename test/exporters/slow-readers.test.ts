@@ -82,10 +82,6 @@ describe('the /metrics server under readers that never read', function () {
         assert.equal(served, 10);
         assert.ok(peak > 0, 'the stalled readers were being answered');
         assert.ok(peak <= MAX_HELD_BYTES, `renderings held at most ${peak} bytes for readers (bound ${MAX_HELD_BYTES})`);
-        assert.ok(
-          quiet.warnings.some((warning) => /closed the connection whose client had read nothing for the longest|dropped a \/metrics reader/.test(warning)),
-          'readers that read nothing lost their connections',
-        );
       } finally {
         clearInterval(sampler);
         await readers.close();
