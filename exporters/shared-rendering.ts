@@ -28,6 +28,13 @@ export type ExpositionPieces = Iterable<string | Buffer>;
  */
 export const JOIN_WINDOW_BYTES = 4 * 1024 * 1024;
 
+/**
+ * `text()` decodes this much at a time: a string this large is born in V8's large-object space,
+ * which a young-generation collection does not copy (the tens of megabytes of a large exposition,
+ * decoded 16 KiB at a time, would be copied by every collection until promoted).
+ */
+const TEXT_PIECE_BYTES = 512 * 1024;
+
 /** Someone reading a rendering: told when chunks arrive and when it ends. */
 export interface RenderingReader {
   /** New chunks are available (read them with `chunkAt`). */
@@ -211,14 +218,28 @@ export class SharedRendering implements HeldRendering {
     return new Promise((resolve, reject) => {
       const decoder = new StringDecoder('utf8');
       let text = '';
+      let gathered: Buffer[] = [];
+      let gatheredBytes = 0;
+      const decode = (): void => {
+        if (gatheredBytes === 0) return;
+        text += decoder.write(gathered.length === 1 ? (gathered[0] as Buffer) : Buffer.concat(gathered, gatheredBytes));
+        gathered = [];
+        gatheredBytes = 0;
+      };
       const reader: RenderingReader & { position: number } = {
         position: 0,
         onChunks: () => {
-          while (reader.position < this.chunks.length) text += decoder.write(this.chunkAt(reader.position++));
+          while (reader.position < this.chunks.length) {
+            const chunk = this.chunkAt(reader.position++);
+            gathered.push(chunk);
+            gatheredBytes += chunk.length;
+            if (gatheredBytes >= TEXT_PIECE_BYTES) decode();
+          }
           this.taken();
         },
         onEnd: (error) => {
           this.leave(reader);
+          decode();
           if (error !== undefined) reject(error);
           else resolve(text + decoder.end());
         },
