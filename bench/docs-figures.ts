@@ -38,6 +38,12 @@ export interface BenchResults {
     readonly results: Readonly<Record<string, { readonly cpuNsPerScrape: Measurement; readonly series: Measurement }>>;
   }>;
   readonly scrapeBlock: ReadonlyArray<{ readonly replicas: number; readonly results: Readonly<Record<string, Readonly<Record<string, Measurement>>>> }>;
+  /** Absent from runs made before the bench measured readers that never read. */
+  readonly slowReaders?: {
+    readonly replicas: number;
+    readonly stalled: number;
+    readonly results: Readonly<Record<'stall', Readonly<Record<string, Measurement>>>>;
+  };
   readonly memory: Readonly<Record<'counter' | 'gauge' | 'histogram', { readonly ours: Measurement; readonly promClient: Measurement }>>;
   readonly coldStart: {
     readonly require: Readonly<Record<'ours' | 'prom-client' | 'sdk', { readonly requireNs: Measurement }>>;
@@ -68,6 +74,20 @@ function measure(record: Readonly<Record<string, Measurement>> | undefined, key:
   return value;
 }
 
+/** The row of readers that never read, once the bench measured them. */
+function slowReaderRows(results: BenchResults): Array<[string, string]> {
+  const stall = results.slowReaders?.results.stall;
+  if (results.slowReaders === undefined || stall === undefined) return [];
+  const { replicas, stalled } = results.slowReaders;
+  return [
+    [
+      `${stalled} readers that send \`GET /metrics\` and never read, 3 × ${replicas}`,
+      `${measure(stall, 'served').min} of 10 scrapes served whole; worst block ${spread(measure(stall, 'worstBlockNs'))}; ` +
+        `external memory +${megabytes(measure(stall, 'externalGrowthBytes').median)}; \`shutdown()\` ${ms(measure(stall, 'shutdownNs').median, 0)} ms`,
+    ],
+  ];
+}
+
 /** Every figure the docs quote, by name. */
 export function benchFigures(results: BenchResults): Record<string, string> {
   const large = block(results, LARGE);
@@ -96,6 +116,7 @@ export function benchFigures(results: BenchResults): Record<string, string> {
       'scrape CPU against concatenating the pre-rendered lines of the same exposition',
       results.scrapeCpu.map((entry) => times(entry.vsConcat.median)).join(' / '),
     ],
+    ...slowReaderRows(results),
     [
       'heap per series: counter, gauge, histogram (22 buckets)',
       `${(['counter', 'gauge', 'histogram'] as const).map((kind) => `${results.memory[kind].ours.median.toFixed(0)} B`).join(', ')}; prom-client ` +

@@ -15,8 +15,8 @@ import { perRequestSection } from './section-per-request';
 import { recordPathSection } from './section-record-path';
 import { exemplarSection } from './section-exemplars';
 import { instructionSection } from './section-instructions';
-import { scrapeBlockSection, scrapeCpuSection } from './section-scrape';
-import { blockTarget, printTargets, ratioTarget, type Target } from './targets';
+import { scrapeBlockSection, scrapeCpuSection, slowReaderSection } from './section-scrape';
+import { blockTarget, printTargets, ratioTarget, slowReaderTarget, type Target } from './targets';
 
 const quick = process.argv.includes('--quick');
 const ROUNDS = quick ? 2 : 5;
@@ -46,6 +46,7 @@ async function main(): Promise<void> {
     const modes = replicas === BLOCK_SIZES.at(-1) ? ['one', 'gzip', 'concurrent'] : ['one', 'gzip', 'engine-pull'];
     blocks.push(await scrapeBlockSection(ROUNDS, replicas, quick ? ['one', 'gzip', 'concurrent', 'engine-pull'] : modes, 10));
   }
+  const slowReaders = await slowReaderSection(quick ? 1 : 3, quick ? 16 : 64, 64);
   const memory = await memorySection(ROUNDS, quick ? 5_000 : 20_000);
   const coldStart = await coldStartSection(COLD_ROUNDS, quick ? [64] : [64, 256]);
 
@@ -123,6 +124,7 @@ async function main(): Promise<void> {
       measured: instructions === undefined ? 'not measured' : `×${instructions.idleWrapperVsDirect.toFixed(2)}`,
       met: instructions === undefined ? null : instructions.idleWrapperVsDirect <= 2,
     },
+    slowReaderTarget(slowReaders.results.stall, slowReaders.replicas),
     ratioTarget('10a. one request through every hook, exemplars on and the request traced, vs off', '≤ 1.5×', [perRequest.tracedVsOurs], 1.5),
     ratioTarget(
       "10b. a finished request's records as the observer makes them (its clock reading, two records), exemplars on (untraced / traced), vs off",
@@ -136,7 +138,7 @@ async function main(): Promise<void> {
   const file = join(__dirname, 'results.json');
   writeFileSync(
     file,
-    `${JSON.stringify({ machine, date: new Date().toISOString(), quick, rounds: ROUNDS, targets, perRequest, instructions, interToken, recordPath, exemplars, scrapeCpu: cpu, scrapeBlock: blocks, memory, coldStart }, null, 2)}\n`,
+    `${JSON.stringify({ machine, date: new Date().toISOString(), quick, rounds: ROUNDS, targets, perRequest, instructions, interToken, recordPath, exemplars, scrapeCpu: cpu, scrapeBlock: blocks, slowReaders, memory, coldStart }, null, 2)}\n`,
   );
   console.log(`\nwrote ${file}`);
 }

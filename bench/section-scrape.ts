@@ -64,6 +64,27 @@ export async function scrapeBlockSection(rounds: number, replicas: number, modes
   return { replicas, results: plain(results), renderings: renderings === undefined || Number.isNaN(renderings) ? null : renderings };
 }
 
+/**
+ * The package's own `/metrics` server at 3 × `replicas` while `stalled` readers that never read
+ * (a 4 KiB receive window) hold their connections, and a scraper in another process scrapes ten
+ * times: scrapes served whole, the host's worst event-loop block and external-memory growth, and
+ * how long `shutdown()` takes with the readers still there.
+ */
+export async function slowReaderSection(rounds: number, replicas: number, stalled: number) {
+  const scrapes = 10;
+  const results = await interleave([contender('stall', 'slow-reader-stall', { replicas, stalled, scrapes })], rounds);
+  printTitle(
+    `11. ${stalled} readers that send GET /metrics and never read, 3 stages × ${replicas} replicas (${(figure(results, 'stall', 'bytes').median / 2 ** 20).toFixed(1)} MB)`,
+  );
+  const served = figure(results, 'stall', 'served');
+  console.log(`  ${'scrapes served whole, of 10, during the stall'.padEnd(58)} ${String(served.median).padStart(10)} [${served.min}–${served.max}]`);
+  printRow('worst event-loop block during the stall', figure(results, 'stall', 'worstBlockNs'), 'ns');
+  printRow('external memory growth (peak, over before the stall)', figure(results, 'stall', 'externalGrowthBytes'), 'bytes');
+  printRow('RSS growth (peak)', figure(results, 'stall', 'rssGrowthBytes'), 'bytes');
+  printRow('shutdown() with the readers still connected', figure(results, 'stall', 'shutdownNs'), 'ns');
+  return { replicas, stalled, scrapes, results: plain(results) };
+}
+
 /** Round results as plain JSON (medians, ranges, rounds). */
 export function plain(results: RoundResults): Record<string, Record<string, Measurement>> {
   return Object.fromEntries(results);

@@ -16,6 +16,23 @@ export function blockTarget(name: string, replicas: number, block: Measurement |
   };
 }
 
+/** 64 readers that never read: every scrape served, memory within the renderings' bound and the sockets' buffers, shutdown within its grace. */
+export function slowReaderTarget(stall: Readonly<Record<string, Measurement>> | undefined, replicas: number): Target {
+  const served = stall?.served;
+  const external = stall?.externalGrowthBytes;
+  const block = stall?.worstBlockNs;
+  const shutdown = stall?.shutdownNs;
+  return {
+    target: `11. 64 readers that never read, 3 × ${replicas}: scrapes served; worst block; external memory; shutdown()`,
+    goal: '10 of 10; as 1.; ≤ 64 MiB (32 MiB held, and garbage not yet collected); ≤ 5 s',
+    measured:
+      served && block && external && shutdown
+        ? `${served.min} of 10; ${formatNs(block.median)}; ${(external.median / 2 ** 20).toFixed(1)} MiB; ${formatNs(shutdown.median)}`
+        : 'not measured',
+    met: served && external && shutdown ? served.min === 10 && external.median <= 64 * 2 ** 20 && shutdown.median <= 5.1e9 : null,
+  };
+}
+
 export function ratioTarget(target: string, goal: string, ratios: readonly Ratio[], limit: number): Target {
   return { target, goal, measured: ratios.map(formatRatio).join(' / '), met: ratios.length === 0 ? null : ratios.every((r) => r.median <= limit) };
 }

@@ -19,6 +19,8 @@ export {
   DEFAULT_HEADERS_TIMEOUT_MILLIS,
   DEFAULT_IDLE_TIMEOUT_MILLIS,
   DEFAULT_MAX_CONNECTIONS,
+  DEFAULT_WRITE_TIMEOUT_MILLIS,
+  SHUTDOWN_GRACE_MILLIS,
   type PrometheusServer,
   type PrometheusServerOptions,
   type PrometheusServerSettings,

@@ -112,7 +112,8 @@ export function createMetricsHandler(source: MetricsTextSource, pathOrOptions: s
 
 /**
  * Writes the rendering's chunks to the response as they come, waiting for `drain` when the client
- * reads slowly and for its slice when the event loop has been busy long enough. Headers go out with the first chunk, so a rendering that fails before producing
+ * reads slowly and for its slice when the event loop has been busy long enough. A client that
+ * falls too far behind is dropped (`rendering-memory.ts`). Headers go out with the first chunk, so a rendering that fails before producing
  * anything is answered 500; one that fails later cuts the response off (the scraper sees a broken
  * transfer, never a truncated exposition that looks whole). A client that goes away leaves the
  * rendering, which stops once nobody reads it.
@@ -153,6 +154,8 @@ function streamRendering(rendering: SharedRendering, response: ServerResponse, h
   const reader = {
     position: 0,
     onChunks: pump,
+    // A reader far behind its rendering (one that stopped reading) is cut off: what it has not taken would stay in memory.
+    drop: () => response.destroy(),
     onEnd: (error?: unknown) => {
       ended = true;
       if (error === undefined) pump();

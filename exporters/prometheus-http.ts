@@ -16,6 +16,12 @@ export const DEFAULT_PROMETHEUS_HOST = '127.0.0.1';
 export const DEFAULT_HEADERS_TIMEOUT_MILLIS = 10_000;
 export const DEFAULT_IDLE_TIMEOUT_MILLIS = 60_000;
 export const DEFAULT_MAX_CONNECTIONS = 64;
+export const DEFAULT_WRITE_TIMEOUT_MILLIS = 60_000;
+/**
+ * How long `close()` lets responses being written finish (less when `writeTimeoutMillis` is
+ * shorter) before it closes their connections: whatever readers do, the server is closed by then.
+ */
+export const SHUTDOWN_GRACE_MILLIS = 5000;
 
 export interface PrometheusServerOptions {
   /** Default `OTEL_EXPORTER_PROMETHEUS_HOST`, else 127.0.0.1 (loopback); `0.0.0.0` publishes to every interface. */
@@ -40,12 +46,21 @@ export interface PrometheusServerOptions {
   /** A connection with no traffic for this long is closed; default 60 000. */
   readonly idleTimeoutMillis?: number;
   /**
+   * A response must be written within this time of its request, or its connection is closed;
+   * default 60 000. Prometheus stops waiting for a scrape at its `scrape_timeout` (10 s by
+   * default, never more than the scrape interval), so a response still being written after that
+   * feeds nobody: only a client that reads a little now and then (a slow-read attack) lasts that long.
+   */
+  readonly writeTimeoutMillis?: number;
+  /**
    * Connections open at once; default 64. At the cap a new connection is not refused while a slot
    * is held by a client that is not being answered: it takes the slot of the oldest connection that
    * has not yet sent a whole request (a silent socket, headers still trickling in, a TLS handshake
    * not finished), else of the oldest keep-alive connection idle between requests. Only when every
-   * connection is being answered is the new one refused. A flood of slow clients therefore cannot
-   * lock Prometheus out; each eviction or refusal is reported by a rate-limited diag warning.
+   * connection is being answered is the new one refused, unless a client being answered has read
+   * nothing for a second or more (a client that sent `GET` and stopped reading): the one that has
+   * read nothing for the longest loses its slot. A flood of slow clients therefore cannot lock
+   * Prometheus out; each eviction or refusal is reported by a rate-limited diag warning.
    * No per-address limit applies: scrapers behind one NAT, or on loopback, share an address with
    * whoever floods.
    */
@@ -60,6 +75,7 @@ export const PROMETHEUS_SERVER_OPTION_KEYS = optionKeys<PrometheusServerOptions>
   tls: true,
   headersTimeoutMillis: true,
   idleTimeoutMillis: true,
+  writeTimeoutMillis: true,
   maxConnections: true,
 });
 
@@ -72,7 +88,10 @@ export interface PrometheusServerSettings {
   readonly tls?: TlsCredentials;
   readonly headersTimeoutMillis: number;
   readonly idleTimeoutMillis: number;
+  readonly writeTimeoutMillis: number;
   readonly maxConnections: number;
+  /** How long `close()` lets responses being written finish; `SHUTDOWN_GRACE_MILLIS`, or `writeTimeoutMillis` when shorter. */
+  readonly shutdownGraceMillis: number;
 }
 
 /** Settles and checks every server option (reading the TLS files) before anything listens; throws naming the option. */
@@ -87,6 +106,7 @@ export function resolvePrometheusServerSettings(options: PrometheusServerOptions
   const path = options.path ?? DEFAULT_METRICS_PATH;
   if (typeof path !== 'string' || !path.startsWith('/')) throw new TypeError(`prometheus.path must start with '/', got ${String(path)}`);
   validateScrapeAuth(options.auth, 'prometheus.auth');
+  const writeTimeoutMillis = positiveInteger(options.writeTimeoutMillis, DEFAULT_WRITE_TIMEOUT_MILLIS, 'prometheus.writeTimeoutMillis');
   return {
     host,
     port,
@@ -95,7 +115,9 @@ export function resolvePrometheusServerSettings(options: PrometheusServerOptions
     tls: options.tls === undefined ? undefined : readTlsCredentials(options.tls),
     headersTimeoutMillis: positiveInteger(options.headersTimeoutMillis, DEFAULT_HEADERS_TIMEOUT_MILLIS, 'prometheus.headersTimeoutMillis'),
     idleTimeoutMillis: positiveInteger(options.idleTimeoutMillis, DEFAULT_IDLE_TIMEOUT_MILLIS, 'prometheus.idleTimeoutMillis'),
+    writeTimeoutMillis,
     maxConnections: positiveInteger(options.maxConnections, DEFAULT_MAX_CONNECTIONS, 'prometheus.maxConnections'),
+    shutdownGraceMillis: Math.min(SHUTDOWN_GRACE_MILLIS, writeTimeoutMillis),
   };
 }
 
@@ -138,11 +160,14 @@ export async function serveMetrics(source: MetricsTextSource, settings: Promethe
     maxConnections: settings.maxConnections,
     firstRequestTimeoutMillis: settings.headersTimeoutMillis,
     secure: settings.tls !== undefined,
+    writeTimeoutMillis: settings.writeTimeoutMillis,
   });
   // close() waits for every open connection, and closeIdleConnections() spares one that has not sent
   // a whole request (a client that connected and sent nothing, headers still arriving, a TLS
   // handshake never finished): such a client would hold close(), and the handle's shutdown(), until
-  // the idle timeout. So close() lets the responses being written finish, then destroys the rest.
+  // the idle timeout. So close() lets the responses being written finish, then destroys the rest;
+  // and gives them `shutdownGraceMillis`, as a client that stopped reading would never let its
+  // response finish.
   let responding = 0;
   let closing = false;
   const destroyConnections = (): void => slots.destroyAll();
@@ -167,9 +192,16 @@ export async function serveMetrics(source: MetricsTextSource, settings: Promethe
     close: () =>
       new Promise<void>((resolve) => {
         closing = true;
-        server.close(() => resolve());
+        let grace: NodeJS.Timeout | undefined;
+        server.close(() => {
+          clearTimeout(grace);
+          resolve();
+        });
         if (responding === 0) destroyConnections();
-        else server.closeIdleConnections();
+        else {
+          server.closeIdleConnections();
+          grace = setTimeout(destroyConnections, settings.shutdownGraceMillis).unref();
+        }
       }),
   };
 }

@@ -125,9 +125,9 @@ export class OmniPrometheusReader extends MetricReader {
     };
   }
 
-  /** The exact text a scrape would receive. */
-  async metricsText(format: ExpositionFormat = 'text'): Promise<string> {
-    return (await this.metricsBytes(format)).toString('utf8');
+  /** The exact text a scrape would receive; rendered in slices as a scrape is, and shared with the scrapes it overlaps. */
+  metricsText(format: ExpositionFormat = 'text'): Promise<string> {
+    return this.sharedRenderings.rendering(format, false).text();
   }
 
   /** The exact bytes a scrape would receive (UTF-8); scrapes that overlap share one rendering. */

@@ -12,8 +12,14 @@ import { ProtobufWriter } from './protobuf-writer';
 /** The Prometheus protobuf exposition: length-delimited `io.prometheus.client.MetricFamily` messages. */
 export const PROTOBUF_CONTENT_TYPE = 'application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; encoding=delimited';
 
-/** Bytes gathered before a piece is handed on (between families: a family's message is written whole). */
+/**
+ * Bytes gathered before a piece is handed on (between families: a family's message is handed on
+ * whole, its length first), and written between two points where the rendering may yield (inside
+ * a family too: one of thousands of native histograms is megabytes, tens of milliseconds of work).
+ */
 const PIECE_BYTES = 16_384;
+/** An empty piece: hands nothing on, lets the rendering yield (see `ExpositionPieces`). */
+const YIELD_POINT = Buffer.alloc(0);
 
 // Field numbers of io.prometheus.client (client_model's metrics.proto).
 const FAMILY = { name: 1, help: 2, type: 3, metric: 4 } as const;
@@ -82,7 +88,8 @@ export function sparseBuckets(run: NativeBucketRun): SparseBuckets {
  * (a family without series is left out, as client_golang leaves it out). Histogram families that
  * keep native buckets carry them beside their classic buckets, so a Prometheus that scrapes
  * classic histograms too keeps every `_bucket` series it had. Produced a family at a time, for a
- * rendering in slices. `only` picks the families (those no pulled engine's series join).
+ * rendering in slices, with points to yield at between series every `PIECE_BYTES`. `only` picks the
+ * families (those no pulled engine's series join).
  */
 export function* storeProtobuf(store: SeriesStore, only: (family: FamilySeries) => boolean = () => true): Generator<Buffer, void, undefined> {
   store.runCollectHooks();
@@ -90,7 +97,7 @@ export function* storeProtobuf(store: SeriesStore, only: (family: FamilySeries) 
   const writer = new ProtobufWriter();
   for (const [family, series] of families) {
     if (series.length === 0) continue;
-    writeStoreFamily(writer, family, series);
+    yield* writeStoreFamily(writer, family, series);
     if (writer.size >= PIECE_BYTES) yield writer.take();
   }
   if (writer.size > 0) yield writer.take();
@@ -103,13 +110,15 @@ export function parsedFamiliesProtobuf(families: readonly ParsedFamily[]): Buffe
   return writer.take();
 }
 
-function writeStoreFamily(writer: ProtobufWriter, family: FamilySeries, series: readonly StoredSeries[]): void {
+/** Writes a family's message, yielding `YIELD_POINT` between its series every `PIECE_BYTES` written. */
+function* writeStoreFamily(writer: ProtobufWriter, family: FamilySeries, series: readonly StoredSeries[]): Generator<Buffer, void, undefined> {
   const { name, help, type } = family.family;
   writer.begin();
   writer.string(FAMILY.name, name);
   writer.string(FAMILY.help, help);
   writer.uint(FAMILY.type, METRIC_TYPE[type]);
   const bounds = family.bounds;
+  let written = writer.size;
   for (const one of series) {
     writer.begin(FAMILY.metric);
     for (const [label, value] of readLabels(one.plain)) writeLabel(writer, label, value);
@@ -121,6 +130,10 @@ function writeStoreFamily(writer: ProtobufWriter, family: FamilySeries, series: 
       writer.end();
     }
     writer.end();
+    if (writer.size - written >= PIECE_BYTES) {
+      written = writer.size;
+      yield YIELD_POINT;
+    }
   }
   writer.end();
 }

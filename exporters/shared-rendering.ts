@@ -1,8 +1,24 @@
+import { StringDecoder } from 'node:string_decoder';
 import { createGzip, type Gzip } from 'node:zlib';
 import { nextSlice, sliceDue } from './event-loop-slices';
 import { PIECE_CHARACTERS } from './exposition-text';
+import {
+  dropsBefore,
+  hold,
+  keepWithinBudget,
+  MAX_READER_LAG_BYTES,
+  mebibytes,
+  READ_AHEAD_BYTES,
+  warnDropped,
+  type HeldRendering,
+  type SlowestReader,
+} from './rendering-memory';
 
-/** The text of one exposition in order, produced lazily (a generator), so it can be rendered in slices. */
+/**
+ * The text of one exposition in order, produced lazily (a generator), so it can be rendered in
+ * slices. An empty piece hands nothing on but is a point where the rendering may yield: a
+ * protobuf family's message is handed on whole, once its length is known.
+ */
 export type ExpositionPieces = Iterable<string | Buffer>;
 
 /**
@@ -12,6 +28,13 @@ export type ExpositionPieces = Iterable<string | Buffer>;
  */
 export const JOIN_WINDOW_BYTES = 4 * 1024 * 1024;
 
+/**
+ * `text()` decodes this much at a time: a string this large is born in V8's large-object space,
+ * which a young-generation collection does not copy (the tens of megabytes of a large exposition,
+ * decoded 16 KiB at a time, would be copied by every collection until promoted).
+ */
+const TEXT_PIECE_BYTES = 512 * 1024;
+
 /** Someone reading a rendering: told when chunks arrive and when it ends. */
 export interface RenderingReader {
   /** New chunks are available (read them with `chunkAt`). */
@@ -20,6 +43,13 @@ export interface RenderingReader {
   readonly onEnd: (error?: unknown) => void;
   /** How many chunks this reader has taken; the rendering lets go of those every reader has (see `taken`). */
   readonly position: number;
+  /**
+   * Present on a reader that streams what it takes (an HTTP response): the rendering runs at most
+   * a little ahead of its fastest such reader, and calls this to drop one that falls too far
+   * behind (see `rendering-memory.ts`); the reader then goes away, and is no longer told anything.
+   * A reader without it wants the whole exposition (`bytes()`, a HEAD).
+   */
+  readonly drop?: () => void;
 }
 
 /**
@@ -28,13 +58,23 @@ export interface RenderingReader {
  * between them. It keeps its first `JOIN_WINDOW_BYTES` of chunks, so a reader who joins late
  * still receives the whole exposition from the start; past them, it lets go of each chunk once
  * every reader has taken it, and takes no new reader (a later scrape starts a rendering of its
- * own). So scrapes that arrive together share one rendering, and a large one holds only what its
- * slowest reader has not taken, not the whole exposition (tens of megabytes at hundreds of
- * replicas, which would also make the garbage collector pause the host). When its last reader
+ * own, as it does when this one ever had to wait for its readers: see `rendering-memory.ts`). So
+ * scrapes that arrive together share one rendering, and a large one holds only what its slowest
+ * reader has not taken, not the whole exposition (tens of megabytes at hundreds of replicas,
+ * which would also make the garbage collector pause the host). When its last reader
  * leaves before it is done, it stops.
  */
-export class SharedRendering {
+export class SharedRendering implements HeldRendering {
   private readonly chunks: Array<Buffer | undefined> = [];
+  /** Where each chunk ends, counted in bytes from the start of the rendering. */
+  private readonly ends: number[] = [];
+  private produced = 0;
+  /** Set while the rendering waits for a streaming reader to take what it rendered. */
+  private resume: (() => void) | undefined;
+  /** Whether it ever waited for its readers: it then takes no new reader, and keeps no join window. */
+  private heldBack = false;
+  /** Per streaming reader: the position it had when it last took something, and when that was (`performance.now()`). */
+  private readonly took = new Map<RenderingReader, { position: number; at: number }>();
   /** Chunks let go of: every reader has taken them. */
   private released = 0;
   /** Bytes of the chunks not let go of. */
@@ -59,9 +99,31 @@ export class SharedRendering {
     void this.run(pieces);
   }
 
-  /** Whether a new reader may still join: it is under way and still holds its first chunk. */
+  /**
+   * Whether a new reader may still join: it is under way, still holds its first chunk, and never
+   * waited for its readers (a rendering held back by readers that stopped reading would serve a
+   * newcomer values from before it arrived).
+   */
   get joinable(): boolean {
-    return this.state === 'running' && this.released === 0;
+    return this.state === 'running' && this.released === 0 && !this.heldBack;
+  }
+
+  get heldForReaders(): number {
+    if (!this.streamed()) return 0;
+    // A reader of the whole exposition keeps every chunk for itself: only the streaming readers' lag is theirs.
+    if (this.wholeHolds === 0) return this.heldBytes;
+    let lag = 0;
+    for (const reader of this.readers) if (reader.drop !== undefined) lag = Math.max(lag, this.lagOf(reader));
+    return lag;
+  }
+
+  get slowest(): SlowestReader | undefined {
+    return this.slowestReader()?.[1];
+  }
+
+  dropSlowest(): void {
+    const slowest = this.slowestReader();
+    if (slowest !== undefined) this.dropReader(slowest[0]);
   }
 
   /** How many chunks exist so far. */
@@ -77,7 +139,14 @@ export class SharedRendering {
 
   /** A reader took chunks: past the join window, lets go of those every reader has taken. */
   taken(): void {
-    if (this.released === 0 && this.heldBytes < JOIN_WINDOW_BYTES) return;
+    const now = performance.now();
+    for (const [reader, took] of this.took) {
+      if (reader.position === took.position) continue;
+      took.position = reader.position;
+      took.at = now;
+    }
+    if (this.resume !== undefined && !this.outrunsReaders()) this.resume();
+    if (this.released === 0 && this.heldBytes < JOIN_WINDOW_BYTES && !this.heldBack) return;
     let position = this.chunks.length;
     for (const reader of this.readers) position = Math.min(position, reader.position);
     for (; this.released < position; this.released++) {
@@ -96,15 +165,22 @@ export class SharedRendering {
       return;
     }
     this.readers.add(reader);
+    if (reader.drop !== undefined) {
+      this.took.set(reader, { position: reader.position, at: performance.now() });
+      hold(this, true);
+    } else this.resume?.();
     if (this.chunks.length > 0) process.nextTick(() => this.readers.has(reader) && reader.onChunks());
   }
 
   /** Stops telling `reader`; the last reader to leave an unfinished rendering stops it. */
   leave(reader: RenderingReader): void {
     if (!this.readers.delete(reader)) return;
+    this.took.delete(reader);
+    if (!this.streamed()) hold(this, false);
     this.taken();
     if (this.readers.size === 0 && this.wholeHolds === 0 && this.state === 'running') {
       this.state = 'abandoned';
+      this.resume?.();
       this.gzip?.destroy();
       this.finished(this);
     }
@@ -132,6 +208,46 @@ export class SharedRendering {
     return this.whole;
   }
 
+  /**
+   * The whole exposition as a string (of an unzipped rendering), decoded chunk by chunk as the
+   * rendering produces them, so within its slices: tens of megabytes decoded at once, or gathered
+   * into one buffer first, would hold the event loop for tens of milliseconds. The string is built
+   * by concatenation, which V8 keeps as a tree of the chunks' strings until it is first read flat.
+   */
+  text(): Promise<string> {
+    return new Promise((resolve, reject) => {
+      const decoder = new StringDecoder('utf8');
+      let text = '';
+      let gathered: Buffer[] = [];
+      let gatheredBytes = 0;
+      const decode = (): void => {
+        if (gatheredBytes === 0) return;
+        text += decoder.write(gathered.length === 1 ? (gathered[0] as Buffer) : Buffer.concat(gathered, gatheredBytes));
+        gathered = [];
+        gatheredBytes = 0;
+      };
+      const reader: RenderingReader & { position: number } = {
+        position: 0,
+        onChunks: () => {
+          while (reader.position < this.chunks.length) {
+            const chunk = this.chunkAt(reader.position++);
+            gathered.push(chunk);
+            gatheredBytes += chunk.length;
+            if (gatheredBytes >= TEXT_PIECE_BYTES) decode();
+          }
+          this.taken();
+        },
+        onEnd: (error) => {
+          this.leave(reader);
+          decode();
+          if (error !== undefined) reject(error);
+          else resolve(text + decoder.end());
+        },
+      };
+      this.join(reader);
+    });
+  }
+
   private async run(source: Promise<ExpositionPieces>): Promise<void> {
     try {
       const pieces = (await source)[Symbol.iterator]();
@@ -148,6 +264,7 @@ export class SharedRendering {
           await this.emit(piece);
         }
         if (sliceDue()) await nextSlice();
+        if (this.outrunsReaders()) await this.readersTake();
       }
       await this.flush();
       if (this.gzip !== undefined) await endGzip(this.gzip);
@@ -186,8 +303,63 @@ export class SharedRendering {
   private publish(chunk: Buffer): void {
     if (this.state === 'abandoned') return;
     this.chunks.push(chunk);
+    this.produced += chunk.length;
+    this.ends.push(this.produced);
     this.heldBytes += chunk.length;
     for (const reader of this.readers) reader.onChunks();
+    for (const reader of [...this.readers]) {
+      if (reader.drop === undefined || this.lagOf(reader) <= MAX_READER_LAG_BYTES) continue;
+      warnDropped(this.lagOf(reader), `a reader may be at most ${mebibytes(MAX_READER_LAG_BYTES)} behind`);
+      this.dropReader(reader);
+    }
+    keepWithinBudget();
+  }
+
+  /** The streaming reader that has taken nothing for the longest (of two, the one further behind). */
+  private slowestReader(): [RenderingReader, SlowestReader] | undefined {
+    let slowest: [RenderingReader, SlowestReader] | undefined;
+    for (const [reader, took] of this.took) {
+      const candidate = { lag: this.lagOf(reader), tookAt: took.at };
+      if (slowest === undefined || dropsBefore(candidate, slowest[1])) slowest = [reader, candidate];
+    }
+    return slowest;
+  }
+
+  /** Bytes rendered that `reader` has not taken. */
+  private lagOf(reader: RenderingReader): number {
+    return reader.position === 0 ? this.produced : this.produced - (this.ends[reader.position - 1] as number);
+  }
+
+  /** Whether some reader streams what it takes. */
+  private streamed(): boolean {
+    for (const reader of this.readers) if (reader.drop !== undefined) return true;
+    return false;
+  }
+
+  /**
+   * Whether the rendering should wait for its readers: every reader streams, and even the one
+   * furthest ahead has `READ_AHEAD_BYTES` or more left to take.
+   */
+  private outrunsReaders(): boolean {
+    if (this.wholeHolds > 0 || this.readers.size === 0) return false;
+    for (const reader of this.readers) if (reader.drop === undefined || this.lagOf(reader) < READ_AHEAD_BYTES) return false;
+    return true;
+  }
+
+  /** Resolves once a reader took enough, or left, or a reader of the whole exposition joined. */
+  private readersTake(): Promise<void> {
+    this.heldBack = true;
+    return new Promise((resolve) => {
+      this.resume = () => {
+        this.resume = undefined;
+        resolve();
+      };
+    });
+  }
+
+  private dropReader(reader: RenderingReader): void {
+    this.leave(reader);
+    reader.drop?.();
   }
 }
 

@@ -187,8 +187,8 @@ class ClusterAggregate implements MetricsTextSource {
   /** Every rendering of the aggregate, scrapes and `metricsText()` alike: those that overlap share one. */
   readonly sharedRenderings = new SharedRenderings((format: ExpositionFormat) => this.exposition(format));
 
-  async metricsText(format: ExpositionFormat = 'text'): Promise<string> {
-    return (await this.sharedRenderings.rendering(format, false).bytes()).toString('utf8');
+  metricsText(format: ExpositionFormat = 'text'): Promise<string> {
+    return this.sharedRenderings.rendering(format, false).text();
   }
 
   /** Asks the live workers for fresh snapshots, merges them with the retired counts, and renders the merge piece by piece. */

@@ -162,6 +162,29 @@ describe('protobuf exposition: native histograms', () => {
     );
   });
 
+  it('a family of many wide native histograms is produced in steps of about 16 KiB: points to yield between its series, the same bytes handed on whole', () => {
+    const store = fixedClockStore(
+      { logStats: true },
+      { nativeHistograms: { config: { schema: 3, maxBuckets: 1000, zeroThreshold: DEFAULT_ZERO_THRESHOLD }, families: new Set([TTFT]) } },
+    );
+    for (let s = 0; s < 200; s++) {
+      const series = store.bind('upstream.timeToFirstTokenSeconds', ['m', '0', String(s)]);
+      for (let k = 0; k < 400; k++) series.record(2 ** ((k - 200) / 8) * 1.001);
+    }
+    const pieces = Array.from(storeProtobuf(store));
+    const handedOn = pieces.filter((piece) => piece.length > 0);
+    const family = decodeMetricFamilies(Buffer.concat(handedOn)).find((one) => one.name === TTFT);
+    assert.equal(family?.metric.length, 200);
+    assert.deepEqual(
+      family.metric.map((metric) => metric.histogram?.positiveDelta.length),
+      Array.from({ length: 200 }, () => 400),
+    );
+    assert.equal(handedOn.length, 1, 'the family message whole, its length first');
+    assert.equal(handedOn[0]?.length, 240_975);
+    // A point to yield once 16 KiB more are written (series of about 1.2 KiB): 14 of them, where the family was one step.
+    assert.equal(pieces.length - handedOn.length, 14);
+  });
+
   it('sparseBuckets starts a new span only past a gap of more than two buckets', () => {
     assert.deepEqual(sparseBuckets({ offset: -3, counts: [2, 0, 0, 5, 0, 0, 0, 1] }), {
       spans: [

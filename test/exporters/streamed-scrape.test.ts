@@ -137,6 +137,35 @@ describe('streamed scrapes', () => {
     assert.ok(next.body.equals(renderStore(handle.store, { format: 'text', createdSeries: true })));
   });
 
+  it('metricsText() decodes the exposition as it is rendered, half a megabyte at a time: no step copies or decodes it whole', async () => {
+    const expected = renderStore(handle.store, { format: 'text', createdSeries: true }).toString('utf8');
+    const largest = { copied: 0, decoded: 0 };
+    const buffers = Buffer as { concat: typeof Buffer.concat };
+    const concat = Buffer.concat;
+    const toString = Buffer.prototype.toString;
+    buffers.concat = (list, totalLength) => {
+      const joined = concat(list, totalLength);
+      largest.copied = Math.max(largest.copied, joined.length);
+      return joined;
+    };
+    Buffer.prototype.toString = function (this: Buffer, ...args: Parameters<Buffer['toString']>): string {
+      largest.decoded = Math.max(largest.decoded, this.length);
+      return toString.apply(this, args);
+    };
+    let text: string;
+    try {
+      text = await (handle.prometheusReader as OmniPrometheusReader).metricsText('text');
+    } finally {
+      buffers.concat = concat;
+      Buffer.prototype.toString = toString;
+    }
+    assert.ok(expected.length > 1_000_000);
+    assert.equal(text, expected);
+    // Decoded by a StringDecoder, half a megabyte at a time (of the 1.8 MB exposition): never the whole.
+    assert.equal(largest.decoded, 0);
+    assert.ok(largest.copied > 0 && largest.copied < 512 * 1024 + 32 * 1024, `gathered ${largest.copied} bytes at most`);
+  });
+
   it('HEAD waits for the rendering and sends its length, no body', async () => {
     const expected = renderStore(handle.store, { format: 'text', createdSeries: true });
     const head = await new Promise<http.IncomingMessage>((resolve, reject) => {

@@ -79,7 +79,7 @@ const REJECTED: ReadonlyArray<{ readonly given: Record<string, unknown>; readonl
     given: { prometheus: { host: '127.0.0.1', port: 0, withTargetinfo: true } },
     option: 'prometheus.withTargetinfo',
     message:
-      'unknown option "prometheus.withTargetinfo" (did you mean "withTargetInfo"?); prometheus accepts host, port, path, auth, tls, headersTimeoutMillis, idleTimeoutMillis, maxConnections, withTargetInfo, withScopeLabels, createdSeries, exposition',
+      'unknown option "prometheus.withTargetinfo" (did you mean "withTargetInfo"?); prometheus accepts host, port, path, auth, tls, headersTimeoutMillis, idleTimeoutMillis, writeTimeoutMillis, maxConnections, withTargetInfo, withScopeLabels, createdSeries, exposition',
   },
   { given: { prometheus: { createdSeries: 'no' } }, option: 'prometheus.createdSeries', message: 'prometheus.createdSeries must be true or false; got "no"' },
   {
