@@ -1,7 +1,7 @@
 /**
  * Builds the real peers the tests talk to and keeps them in a cache folder outside the repository
  * (`$OMNI_PEERS_CACHE`, default `~/.cache/omni-otel-metrics-peers`), one folder per peer and
- * version, so a machine builds each once. A folder counts only once its `peer.json` is written,
+ * version, so a machine builds each once; `OMNI_PEERS_BUILD=0` takes them from the cache only. A folder counts only once its `peer.json` is written,
  * which happens after the build succeeded and the folder was moved into place: an interrupted
  * build leaves nothing that looks usable.
  */
@@ -209,6 +209,7 @@ export async function provisionPeer(name: PeerName, progress: (line: string) => 
   }
   const cached = readStamp(dir);
   if (cached) return { ok: true, paths: cached, seconds: seconds(), built: false };
+  if (process.env.OMNI_PEERS_BUILD === '0') return { ok: false, reason: `it is not in ${peersCacheRoot()} and OMNI_PEERS_BUILD=0 builds nothing` };
   const toolchain = recipe.toolchain();
   if (toolchain === undefined) return { ok: false, reason: `${recipe.toolchainHint} is not installed` };
 
