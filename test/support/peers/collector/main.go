@@ -1,6 +1,6 @@
 // Program omni-otelcol is a small OpenTelemetry Collector for the package's tests: the OTLP
-// receiver (gRPC and HTTP) and the Prometheus receiver in; the Prometheus exporter, Prometheus
-// remote write and the debug exporter out. It is the Collector builder's generated program,
+// receiver (gRPC and HTTP) and the Prometheus receiver in; the batch processor; the Prometheus
+// exporter, Prometheus remote write and the debug exporter out. It is the Collector builder's generated program,
 // written by hand for these components only, so that it builds from the Go module proxy alone.
 package main
 
@@ -17,6 +17,8 @@ import (
 	"go.opentelemetry.io/collector/exporter"
 	"go.opentelemetry.io/collector/exporter/debugexporter"
 	"go.opentelemetry.io/collector/otelcol"
+	"go.opentelemetry.io/collector/processor"
+	"go.opentelemetry.io/collector/processor/batchprocessor"
 	"go.opentelemetry.io/collector/receiver"
 	"go.opentelemetry.io/collector/receiver/otlpreceiver"
 	"go.opentelemetry.io/collector/service/telemetry/otelconftelemetry"
@@ -37,6 +39,10 @@ func components() (otelcol.Factories, error) {
 		prometheusexporter.NewFactory(),
 		prometheusremotewriteexporter.NewFactory(),
 	)
+	if err != nil {
+		return otelcol.Factories{}, err
+	}
+	factories.Processors, err = otelcol.MakeFactoryMap[processor.Factory](batchprocessor.NewFactory())
 	if err != nil {
 		return otelcol.Factories{}, err
 	}
