@@ -15,17 +15,21 @@ export const mochaHooks = {
     if (wanted.size === 0) return;
     this.timeout(0); // A first build of Prometheus takes minutes; every later run finds it cached.
     const missing: string[] = [];
+    const ready: string[] = [];
+    const started = performance.now();
     for (const [name, suites] of wanted) {
       const outcome = await provisionPeer(name, (line) => console.log(`  peers: ${line}`));
       recordOutcome(name, outcome);
       if (outcome.ok) {
         if (outcome.built) console.log(`  peers: built ${peerTitle(name)} in ${outcome.seconds.toFixed(0)} s`);
+        ready.push(`${name} ${outcome.paths.version}`);
         continue;
       }
       const line = `${suites.length} suite(s) did not run (${suites.join('; ')}): they need ${peerTitle(name)}, and ${outcome.reason}; \`${PEERS_COMMAND}\` gets it`;
       missing.push(line);
       if (!required()) console.log(`  peers: ${line}`);
     }
+    if (ready.length > 0) console.log(`  peers: ${ready.join(', ')} ready in ${((performance.now() - started) / 1000).toFixed(1)} s`);
     if (missing.length > 0 && required()) {
       throw new Error(`CI=true requires every peer the tests use:\n${missing.map((line) => `  - ${line}`).join('\n')}`);
     }
