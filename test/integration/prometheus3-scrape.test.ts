@@ -98,8 +98,8 @@ describe('Prometheus 3 scraping the reference pipeline, every scrape protocol', 
       logSink: { info: () => undefined },
       requestLabels: TENANT_LABELS,
       nativeHistograms: { families: [E2E], schema: 3 },
-      // Some image requests fail on their stage: the failure families and their alert have series.
-      simulation: { diffusion: { errorProbability: 0.5 } },
+      // Some image requests fail on their stage and some audio is skipped: the failure and skip families and their alerts have series.
+      simulation: { diffusion: { errorProbability: 0.5 }, code2wav: { malformedProbability: 0.3 } },
     });
     probe = await startAcceptProbe();
     const metrics = pipeline.metricsAddress;
