@@ -56,3 +56,28 @@ export function acceptsGzip(acceptEncoding: string | undefined): boolean {
   const gzip = quality(entries, (value) => value === 'gzip' || value === 'x-gzip');
   return (gzip ?? quality(entries, (value) => value === '*') ?? 0) > 0;
 }
+
+/** Schemes under which every name the package exposes comes out as it is: they are all legacy names (`a-zA-Z0-9_:`). */
+const NAMES_UNCHANGED = new Set(['allow-utf-8', 'underscores', 'values']);
+
+/**
+ * The `escaping=` parameter of an answer of `mediaType` (e.g. `application/openmetrics-text`): the
+ * scheme the scraper asked for with that type (its highest-`q` entry that names one) when the
+ * package's names are printed unchanged under it; `underscores` for any other scheme asked for
+ * (`dots` would double every `_`: the body follows `underscores` instead, and says so). Undefined
+ * when the scraper named no scheme, whose answer names none, as prometheus_client's does.
+ */
+export function answeredEscaping(accept: string | undefined, mediaType: string): string | undefined {
+  if (accept === undefined) return undefined;
+  let best: { scheme: string; q: number } | undefined;
+  for (const entry of accept.split(',')) {
+    const [type = '', ...parameters] = entry.split(';').map((part) => part.trim());
+    if (type.toLowerCase() !== mediaType) continue;
+    const parameter = (name: string): string | undefined => parameters.find((one) => one.toLowerCase().startsWith(`${name}=`))?.slice(name.length + 1);
+    const scheme = parameter('escaping');
+    const q = Number(parameter('q') ?? 1);
+    if (scheme !== undefined && q > 0 && q <= 1 && (best === undefined || q > best.q)) best = { scheme, q };
+  }
+  if (best === undefined) return undefined;
+  return NAMES_UNCHANGED.has(best.scheme) ? best.scheme : 'underscores';
+}

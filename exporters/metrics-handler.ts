@@ -1,6 +1,6 @@
 import { packageDiag } from '../views/package-diag';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { acceptsGzip, chooseFormat, type ExpositionChoice } from './content-negotiation';
+import { acceptsGzip, answeredEscaping, chooseFormat, type ExpositionChoice } from './content-negotiation';
 import { OPENMETRICS_CONTENT_TYPE, TEXT_CONTENT_TYPE, type ExpositionFormat } from './exposition-text';
 import { nextSlice, sliceDue } from './event-loop-slices';
 import { SharedRenderings, type SharedRendering } from './shared-rendering';
@@ -91,7 +91,9 @@ export function createMetricsHandler(source: MetricsTextSource, pathOrOptions: s
     const rendering = protobuf ?? renderings.rendering(format, gzipped);
     const headers = (): void => {
       response.statusCode = 200;
-      response.setHeader('Content-Type', protobuf ? PROTOBUF_CONTENT_TYPE : format === 'openmetrics' ? OPENMETRICS_CONTENT_TYPE : TEXT_CONTENT_TYPE);
+      const type = protobuf ? PROTOBUF_CONTENT_TYPE : format === 'openmetrics' ? OPENMETRICS_CONTENT_TYPE : TEXT_CONTENT_TYPE;
+      const escaping = answeredEscaping(request.headers.accept, type.slice(0, type.indexOf(';')));
+      response.setHeader('Content-Type', escaping === undefined ? type : `${type}; escaping=${escaping}`);
       response.setHeader('Vary', 'Accept, Accept-Encoding');
       if (gzipped) response.setHeader('Content-Encoding', 'gzip');
     };

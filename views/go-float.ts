@@ -1,6 +1,8 @@
 /**
  * Number formatting exactly as Python's prometheus_client prints it (`floatToGoString`), so our
- * output is byte-identical to vLLM's: `1.0`, `0.3`, `1e-05`, `1e+06`, `2.097152e+06`, `+Inf`, `NaN`.
+ * output is byte-identical to vLLM's: `1.0`, `0.3`, `1e-05`, `1e+06`, `2.097152e+06`, `1e+10`,
+ * `+Inf`, `NaN`. The exponent is that of current clients (and of Go): prometheus_client 0.16
+ * printed `1e+010` for values from 1e10 up, the one place its bytes differ.
  */
 export function formatGoFloat(value: number): string {
   // Whole numbers below a million print as `<n>.0` in both languages: the common case (counts), without the float path.
@@ -13,11 +15,10 @@ export function formatGoFloat(value: number): string {
   const magnitude = Math.abs(value);
   const repr = magnitude >= 1e-4 && magnitude < 1e16 && !Number.isInteger(value) ? String(value) : pythonFloatRepr(value);
   const dot = repr.indexOf('.');
-  // Go switches to exponent form sooner than Python for large positive values. The `e+0` and
-  // the unpadded exponent reproduce the client's own string building (e.g. `e+010`).
+  // Go switches to exponent form sooner than Python for large positive values; the exponent has two digits at least.
   if (value > 0 && dot > 6) {
     const mantissa = `${repr[0]}.${repr.slice(1, dot)}${repr.slice(dot + 1)}`.replace(/[0.]+$/, '');
-    return `${mantissa}e+0${dot - 1}`;
+    return `${mantissa}e+${String(dot - 1).padStart(2, '0')}`;
   }
   return repr;
 }

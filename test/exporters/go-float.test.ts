@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import { formatGoFloat, pythonFloatRepr } from '../../views/go-float';
 
 describe('formatGoFloat', () => {
-  // Pairs produced by Python prometheus_client's floatToGoString (the code vLLM's /metrics uses).
+  // Pairs produced by Python prometheus_client's floatToGoString (the code vLLM's /metrics uses), as current clients print them.
   const cases: Array<[number, string]> = [
     [0, '0.0'],
     [1, '1.0'],
@@ -13,7 +13,8 @@ describe('formatGoFloat', () => {
     [1e6, '1e+06'],
     [2097152, '2.097152e+06'],
     [8589934592, '8.589934592e+09'],
-    [1e10, '1e+010'],
+    [1e10, '1e+10'],
+    [1.0000260000005e12, '1.0000260000005e+12'],
     [0.00001, '1e-05'],
     [0.0001, '0.0001'],
     [1e16, '1e+16'],

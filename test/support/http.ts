@@ -17,9 +17,19 @@ export interface HttpGetOptions {
  * connection per request (no keep-alive agent) so nothing lingers after a
  * test.
  */
-export function httpGet(url: string, headers: Record<string, string> = {}, options: HttpGetOptions = {}): Promise<HttpResponse> {
+export async function httpGet(url: string, headers: Record<string, string> = {}, options: HttpGetOptions = {}): Promise<HttpResponse> {
+  const response = await httpGetBytes(url, headers, options);
+  return { ...response, body: response.body.toString('utf8') };
+}
+
+/** `httpGet` with the body as bytes (a protobuf exposition, say). */
+export function httpGetBytes(
+  url: string,
+  headers: Record<string, string> = {},
+  options: HttpGetOptions = {},
+): Promise<Omit<HttpResponse, 'body'> & { body: Buffer }> {
   const timeoutMs = options.timeoutMs ?? 10_000;
-  return new Promise<HttpResponse>((resolve, reject) => {
+  return new Promise((resolve, reject) => {
     let settled = false;
     const fail = (err: Error): void => {
       if (settled) return;
@@ -39,7 +49,7 @@ export function httpGet(url: string, headers: Record<string, string> = {}, optio
         resolve({
           status: res.statusCode ?? 0,
           headers: res.headers,
-          body: Buffer.concat(chunks).toString('utf8'),
+          body: Buffer.concat(chunks),
         });
       });
     });

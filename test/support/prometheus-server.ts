@@ -44,10 +44,16 @@ export interface ScrapeTarget {
   caFile?: string;
   /** Sent as `Authorization: Bearer …` (the scrape config's `authorization` section). */
   bearerToken?: string;
+  /** More settings of this job's scrape config, as Prometheus names them (e.g. `scrape_protocols`). */
+  settings?: Record<string, unknown>;
 }
 
 export interface StartPrometheusOptions {
   scrapeTargets: ScrapeTarget[];
+  /** The server to run; default Debian's (`$PROMETHEUS_BIN`, `$PATH`, /usr/bin). */
+  binary?: string;
+  /** More settings of the configuration file's top level (e.g. `otlp`). */
+  config?: Record<string, unknown>;
   /** Global scrape interval; may be fractional (0.5 → 500ms). Default 1. */
   scrapeIntervalSeconds?: number;
   /** Rule files to load (absolute paths, or relative to process.cwd()). */
@@ -240,7 +246,9 @@ function buildConfig(opts: StartPrometheusOptions): string {
       ...(first.scheme ? { scheme: first.scheme } : {}),
       ...(first.caFile ? { tls_config: { ca_file: path.resolve(first.caFile) } } : {}),
       ...(first.bearerToken ? { authorization: { type: 'Bearer', credentials: first.bearerToken } } : {}),
+      ...first.settings,
     })),
+    ...opts.config,
   };
   return JSON.stringify(config, null, 2) + '\n';
 }
@@ -335,7 +343,7 @@ class PromApiError extends Error {
 
 /** Start Prometheus scraping `scrapeTargets`; see file header. */
 export async function startPrometheus(opts: StartPrometheusOptions): Promise<PrometheusHandle> {
-  const bin = findPrometheusBinary();
+  const bin = opts.binary ?? findPrometheusBinary();
   const configText = buildConfig(opts);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'omni-prometheus-'));
   const configPath = path.join(dir, 'prometheus.yml');

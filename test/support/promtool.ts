@@ -82,9 +82,9 @@ function nonEmptyLines(s: string): string[] {
     .filter((l) => l.length > 0);
 }
 
-/** Run `promtool check metrics` with `text` on stdin. */
-export async function checkMetrics(text: string): Promise<CheckMetricsResult> {
-  const res = await runProcess(findPromtoolBinary(), ['check', 'metrics'], { stdin: text });
+/** Run `promtool check metrics` with `text` on stdin (Debian's promtool unless `binary` names another). */
+export async function checkMetrics(text: string, binary: string = findPromtoolBinary()): Promise<CheckMetricsResult> {
+  const res = await runProcess(binary, ['check', 'metrics'], { stdin: text });
   const findings = [...nonEmptyLines(res.stderr), ...nonEmptyLines(res.stdout)];
   const problems: LintProblem[] = [];
   let parseError: string | undefined;

@@ -14,13 +14,18 @@ export interface PythonReference {
   readonly version: string;
   readonly text: string;
   readonly openmetrics: string;
+  /** The OpenMetrics for a scraper that asks for `escaping=allow-utf-8`, from clients that negotiate it (0.23.0 on). */
+  readonly openmetrics_allow_utf8?: string;
 }
 
 let importChecked = false;
 
-/** Runs a parity fixture with `input` as JSON on stdin and `env` added to the environment. */
-export function renderWithPython(script: string, input: unknown, env: NodeJS.ProcessEnv): PythonReference {
-  if (!importChecked) {
+/**
+ * Runs a parity fixture with `input` as JSON on stdin and `env` added to the environment, under
+ * Debian's prometheus_client or under `python` (the newest prometheus_client's virtual environment).
+ */
+export function renderWithPython(script: string, input: unknown, env: NodeJS.ProcessEnv, python = PYTHON): PythonReference {
+  if (python === PYTHON && !importChecked) {
     try {
       execFileSync(PYTHON, ['-c', 'import prometheus_client'], { stdio: 'pipe' });
     } catch (error) {
@@ -32,7 +37,7 @@ export function renderWithPython(script: string, input: unknown, env: NodeJS.Pro
     }
     importChecked = true;
   }
-  const output = execFileSync(PYTHON, [script], {
+  const output = execFileSync(python, [script], {
     input: JSON.stringify(input),
     env: { ...process.env, ...env },
     encoding: 'utf8',

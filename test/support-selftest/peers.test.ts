@@ -1,0 +1,45 @@
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+
+const ROOT = path.join(__dirname, '..', '..');
+const FIXTURE = path.join(__dirname, 'fixtures', 'needs-peer.fixture.ts');
+
+/** Runs mocha, as `npm test` does, on a suite that needs Prometheus 3, with an empty peers cache that builds nothing. */
+function runFixture(ci: boolean): { status: number | null; output: string } {
+  const cache = fs.mkdtempSync(path.join(os.tmpdir(), 'omni-peers-empty-'));
+  try {
+    const env: NodeJS.ProcessEnv = { ...process.env, OMNI_PEERS_CACHE: cache, OMNI_PEERS_BUILD: '0', CI: ci ? 'true' : 'false' };
+    const mocha = path.join(ROOT, 'node_modules', 'mocha', 'bin', 'mocha.js');
+    const args = [mocha, '--no-config', '-r', 'tsx/cjs', '-r', 'test/support/peers/root-hooks.ts', '--extension', 'ts', FIXTURE];
+    const result = spawnSync(process.execPath, args, { cwd: ROOT, env, encoding: 'utf8', timeout: 60_000 });
+    return { status: result.status, output: `${result.stdout}${result.stderr}` };
+  } finally {
+    fs.rmSync(cache, { recursive: true, force: true });
+  }
+}
+
+describe('tests that need a real peer, on a machine without it', function () {
+  this.timeout(120_000);
+
+  it('skip their suite with one line naming it, the peer and the command that gets it', () => {
+    const { status, output } = runFixture(false);
+    assert.equal(status, 0, output);
+    const lines = output.split('\n').filter((line) => line.includes('did not run'));
+    assert.equal(lines.length, 1, output);
+    assert.match(lines[0] ?? '', /1 suite\(s\) did not run \(the fixture suite\): they need Prometheus 3 .*OMNI_PEERS_BUILD=0.*`bash \.ci\/peers` gets it/);
+    assert.doesNotMatch(output, /FIXTURE TEST RAN/);
+    assert.match(output, /1 pending/);
+  });
+
+  it('under CI=true fail the run once, before any test, naming what is missing', () => {
+    const { status, output } = runFixture(true);
+    assert.notEqual(status, 0, output);
+    assert.equal(output.split('CI=true requires every peer').length, 2, output);
+    assert.match(output, /the fixture suite/);
+    assert.doesNotMatch(output, /FIXTURE TEST RAN/);
+    assert.match(output, /1 failing/);
+  });
+});

@@ -1,0 +1,240 @@
+/**
+ * Builds the real peers the tests talk to and keeps them in a cache folder outside the repository
+ * (`$OMNI_PEERS_CACHE`, default `~/.cache/omni-otel-metrics-peers`), one folder per peer and
+ * version, so a machine builds each once; `OMNI_PEERS_BUILD=0` takes them from the cache only. A folder counts only once its `peer.json` is written,
+ * which happens after the build succeeded and the folder was moved into place: an interrupted
+ * build leaves nothing that looks usable.
+ */
+import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { PROMETHEUS_BUILD_TAGS, PROMETHEUS_CLIENT_VERSION, PROMETHEUS_MODULE, PROMETHEUS_MODULE_VERSION } from './versions';
+
+export type PeerName = 'prometheus3' | 'collector' | 'client-golang' | 'prometheus-client';
+
+/** Where a ready peer's programs are. */
+export interface PeerPaths {
+  /** Program name → absolute path. */
+  readonly bin: Readonly<Record<string, string>>;
+  /** The version built, as the tests report it. */
+  readonly version: string;
+}
+
+interface PeerRecipe {
+  /** What a person would call it. */
+  readonly title: string;
+  /** The toolchain the build needs, found on this machine or undefined. */
+  readonly toolchain: () => string | undefined;
+  /** What is missing when the toolchain is. */
+  readonly toolchainHint: string;
+  /** Cache key: changes whenever what is built would change. */
+  readonly key: () => string;
+  readonly version: string;
+  /** Builds into `dir` (empty, made by the caller) with the toolchain; returns program name → path relative to `dir`. */
+  readonly build: (toolchain: string, dir: string, log: fs.WriteStream) => Promise<Record<string, string>>;
+}
+
+const PEERS_DIR = __dirname;
+/** The command that builds every peer, as CI runs it before the tests. */
+export const PEERS_COMMAND = 'bash .ci/peers';
+
+export function peersCacheRoot(): string {
+  return process.env.OMNI_PEERS_CACHE ?? path.join(process.env.XDG_CACHE_HOME ?? path.join(os.homedir(), '.cache'), 'omni-otel-metrics-peers');
+}
+
+function executable(file: string): boolean {
+  try {
+    fs.accessSync(file, fs.constants.X_OK);
+    return fs.statSync(file).isFile();
+  } catch {
+    return false;
+  }
+}
+
+function onPath(name: string, fallbacks: readonly string[] = []): string | undefined {
+  const dirs = (process.env.PATH ?? '').split(path.delimiter).filter((dir) => dir !== '');
+  return [...dirs.map((dir) => path.join(dir, name)), ...fallbacks].find(executable);
+}
+
+const goToolchain = (): string | undefined => onPath('go', ['/usr/local/go/bin/go']);
+
+/** A hash of the files a Go program is built from: editing one rebuilds it. */
+function sourceHash(folder: string): string {
+  const hash = createHash('sha256');
+  for (const file of ['go.mod', 'go.sum', 'main.go']) hash.update(file).update(fs.readFileSync(path.join(PEERS_DIR, folder, file)));
+  return hash.digest('hex').slice(0, 12);
+}
+
+/** Runs a build step with its output appended to the build log; rejects with the log's tail on failure. */
+function run(command: string, args: readonly string[], options: { cwd: string; env?: NodeJS.ProcessEnv }, log: fs.WriteStream): Promise<void> {
+  log.write(`$ ${command} ${args.join(' ')}\n`);
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { cwd: options.cwd, env: { ...process.env, ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let tail = '';
+    const keep = (chunk: Buffer): void => {
+      log.write(chunk);
+      tail = (tail + chunk.toString('utf8')).slice(-4000);
+    };
+    child.stdout.on('data', keep);
+    child.stderr.on('data', keep);
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      if (code === 0) resolve();
+      else reject(new Error(`${command} ${args.join(' ')} exited with ${code ?? signal}:\n${tail}`));
+    });
+  });
+}
+
+/**
+ * Go builds take both cores for minutes: `-p 2` keeps them from starting more compilers than the
+ * machine has, `-trimpath` and `-s -w` keep the binaries small and the same on every machine.
+ */
+const GO_ENV: NodeJS.ProcessEnv = { GOFLAGS: '-trimpath -buildvcs=false', CGO_ENABLED: '0' };
+const GO_BUILD_FLAGS = ['-p', '2', '-ldflags=-s -w'];
+
+function goProgram(folder: string, binary: string, title: string, version: string): PeerRecipe {
+  return {
+    title,
+    toolchain: goToolchain,
+    toolchainHint: 'Go (the `go` command on PATH)',
+    key: () => `${folder}-${sourceHash(folder)}`,
+    version,
+    build: async (go, dir, log) => {
+      await run(
+        go,
+        ['build', ...GO_BUILD_FLAGS, '-tags', PROMETHEUS_BUILD_TAGS, '-o', path.join(dir, binary), '.'],
+        { cwd: path.join(PEERS_DIR, folder), env: GO_ENV },
+        log,
+      );
+      return { [binary]: binary };
+    },
+  };
+}
+
+function goModuleVersion(folder: string, module: string): string {
+  const line = fs
+    .readFileSync(path.join(PEERS_DIR, folder, 'go.mod'), 'utf8')
+    .split('\n')
+    .find((text) => text.trim().startsWith(`${module} `));
+  return line?.trim().split(/\s+/)[1] ?? 'unknown';
+}
+
+const RECIPES: Readonly<Record<PeerName, PeerRecipe>> = {
+  prometheus3: {
+    title: `Prometheus 3 (${PROMETHEUS_MODULE}@${PROMETHEUS_MODULE_VERSION}) and its promtool`,
+    toolchain: goToolchain,
+    toolchainHint: 'Go (the `go` command on PATH)',
+    key: () => `prometheus-${PROMETHEUS_MODULE_VERSION}-${PROMETHEUS_BUILD_TAGS}`,
+    version: PROMETHEUS_MODULE_VERSION,
+    build: async (go, dir, log) => {
+      const packages = ['prometheus', 'promtool'].map((program) => `${PROMETHEUS_MODULE}/cmd/${program}@${PROMETHEUS_MODULE_VERSION}`);
+      await run(go, ['install', ...GO_BUILD_FLAGS, '-tags', PROMETHEUS_BUILD_TAGS, ...packages], { cwd: dir, env: { ...GO_ENV, GOBIN: dir } }, log);
+      return { prometheus: 'prometheus', promtool: 'promtool' };
+    },
+  },
+  collector: goProgram(
+    'collector',
+    'omni-otelcol',
+    `an OpenTelemetry Collector (otelcol ${goModuleVersion('collector', 'go.opentelemetry.io/collector/otelcol')}, contrib ${goModuleVersion('collector', 'github.com/open-telemetry/opentelemetry-collector-contrib/receiver/prometheusreceiver')})`,
+    goModuleVersion('collector', 'go.opentelemetry.io/collector/otelcol'),
+  ),
+  'client-golang': goProgram(
+    'client-golang',
+    'omni-client-golang',
+    `client_golang ${goModuleVersion('client-golang', 'github.com/prometheus/client_golang')} with common ${goModuleVersion('client-golang', 'github.com/prometheus/common')}`,
+    goModuleVersion('client-golang', 'github.com/prometheus/client_golang'),
+  ),
+  'prometheus-client': {
+    title: `Python prometheus_client ${PROMETHEUS_CLIENT_VERSION} (PyPI) in a virtual environment`,
+    // Any Python 3 that can make a virtual environment with pip (Debian's needs python3-venv).
+    toolchain: () => onPath('python3', ['/usr/bin/python3']),
+    toolchainHint: 'Python 3 with its venv module (Debian: python3-venv)',
+    key: () => `prometheus-client-${PROMETHEUS_CLIENT_VERSION}`,
+    version: PROMETHEUS_CLIENT_VERSION,
+    build: async (python, dir, log) => {
+      await run(python, ['-m', 'venv', dir], { cwd: dir }, log);
+      const pip = path.join(dir, 'bin', 'pip');
+      await run(pip, ['install', '--quiet', '--disable-pip-version-check', '--no-input', `prometheus-client==${PROMETHEUS_CLIENT_VERSION}`], { cwd: dir }, log);
+      return { python: path.join('bin', 'python') };
+    },
+  },
+};
+
+export const PEER_NAMES = Object.keys(RECIPES) as PeerName[];
+
+export function peerTitle(name: PeerName): string {
+  return RECIPES[name].title;
+}
+
+interface Stamp {
+  readonly bin: Record<string, string>;
+  readonly version: string;
+  readonly buildSeconds: number;
+}
+
+function readStamp(dir: string): PeerPaths | undefined {
+  try {
+    const stamp = JSON.parse(fs.readFileSync(path.join(dir, 'peer.json'), 'utf8')) as Stamp;
+    const bin = Object.fromEntries(Object.entries(stamp.bin).map(([name, file]) => [name, path.join(dir, file)]));
+    return Object.values(bin).every(executable) ? { bin, version: stamp.version } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The outcome of making one peer ready. */
+export type Provisioned =
+  { readonly ok: true; readonly paths: PeerPaths; readonly seconds: number; readonly built: boolean } | { readonly ok: false; readonly reason: string };
+
+/** The cached peer, if this machine has it built. */
+export function cachedPeer(name: PeerName): PeerPaths | undefined {
+  return readStamp(path.join(peersCacheRoot(), RECIPES[name].key()));
+}
+
+/**
+ * The peer from the cache, or built into it now. Never throws: a peer that cannot be had comes back
+ * with the reason, for the caller to skip or fail on.
+ */
+export async function provisionPeer(name: PeerName, progress: (line: string) => void = () => undefined): Promise<Provisioned> {
+  const started = performance.now();
+  const seconds = (): number => (performance.now() - started) / 1000;
+  const recipe = RECIPES[name];
+  let dir: string;
+  try {
+    dir = path.join(peersCacheRoot(), recipe.key());
+  } catch (error) {
+    return { ok: false, reason: `its sources are unreadable: ${(error as Error).message}` };
+  }
+  const cached = readStamp(dir);
+  if (cached) return { ok: true, paths: cached, seconds: seconds(), built: false };
+  if (process.env.OMNI_PEERS_BUILD === '0') return { ok: false, reason: `it is not in ${peersCacheRoot()} and OMNI_PEERS_BUILD=0 builds nothing` };
+  const toolchain = recipe.toolchain();
+  if (toolchain === undefined) return { ok: false, reason: `${recipe.toolchainHint} is not installed` };
+
+  fs.mkdirSync(peersCacheRoot(), { recursive: true });
+  const staging = fs.mkdtempSync(`${dir}.building-`);
+  const log = fs.createWriteStream(path.join(staging, 'build.log'));
+  progress(`building ${recipe.title} into ${dir} (log: ${path.join(staging, 'build.log')})`);
+  try {
+    const bin = await recipe.build(toolchain, staging, log);
+    const stamp: Stamp = { bin, version: recipe.version, buildSeconds: Math.round(seconds()) };
+    fs.writeFileSync(path.join(staging, 'peer.json'), `${JSON.stringify(stamp, null, 2)}\n`);
+    await new Promise<void>((resolve) => log.end(resolve));
+    try {
+      fs.renameSync(staging, dir);
+    } catch {
+      // Another run finished the same build first: keep its folder.
+      fs.rmSync(staging, { recursive: true, force: true });
+    }
+    const paths = readStamp(dir);
+    if (!paths) return { ok: false, reason: `the build finished but ${dir} holds no usable programs` };
+    return { ok: true, paths, seconds: seconds(), built: true };
+  } catch (error) {
+    await new Promise<void>((resolve) => log.end(resolve));
+    const reason = `its build failed after ${seconds().toFixed(0)} s (${(error as Error).message.trim()})`;
+    fs.rmSync(staging, { recursive: true, force: true });
+    return { ok: false, reason };
+  }
+}
