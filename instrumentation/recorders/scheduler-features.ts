@@ -60,6 +60,7 @@ const SCHEDULER_FEATURES: readonly SchedulerFeature[] = [
     for (const value of nixl.numKvExpiredReqs) series.nixlNumKvExpiredReqs.record(value);
   },
   ({ kvCacheEvictionEvents }, { series }) => {
+    if (kvCacheEvictionEvents.length === 0) return;
     for (const event of kvCacheEvictionEvents) {
       series.kvBlockLifetimeSeconds.record(event.lifetimeSeconds);
       series.kvBlockIdleBeforeEvictSeconds.record(event.idleSeconds);

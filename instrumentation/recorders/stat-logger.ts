@@ -288,7 +288,8 @@ export class OmniStatLogger {
       series.gpuPrefixCacheQueries.record(prefix.queries);
       series.gpuPrefixCacheHits.record(prefix.hits);
     }
-    for (const feature of this.features) feature(stats, record);
+    const features = this.features;
+    for (let i = 0; i < features.length; i++) (features[i] as SchedulerFeature)(stats, record);
   }
 
   private recordIteration(series: EngineSeries, stats: IterationStats): void {
