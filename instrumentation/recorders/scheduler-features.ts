@@ -1,4 +1,3 @@
-import type { FeatureOptions } from '../../views/catalog';
 import type { StageReplica } from '../../views/stage-replica-map';
 import type { SeriesStore } from '../../views/store/series-store';
 import type { SchedulerStats } from '../stats/types';
@@ -13,44 +12,48 @@ export interface FeatureTarget {
   readonly modelName: string;
 }
 
-/**
- * One optional part of a scheduler step (a connector, a cache, speculative decoding…): records
- * it when the step carries it, and returns at once when it does not (most steps carry none).
- */
-export type SchedulerFeature = (stats: SchedulerStats, target: FeatureTarget) => void;
+/** The fields of `SchedulerStats` every step fills; each of its other fields carries an optional feature. */
+type StepField =
+  | 'numRunningReqs'
+  | 'numWaitingReqs'
+  | 'numSkippedWaitingReqs'
+  | 'stepCounter'
+  | 'currentWave'
+  | 'kvCacheUsage'
+  | 'prefixCacheStats'
+  | 'waitingLoraAdapters'
+  | 'runningLoraAdapters'
+  | 'sleepStateOnly';
+
+/** A field of `SchedulerStats` that carries an optional part of a step (a connector, a cache, speculative decoding…). */
+export type FeatureField = Exclude<keyof SchedulerStats, StepField>;
+
+type FeatureRecorders = { readonly [K in FeatureField]: (value: NonNullable<SchedulerStats[K]>, target: FeatureTarget) => void };
 
 /**
- * Every optional part of a scheduler step the stat logger records. Each checks for itself whether
- * the step carries it, so a feature added here is recorded, and one missing here is missing
- * everywhere: there is no separate guard to keep in step with the list.
+ * What recording each optional part of a step means, by the field that carries it. The compiler
+ * refuses a table that leaves out a field of `SchedulerStats` (other than the ones every step
+ * fills): a feature added to the stats is recorded here or the build fails.
  */
-const SCHEDULER_FEATURES: readonly SchedulerFeature[] = [
-  ({ kvOffloadStats }, { store, modelName, engine, series }) => {
-    if (kvOffloadStats) recordKvOffload(store, modelName, engine, series, kvOffloadStats);
-  },
-  ({ simpleKvOffloadStats }, { store, modelName, engine }) => {
-    if (simpleKvOffloadStats) recordSimpleKvOffload(store, modelName, engine, simpleKvOffloadStats);
-  },
-  ({ connectorPrefixCacheStats: external }, { series }) => {
-    if (!external) return;
+const FEATURE_RECORDERS: FeatureRecorders = {
+  kvOffloadStats: (stats, { store, modelName, engine, series }) => recordKvOffload(store, modelName, engine, series, stats),
+  simpleKvOffloadStats: (stats, { store, modelName, engine }) => recordSimpleKvOffload(store, modelName, engine, stats),
+  connectorPrefixCacheStats: (external, { series }) => {
     series.externalPrefixCacheQueries.record(external.queries);
     series.externalPrefixCacheHits.record(external.hits);
   },
-  ({ mmCacheStats: mm }, { series }) => {
-    if (!mm) return;
+  mmCacheStats: (mm, { series }) => {
     series.mmCacheQueries.record(mm.queries);
     series.mmCacheHits.record(mm.hits);
   },
-  ({ specDecodingStats: spec }, { series }) => {
-    if (!spec) return;
+  specDecodingStats: (spec, { series }) => {
     series.specDecodeNumDrafts.record(spec.numDrafts);
     series.specDecodeNumDraftTokens.record(spec.numDraftTokens);
     series.specDecodeNumAcceptedTokens.record(spec.numAcceptedTokens);
     const perPosition = series.specDecodeNumAcceptedTokensPerPos;
     for (let position = 0; position < perPosition.length; position++) perPosition[position]?.record(spec.numAcceptedTokensPerPos[position] ?? 0);
   },
-  ({ kvConnectorStats: nixl }, { series }) => {
-    if (!nixl) return;
+  kvConnectorStats: (nixl, { series }) => {
     for (const value of nixl.transferDuration) series.nixlXferTimeSeconds.record(value);
     for (const value of nixl.postDuration) series.nixlPostTimeSeconds.record(value);
     for (const value of nixl.bytesTransferred) series.nixlBytesTransferred.record(value);
@@ -59,40 +62,50 @@ const SCHEDULER_FEATURES: readonly SchedulerFeature[] = [
     for (const value of nixl.numFailedNotifications) series.nixlNumFailedNotifications.record(value);
     for (const value of nixl.numKvExpiredReqs) series.nixlNumKvExpiredReqs.record(value);
   },
-  ({ kvCacheEvictionEvents }, { series }) => {
-    if (kvCacheEvictionEvents.length === 0) return;
-    for (const event of kvCacheEvictionEvents) {
+  kvCacheEvictionEvents: (events, { series }) => {
+    for (const event of events) {
       series.kvBlockLifetimeSeconds.record(event.lifetimeSeconds);
       series.kvBlockIdleBeforeEvictSeconds.record(event.idleSeconds);
       for (const gap of event.reuseGapsSeconds) series.kvBlockReuseGapSeconds.record(gap);
     }
   },
-  ({ perfStats: perf }, { series }) => {
+  perfStats: (perf, { series }) => {
     // An all-zero estimate is no estimate (the engine has no performance model): nothing is added.
-    if (!perf || (perf.numFlopsPerGpu === 0 && perf.numReadBytesPerGpu === 0 && perf.numWriteBytesPerGpu === 0)) return;
+    if (perf.numFlopsPerGpu === 0 && perf.numReadBytesPerGpu === 0 && perf.numWriteBytesPerGpu === 0) return;
     series.estimatedFlopsPerGpu.record(perf.numFlopsPerGpu);
     series.estimatedReadBytesPerGpu.record(perf.numReadBytesPerGpu);
     series.estimatedWriteBytesPerGpu.record(perf.numWriteBytesPerGpu);
   },
-  ({ sleepState }, { series }) => {
-    if (sleepState) recordSleepState(series, sleepState.sleeping, sleepState.level);
-  },
-];
+  sleepState: (sleep, { series }) => recordSleepState(series, sleep.sleeping, sleep.level),
+};
+
+/** Every feature field, in the table's order. */
+export const FEATURE_FIELDS = Object.keys(FEATURE_RECORDERS) as readonly FeatureField[];
 
 /**
- * The features a stat logger records for its configuration: with LoRA on, every step also sets
- * `vllm:lora_requests_info` (one series per distinct adapter set, valued with the current time,
- * as vLLM does), whatever else the step carries.
+ * Whether a step carries any optional feature: the one test most steps, which carry none, stop
+ * at. A test checks it against every field of `FEATURE_FIELDS`.
  */
-export function schedulerFeaturesFor(features: FeatureOptions | undefined, wallClock: () => number): readonly SchedulerFeature[] {
-  const lora = features?.lora;
-  if (!lora) return SCHEDULER_FEATURES;
-  const loraInfo: SchedulerFeature = (stats, { store }) => {
-    const running = Object.keys(stats.runningLoraAdapters).join(',');
-    const waiting = Object.keys(stats.waitingLoraAdapters).join(',');
-    store.bind('upstream.loraRequestsInfo', [lora.maxLoras, waiting, running]).record(wallClock());
-  };
-  return [...SCHEDULER_FEATURES, loraInfo];
+export function carriesFeature(stats: SchedulerStats): boolean {
+  return !!(
+    stats.kvOffloadStats ||
+    stats.simpleKvOffloadStats ||
+    stats.connectorPrefixCacheStats ||
+    stats.mmCacheStats ||
+    stats.specDecodingStats ||
+    stats.kvConnectorStats ||
+    stats.kvCacheEvictionEvents.length !== 0 ||
+    stats.perfStats ||
+    stats.sleepState
+  );
+}
+
+/** Records every optional feature the step carries, in the table's order. */
+export function recordFeatures(stats: SchedulerStats, target: FeatureTarget): void {
+  for (const field of FEATURE_FIELDS) {
+    const value = stats[field];
+    if (value) (FEATURE_RECORDERS[field] as (value: unknown, target: FeatureTarget) => void)(value, target);
+  }
 }
 
 /** vLLM's `record_sleep_state(sleep, level)` on one engine's series: one of the three states is 1. */

@@ -14,7 +14,7 @@ import { LABEL_NAME_PATTERN } from '../../views/names';
 import { UnreadableInput } from './never-throw';
 import { bindEngineSeries, type EngineSeries } from './engine-series';
 import { AdmissionRejections } from './admission-rejections';
-import { recordSleepState, schedulerFeaturesFor, type FeatureTarget, type SchedulerFeature } from './scheduler-features';
+import { carriesFeature, recordFeatures, recordSleepState, type FeatureTarget } from './scheduler-features';
 
 /** vLLM's `CacheConfig.metrics_info()`: field name → value, exposed as `vllm:cache_config_info` labels. */
 export type CacheConfigInfo = Readonly<Record<string, string | number | boolean | null>>;
@@ -78,8 +78,6 @@ export class OmniStatLogger {
   private readonly wallClock: () => number;
   private genAi: IterationStatsSink | undefined;
   private admissionRejections: AdmissionRejections | undefined;
-  /** The optional parts of a scheduler step this configuration records. */
-  private readonly features: readonly SchedulerFeature[];
 
   constructor(
     private readonly store: SeriesStore,
@@ -97,7 +95,6 @@ export class OmniStatLogger {
       entries.map(([, engine]) => engine),
       options.features,
     );
-    this.features = schedulerFeaturesFor(options.features, this.wallClock);
     entries.forEach(([engineIdx, engine], i) => this.engines.set(engineIdx, this.engineRecord(engine, bound[i] as EngineSeries)));
     for (const { series } of this.engines.values()) recordSleepState(series, false, 0);
     if (options.cacheConfig) {
@@ -288,8 +285,14 @@ export class OmniStatLogger {
       series.gpuPrefixCacheQueries.record(prefix.queries);
       series.gpuPrefixCacheHits.record(prefix.hits);
     }
-    const features = this.features;
-    for (let i = 0; i < features.length; i++) (features[i] as SchedulerFeature)(stats, record);
+    if (carriesFeature(stats)) recordFeatures(stats, record);
+    const lora = this.options.features?.lora;
+    if (lora) {
+      // One series per distinct adapter set, valued with the current time, as vLLM does.
+      const running = Object.keys(stats.runningLoraAdapters).join(',');
+      const waiting = Object.keys(stats.waitingLoraAdapters).join(',');
+      this.store.bind('upstream.loraRequestsInfo', [lora.maxLoras, waiting, running]).record(this.wallClock());
+    }
   }
 
   private recordIteration(series: EngineSeries, stats: IterationStats): void {
