@@ -22,7 +22,7 @@ export {
   type TransferTxInput,
 } from './recorders/orchestrator-aggregator';
 export { OmniStageReplicaMetrics, type StageReplicaSample } from './recorders/stage-replica-metrics';
-export { OmniStatLogger, type CacheConfigInfo, type EngineEntry, type IterationStatsSink, type OmniStatLoggerOptions } from './recorders/stat-logger';
+export { OmniStatLogger, type CacheConfigInfo, type IterationStatsSink, type OmniStatLoggerOptions } from './recorders/stat-logger';
 export { OmniGenAiMetrics, GEN_AI_METER_NAME } from './recorders/gen-ai-metrics';
 export { countAudioFrames, audioChunkPcmBytes } from './audio/frames';
 export { computeContinuityStats, AUDIO_CONTINUITY_DEFAULT_THRESHOLD_S, type ContinuityOptions, type ContinuityStats } from './audio/continuity';

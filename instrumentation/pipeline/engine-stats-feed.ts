@@ -1,7 +1,7 @@
-import type { EngineEntry, OmniStatLogger } from '../recorders/stat-logger';
-import type { IterationStats } from '../stats/iteration-stats';
+import type { OmniStatLogger } from '../recorders/stat-logger';
+import { IterationStats } from '../stats/iteration-stats';
 import { RequestStatsBuilder } from '../stats/request-stats-builder';
-import { isFinishReason, type SchedulerStats } from '../stats/types';
+import { isFinishReason } from '../stats/types';
 import { DENSE_REPLICA_IDS, type StageReplicaMap } from '../../views/stage-replica-map';
 import type { EngineCoreEvent, EngineCoreOutput, EngineCoreOutputs, StageRequest } from './host-contract';
 
@@ -9,8 +9,6 @@ import type { EngineCoreEvent, EngineCoreOutput, EngineCoreOutputs, StageRequest
 interface ReplicaFeed {
   readonly engineIdx: number;
   readonly builder: RequestStatsBuilder;
-  /** Where the replica's polls are recorded (undefined: the stat logger does not know the engine). */
-  readonly engine: EngineEntry | undefined;
 }
 
 /**
@@ -20,8 +18,8 @@ interface ReplicaFeed {
  */
 export class EngineStatsFeed {
   /**
-   * Per engine index of a live replica: its builder and the stat logger's entry for it. A replica
-   * that leaves takes both (and the requests it tracked) with it.
+   * Per engine index of a live replica: its builder. A replica that leaves takes it (and the
+   * requests it tracked) with it.
    */
   private readonly replicas = new Map<number, ReplicaFeed>();
   /**
@@ -36,8 +34,11 @@ export class EngineStatsFeed {
    */
   private readonly enginesByRequest = new Map<string, number[]>();
   private readonly unsubscribe: () => void;
-  /** One IterationStats object serves every poll (polls are handled one at a time). */
-  private spareIteration: IterationStats | undefined;
+  /**
+   * The one IterationStats every poll fills: polls are handled one at a time, and the stat logger
+   * and its sinks read it during `record()` only.
+   */
+  private readonly iteration = new IterationStats();
 
   constructor(
     private readonly stageReplicaMap: StageReplicaMap,
@@ -79,66 +80,27 @@ export class EngineStatsFeed {
     });
   }
 
+  /**
+   * One poll of one replica, as vLLM's frontend handles a batch of engine-core outputs: each
+   * output applied as it comes to the poll's `IterationStats` (none for a poll without outputs),
+   * then the stat logger's `record(scheduler, iteration, engine)`. The iteration's wall-clock
+   * stamp is read when the poll's first TTFT or e2e needs it, so a poll of decode steps reads no clock.
+   */
   polled(stageId: number, replicaId: number, outputs: EngineCoreOutputs): void {
     const engineIdx = this.stageReplicaMap.engineIndex(stageId, replicaId);
     if (engineIdx === undefined) return;
-    const replica = this.polledReplica(stageId, replicaId, engineIdx);
-    const builder = replica.builder;
-    const entry = replica.engine;
-    const ts = outputs.timestamp;
+    const builder = this.polledReplica(stageId, replicaId, engineIdx).builder;
     const list = outputs.outputs;
-    // As vLLM's frontend, each output is applied as it comes. A decode step (no events, not
-    // finishing) of a request past its first token needs no IterationStats: its latency is recorded at
-    // once, its tokens summed. Anything else goes through the poll's IterationStats, started when
-    // the first such output comes; vLLM stamps it when the batch comes in, here the stamp is read
-    // when the step's first TTFT or e2e needs it.
     let iteration: IterationStats | undefined;
-    let decodeTokens = 0;
-    for (let i = 0; i < list.length; i++) {
-      const output = list[i] as EngineCoreOutput;
-      const count = output.numNewTokens;
-      if (entry !== undefined && !output.events && !output.finishReason && count > 0) {
-        const latency = builder.decoded(output.requestId, count, ts);
-        if (!Number.isNaN(latency)) {
-          decodeTokens += count;
-          this.statLogger.recordInterTokenLatency(entry, latency);
-          continue;
-        }
-      }
-      iteration ??= builder.startIteration(undefined, this.spareIteration);
-      this.applyOutput(builder, engineIdx, output, ts);
+    if (list.length !== 0) {
+      iteration = builder.startIteration(undefined, this.iteration);
+      for (let i = 0; i < list.length; i++) this.applyOutput(builder, engineIdx, list[i] as EngineCoreOutput, outputs.timestamp);
+      builder.takeIterationStats();
     }
-    const schedulerStats = outputs.schedulerStats ?? undefined;
-    if (iteration === undefined) {
-      // A stats-only poll records no iteration; a poll of decode steps only, its tokens.
-      if (decodeTokens === 0) this.statLogger.recordEngine(entry, engineIdx, schedulerStats, undefined);
-      else this.statLogger.recordDecodeStep(entry, engineIdx, schedulerStats, decodeTokens);
-      return;
-    }
-    this.recordIteration(builder, entry, engineIdx, schedulerStats, iteration, decodeTokens);
+    this.statLogger.record(outputs.schedulerStats, iteration, engineIdx);
   }
 
-  /** Closes a poll's iteration (its decode tokens added) and records it with the poll's scheduler stats. */
-  private recordIteration(
-    builder: RequestStatsBuilder,
-    entry: EngineEntry | undefined,
-    engineIdx: number,
-    schedulerStats: SchedulerStats | undefined,
-    iteration: IterationStats,
-    decodeTokens: number,
-  ): void {
-    builder.takeIterationStats();
-    iteration.numGenerationTokens += decodeTokens;
-    this.statLogger.recordEngine(entry, engineIdx, schedulerStats, iteration);
-    // The stat logger and its sinks read an iteration during record() only: the next poll refills it.
-    this.spareIteration = iteration;
-  }
-
-  /**
-   * An output that is no plain decode step (events, a first token, a finish), applied to the
-   * poll's open iteration. Out of line: the decode steps that make up most polls stay small
-   * enough for V8 to inline what they call.
-   */
+  /** One engine-core output of a poll: its events, its new tokens, its finish (vLLM's `OutputProcessor.process_outputs`, per request). */
   private applyOutput(builder: RequestStatsBuilder, engineIdx: number, output: EngineCoreOutput, ts: number): void {
     const id = output.requestId;
     const events = output.events;
@@ -186,7 +148,7 @@ export class EngineStatsFeed {
   private replica(engineIdx: number): ReplicaFeed {
     let replica = this.replicas.get(engineIdx);
     if (replica === undefined) {
-      replica = { engineIdx, builder: new RequestStatsBuilder(), engine: this.statLogger.engineEntry(engineIdx) };
+      replica = { engineIdx, builder: new RequestStatsBuilder() };
       this.replicas.set(engineIdx, replica);
     }
     return replica;

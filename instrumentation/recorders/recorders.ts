@@ -4,6 +4,7 @@ import type { FeatureOptions, ResolvedCatalog } from '../../views/catalog';
 import type { StageReplicaMap } from '../../views/stage-replica-map';
 import type { SeriesStore } from '../../views/store/series-store';
 import { PACKAGE_VERSION, type NamingScheme } from '../../views/views';
+import { optionKeys } from '../../views/option-checks';
 import { OmniCustomMetrics } from './custom-metrics';
 import { GEN_AI_METER_NAME, OmniGenAiMetrics } from './gen-ai-metrics';
 import { OmniDiffusionMetrics } from './diffusion-metrics';
@@ -59,24 +60,32 @@ export interface OmniRecorders {
 }
 
 /**
+ * The name of every recorder of a set, optional ones included: the compiler refuses a list that
+ * misses one, so a recorder added to `OmniRecorders` cannot be left out of `recordersOf`.
+ */
+const RECORDER_NAMES = optionKeys<OmniRecorders>({
+  pipeline: true,
+  audio: true,
+  stageService: true,
+  diffusion: true,
+  transfer: true,
+  stageReplica: true,
+  realtimeVad: true,
+  custom: true,
+  statLogger: true,
+  genAi: true,
+  requestLabelled: true,
+}) as ReadonlyArray<keyof OmniRecorders>;
+
+/**
  * The recorders of `source` (a handle) in an object of their own, which the hooks read on every
  * call they observe: the handle is a dictionary-mode object to V8 (its `meterProvider` accessor
  * makes it one), where each read is a hash lookup; this copy has fast, fixed-offset properties.
  */
 export function recordersOf(source: OmniRecorders): OmniRecorders {
-  return {
-    pipeline: source.pipeline,
-    audio: source.audio,
-    stageService: source.stageService,
-    diffusion: source.diffusion,
-    transfer: source.transfer,
-    stageReplica: source.stageReplica,
-    realtimeVad: source.realtimeVad,
-    custom: source.custom,
-    statLogger: source.statLogger,
-    genAi: source.genAi,
-    requestLabelled: source.requestLabelled,
-  };
+  const recorders: Partial<Record<keyof OmniRecorders, unknown>> = {};
+  for (const name of RECORDER_NAMES) recorders[name] = source[name];
+  return recorders as OmniRecorders;
 }
 
 /** Stops what a recorder set runs in the background: log timers, replica-change subscriptions. */

@@ -6,7 +6,7 @@ import type { StageReplica, StageReplicaMap } from '../../views/stage-replica-ma
 import type { SeriesStore } from '../../views/store/series-store';
 import { NOOP_SERIES } from '../../views/store/series';
 import type { IterationStats } from '../stats/iteration-stats';
-import { LoggingStatLogger, type IterationStatsSummary } from '../stats/logging-stat-logger';
+import { LoggingStatLogger } from '../stats/logging-stat-logger';
 import { DEFAULT_LOG_STATS_INTERVAL_SECONDS, PeriodicLogger } from '../stats/periodic-logger';
 import { isFinishReason, type SchedulerStats } from '../stats/types';
 import { pythonFloatRepr } from '../../views/go-float';
@@ -14,7 +14,7 @@ import { LABEL_NAME_PATTERN } from '../../views/names';
 import { UnreadableInput } from './never-throw';
 import { bindEngineSeries, type EngineSeries } from './engine-series';
 import { AdmissionRejections } from './admission-rejections';
-import { recordKvOffload, recordSimpleKvOffload } from './kv-offload-recorder';
+import { carriesFeature, recordFeatures, recordSleepState, type FeatureTarget } from './scheduler-features';
 
 /** vLLM's `CacheConfig.metrics_info()`: field name → value, exposed as `vllm:cache_config_info` labels. */
 export type CacheConfigInfo = Readonly<Record<string, string | number | boolean | null>>;
@@ -53,17 +53,9 @@ const STAT_LOGGER_OPTION_KEYS = optionKeys<OmniStatLoggerOptions>({
   genAi: true,
 });
 
-/** One engine's series and, with periodic logging on, the logger of its log lines. */
-interface EngineRecord {
-  readonly series: EngineSeries;
+/** One engine's series (what its scheduler features record into) and, with periodic logging on, the logger of its log lines. */
+interface EngineRecord extends FeatureTarget {
   logger: LoggingStatLogger | undefined;
-}
-
-declare const engineEntryBrand: unique symbol;
-
-/** One engine's place in a stat logger, from `engineEntry()`: opaque, handed back to `recordEngine()`. */
-export interface EngineEntry {
-  readonly [engineEntryBrand]: true;
 }
 
 /**
@@ -73,7 +65,7 @@ export interface EngineEntry {
  * at zero, each replica reported awake). Never throws into the caller.
  */
 export class OmniStatLogger {
-  /** Per engine index: its series and its log-line logger (the hooks' feed looks each up once, `engineEntry`). */
+  /** Per engine index: its series and its log-line logger. */
   private readonly engines = new Map<number, EngineRecord>();
   private readonly periodic?: PeriodicLogger;
   private cacheConfigLabels: Readonly<Record<string, string>> | undefined;
@@ -86,7 +78,6 @@ export class OmniStatLogger {
   private readonly wallClock: () => number;
   private genAi: IterationStatsSink | undefined;
   private admissionRejections: AdmissionRejections | undefined;
-  private readonly decodeSummary = { promptTokenStats: Object.freeze({ computed: 0 }), numGenerationTokens: 0, numCorruptedReqs: 0, numPreemptedReqs: 0 };
 
   constructor(
     private readonly store: SeriesStore,
@@ -104,8 +95,8 @@ export class OmniStatLogger {
       entries.map(([, engine]) => engine),
       options.features,
     );
-    entries.forEach(([engineIdx], i) => this.engines.set(engineIdx, { series: bound[i] as EngineSeries, logger: undefined }));
-    for (const { series } of this.engines.values()) this.recordSleepStateOn(series, false, 0);
+    entries.forEach(([engineIdx, engine], i) => this.engines.set(engineIdx, this.engineRecord(engine, bound[i] as EngineSeries)));
+    for (const { series } of this.engines.values()) recordSleepState(series, false, 0);
     if (options.cacheConfig) {
       validateCacheConfig(options.cacheConfig);
       this.logEngineInitialized(options.cacheConfig);
@@ -130,9 +121,9 @@ export class OmniStatLogger {
       if (engine === undefined || this.engines.has(engineIdx)) return;
       const [series] = bindEngineSeries(this.store, this.options.modelName, [engine], this.options.features);
       if (series === undefined) return;
-      const entry: EngineRecord = { series, logger: undefined };
+      const entry = this.engineRecord(engine, series);
       this.engines.set(engineIdx, entry);
-      this.recordSleepStateOn(series, false, 0);
+      recordSleepState(series, false, 0);
       if (this.cacheConfigLabels) this.store.bind('upstream.cacheConfigInfo', [engine.stage, engine.replica], this.cacheConfigLabels).record(1);
       this.addLoggingLogger(entry, engine);
     } catch (error) {
@@ -164,103 +155,27 @@ export class OmniStatLogger {
   }
 
   /**
-   * One poll of one replica: scheduler stats (gauges, cache counters, feature families) and/or
-   * iteration stats (tokens, latencies, finished requests), for flat engine index `engineIdx`.
+   * One poll of one replica, as vLLM's `record(scheduler_stats, iteration_stats, engine_idx)`:
+   * scheduler stats (gauges, cache counters, feature families) and/or iteration stats (tokens,
+   * latencies, finished requests), for flat engine index `engineIdx`. An index the stage/replica
+   * map does not know has no series (vLLM raises): its stats are dropped with one warning.
    */
   record(schedulerStats: SchedulerStats | null | undefined, iterationStats: IterationStats | null | undefined, engineIdx: number): void {
-    this.recordInto(this.engine(engineIdx), engineIdx, schedulerStats, iterationStats);
-  }
-
-  /**
-   * The entry `record` finds for `engineIdx` (warning once when there is none), for a caller that
-   * records many polls of one engine: it looks the entry up once, not on every poll. The entry
-   * is the engine's while it is in the stage/replica map.
-   */
-  engineEntry(engineIdx: number): EngineEntry | undefined {
-    return this.engine(engineIdx) as unknown as EngineEntry | undefined;
-  }
-
-  /** `record` into an entry `engineEntry` gave for `engineIdx` (nothing when it gave none). */
-  recordEngine(
-    entry: EngineEntry | undefined,
-    engineIdx: number,
-    schedulerStats: SchedulerStats | null | undefined,
-    iterationStats: IterationStats | null | undefined,
-  ): void {
-    this.recordInto(entry as unknown as EngineRecord | undefined, engineIdx, schedulerStats, iterationStats);
-  }
-
-  /**
-   * A decode output's inter-token latency, recorded as it comes. The hooks' feed applies a poll's
-   * decode outputs at once, with no `IterationStats` (nothing but these families reads their
-   * latencies); `recordDecodeStep` then records the rest of the poll.
-   */
-  recordInterTokenLatency(entry: EngineEntry, latency: number): void {
     try {
-      const series = (entry as unknown as EngineRecord).series;
-      series.interTokenLatencySeconds.record(latency);
-      // The deprecated twin is hidden unless asked for.
-      const timePerOutputToken = series.timePerOutputTokenSeconds;
-      if (timePerOutputToken !== NOOP_SERIES) timePerOutputToken.record(latency);
-    } catch (error) {
-      // Not an entry `engineEntry` gave (the series the latency would go to cannot be found).
-      this.dropped('recordInterTokenLatency', error);
-    }
-  }
-
-  /**
-   * A poll whose outputs were all decode steps, their latencies recorded by
-   * `recordInterTokenLatency`: records what `recordEngine` records of the same poll given an
-   * iteration of `tokens` generated tokens and nothing else. Most polls are such steps: this path
-   * is kept apart from `recordInto`, and small enough that V8 inlines it with what it calls.
-   */
-  recordDecodeStep(entry: EngineEntry | undefined, engineIdx: number, schedulerStats: SchedulerStats | null | undefined, tokens: number): void {
-    const record = entry as unknown as EngineRecord | undefined;
-    if (record === undefined) return;
-    try {
-      const series = record.series;
-      if (schedulerStats) this.recordSchedulerStep(engineIdx, series, schedulerStats);
-      // What `recordIteration` records of an iteration of decode tokens only (the GenAI
-      // histograms take nothing from one).
-      series.generationTokens.record(tokens);
-      series.iterationTokensTotal.record(tokens);
-      if (record.logger !== undefined) this.logStep(record.logger, schedulerStats, undefined, tokens);
-    } catch (error) {
-      this.dropped('record', error);
-    }
-  }
-
-  private recordInto(
-    record: EngineRecord | undefined,
-    engineIdx: number,
-    schedulerStats: SchedulerStats | null | undefined,
-    iterationStats: IterationStats | null | undefined,
-  ): void {
-    if (record === undefined) return;
-    try {
-      const series = record.series;
-      if (schedulerStats) this.recordSchedulerStep(engineIdx, series, schedulerStats);
+      const record = this.engine(engineIdx);
+      if (record === undefined) return;
+      if (schedulerStats) this.recordSchedulerStep(record, schedulerStats);
       if (iterationStats) {
-        this.recordIteration(series, iterationStats);
-        const genAi = this.genAi;
-        const engine = genAi ? this.options.stageReplicaMap.lookup(engineIdx) : undefined;
-        if (engine) genAi?.recordIteration(engine, iterationStats);
+        this.recordIteration(record.series, iterationStats);
+        this.genAi?.recordIteration(record.engine, iterationStats);
       }
-      if (record.logger !== undefined) this.logStep(record.logger, schedulerStats, iterationStats, 0);
+      if (record.logger !== undefined) {
+        const stepStats = schedulerStats && !schedulerStats.sleepStateOnly ? schedulerStats : undefined;
+        record.logger.record(stepStats, iterationStats ?? undefined);
+      }
     } catch (error) {
       this.dropped('record', error);
     }
-  }
-
-  /** Hands one poll to the engine's periodic log line (a poll of `decodeTokens` decode steps when `iterationStats` is absent). */
-  private logStep(
-    logger: LoggingStatLogger,
-    schedulerStats: SchedulerStats | null | undefined,
-    iterationStats: IterationStats | null | undefined,
-    decodeTokens: number,
-  ): void {
-    const stepStats = schedulerStats && !schedulerStats.sleepStateOnly ? schedulerStats : undefined;
-    logger.record(stepStats, iterationStats ?? (decodeTokens !== 0 ? this.decodeOnly(decodeTokens) : undefined));
   }
 
   /**
@@ -276,19 +191,13 @@ export class OmniStatLogger {
     }
   }
 
-  private recordOffloadConnectors(engineIdx: number, series: EngineSeries, stats: SchedulerStats): void {
-    const engine = this.options.stageReplicaMap.lookup(engineIdx);
-    if (engine && stats.kvOffloadStats) recordKvOffload(this.store, this.options.modelName, engine, series, stats.kvOffloadStats);
-    if (engine && stats.simpleKvOffloadStats) recordSimpleKvOffload(this.store, this.options.modelName, engine, stats.simpleKvOffloadStats);
-  }
-
   /** vLLM's `record_sleep_state(sleep, level)` for one engine (every engine when omitted). */
   recordSleepState(sleeping: boolean, level: number, engineIdx?: number): void {
     try {
       const targets = engineIdx === undefined ? [...this.engines.keys()] : [engineIdx];
       for (const index of targets) {
         const entry = this.engine(index);
-        if (entry !== undefined) this.recordSleepStateOn(entry.series, sleeping, level);
+        if (entry !== undefined) recordSleepState(entry.series, sleeping, level);
       }
     } catch (error) {
       this.dropped('recordSleepState', error);
@@ -316,15 +225,6 @@ export class OmniStatLogger {
     }
   }
 
-  /**
-   * The log-line summary of an iteration of `tokens` decode tokens and nothing else: one object,
-   * refilled for every such poll (a logger reads it during `record` only).
-   */
-  private decodeOnly(tokens: number): IterationStatsSummary {
-    this.decodeSummary.numGenerationTokens = tokens;
-    return this.decodeSummary;
-  }
-
   private addLoggingLogger(entry: EngineRecord | undefined, { stage, replica }: StageReplica): void {
     if (this.periodic === undefined || entry === undefined) return;
     const sink = this.options.logSink ?? { info: (line: string) => console.info(line) };
@@ -347,6 +247,10 @@ export class OmniStatLogger {
     this.unsubscribe();
   }
 
+  private engineRecord(engine: StageReplica, series: EngineSeries): EngineRecord {
+    return { series, engine, store: this.store, modelName: this.options.modelName, logger: undefined };
+  }
+
   private engine(engineIdx: number): EngineRecord | undefined {
     const entry = this.engines.get(engineIdx);
     if (entry === undefined) {
@@ -356,28 +260,15 @@ export class OmniStatLogger {
     return entry;
   }
 
-  /** One poll's scheduler stats: the gauges and cache counters every step sets, then whatever else the step carries. */
-  private recordSchedulerStep(engineIdx: number, series: EngineSeries, stats: SchedulerStats): void {
-    this.recordScheduler(series, stats);
-    // Absent from most steps: kept out of line, so that V8 inlines the path every step takes.
-    if (stats.kvOffloadStats || stats.simpleKvOffloadStats) this.recordOffloadConnectors(engineIdx, series, stats);
-    if (
-      stats.connectorPrefixCacheStats ||
-      stats.mmCacheStats ||
-      stats.specDecodingStats ||
-      stats.kvConnectorStats ||
-      stats.kvCacheEvictionEvents.length !== 0 ||
-      stats.perfStats ||
-      stats.sleepState ||
-      this.options.features?.lora
-    )
-      this.recordSchedulerFeatures(series, stats);
-  }
-
-  private recordScheduler(series: EngineSeries, stats: SchedulerStats): void {
-    // A sleep-state-only update is telemetry, not a scheduler step: its zero counts must not overwrite the gauges.
+  /**
+   * One poll's scheduler stats: the gauges and cache counters every step sets, then whichever
+   * optional features the step carries. A sleep-state-only update is telemetry, not a scheduler
+   * step: its zero counts must not overwrite the gauges.
+   */
+  private recordSchedulerStep(record: EngineRecord, stats: SchedulerStats): void {
+    const series = record.series;
     if (stats.sleepStateOnly) {
-      if (stats.sleepState) this.recordSleepStateOn(series, stats.sleepState.sleeping, stats.sleepState.level);
+      if (stats.sleepState) recordSleepState(series, stats.sleepState.sleeping, stats.sleepState.level);
       return;
     }
     series.numRequestsRunning.record(stats.numRunningReqs);
@@ -394,44 +285,7 @@ export class OmniStatLogger {
       series.gpuPrefixCacheQueries.record(prefix.queries);
       series.gpuPrefixCacheHits.record(prefix.hits);
     }
-  }
-
-  /** The scheduler stats of optional features (connectors, caches, speculative decoding, LoRA, sleep…). */
-  private recordSchedulerFeatures(series: EngineSeries, stats: SchedulerStats): void {
-    if (stats.sleepStateOnly) return;
-    if (stats.connectorPrefixCacheStats) {
-      series.externalPrefixCacheQueries.record(stats.connectorPrefixCacheStats.queries);
-      series.externalPrefixCacheHits.record(stats.connectorPrefixCacheStats.hits);
-    }
-    if (stats.mmCacheStats) {
-      series.mmCacheQueries.record(stats.mmCacheStats.queries);
-      series.mmCacheHits.record(stats.mmCacheStats.hits);
-    }
-    const spec = stats.specDecodingStats;
-    if (spec) {
-      series.specDecodeNumDrafts.record(spec.numDrafts);
-      series.specDecodeNumDraftTokens.record(spec.numDraftTokens);
-      series.specDecodeNumAcceptedTokens.record(spec.numAcceptedTokens);
-      const perPosition = series.specDecodeNumAcceptedTokensPerPos;
-      for (let position = 0; position < perPosition.length; position++) perPosition[position]?.record(spec.numAcceptedTokensPerPos[position] ?? 0);
-    }
-    const nixl = stats.kvConnectorStats;
-    if (nixl) {
-      for (let i = 0; i < nixl.transferDuration.length; i++) series.nixlXferTimeSeconds.record(nixl.transferDuration[i] as number);
-      for (let i = 0; i < nixl.postDuration.length; i++) series.nixlPostTimeSeconds.record(nixl.postDuration[i] as number);
-      for (let i = 0; i < nixl.bytesTransferred.length; i++) series.nixlBytesTransferred.record(nixl.bytesTransferred[i] as number);
-      for (let i = 0; i < nixl.numDescriptors.length; i++) series.nixlNumDescriptors.record(nixl.numDescriptors[i] as number);
-      for (let i = 0; i < nixl.numFailedTransfers.length; i++) series.nixlNumFailedTransfers.record(nixl.numFailedTransfers[i] as number);
-      for (let i = 0; i < nixl.numFailedNotifications.length; i++) series.nixlNumFailedNotifications.record(nixl.numFailedNotifications[i] as number);
-      for (let i = 0; i < nixl.numKvExpiredReqs.length; i++) series.nixlNumKvExpiredReqs.record(nixl.numKvExpiredReqs[i] as number);
-    }
-    const evictions = stats.kvCacheEvictionEvents;
-    for (let i = 0; i < evictions.length; i++) {
-      const event = evictions[i] as (typeof evictions)[number];
-      series.kvBlockLifetimeSeconds.record(event.lifetimeSeconds);
-      series.kvBlockIdleBeforeEvictSeconds.record(event.idleSeconds);
-      for (const gap of event.reuseGapsSeconds) series.kvBlockReuseGapSeconds.record(gap);
-    }
+    if (carriesFeature(stats)) recordFeatures(stats, record);
     const lora = this.options.features?.lora;
     if (lora) {
       // One series per distinct adapter set, valued with the current time, as vLLM does.
@@ -439,25 +293,12 @@ export class OmniStatLogger {
       const waiting = Object.keys(stats.waitingLoraAdapters).join(',');
       this.store.bind('upstream.loraRequestsInfo', [lora.maxLoras, waiting, running]).record(this.wallClock());
     }
-    const perf = stats.perfStats;
-    if (perf && (perf.numFlopsPerGpu !== 0 || perf.numReadBytesPerGpu !== 0 || perf.numWriteBytesPerGpu !== 0)) {
-      series.estimatedFlopsPerGpu.record(perf.numFlopsPerGpu);
-      series.estimatedReadBytesPerGpu.record(perf.numReadBytesPerGpu);
-      series.estimatedWriteBytesPerGpu.record(perf.numWriteBytesPerGpu);
-    }
-    if (stats.sleepState) this.recordSleepStateOn(series, stats.sleepState.sleeping, stats.sleepState.level);
-  }
-
-  private recordSleepStateOn(series: EngineSeries, sleeping: boolean, level: number): void {
-    series.engineSleepState.awake.record(sleeping ? 0 : 1);
-    series.engineSleepState.weights_offloaded.record(sleeping && level === 1 ? 1 : 0);
-    series.engineSleepState.discard_all.record(sleeping && level === 2 ? 1 : 0);
   }
 
   private recordIteration(series: EngineSeries, stats: IterationStats): void {
-    // A counter adds nothing for 0, so a zero is not handed to it. Most steps are decode steps,
-    // zero for all but the generated tokens; V8 then inlines the records these steps do make.
-    // Anything else (negative, NaN) still reaches the counter, which refuses it with a warning.
+    // A counter adds nothing for 0, so a zero is not handed to it: most steps are decode steps,
+    // zero for all but the generated tokens. Anything else (negative, NaN) still reaches the
+    // counter, which refuses it with a warning.
     if (stats.numPreemptedReqs !== 0) series.numPreemptions.record(stats.numPreemptedReqs);
     if (stats.numPromptTokens !== 0) series.promptTokens.record(stats.numPromptTokens);
     const prompt = stats.promptTokenStats;

@@ -177,24 +177,6 @@ export class RequestStatsBuilder {
   }
 
   /**
-   * A decode output applied at once, outside any iteration: `count` more tokens of a request that
-   * has produced its first, at engine time `engineTs`. Returns its inter-token latency, as
-   * `newTokens` would add it to the iteration, and moves the request's stats on as `newTokens`
-   * does. Returns NaN, changing nothing, for anything else (an unknown request, one still
-   * prefilling, an invalid count or time): the caller hands such an output to `newTokens`.
-   */
-  decoded(requestId: string, count: number, engineTs: number): number {
-    const request = this.requests.get(requestId);
-    if (request === undefined || request.stats.numGenerationTokens === 0 || !isCount(count) || count === 0 || !isFiniteNumber(engineTs)) return NaN;
-    const stats = request.stats;
-    request.phase = 'running';
-    stats.numGenerationTokens += count;
-    const latency = engineTs - stats.lastTokenTs;
-    stats.lastTokenTs = engineTs;
-    return latency;
-  }
-
-  /**
    * The request ended with `reason`; its FinishedRequestStats join the open iteration.
    * `engineTs`, the engine time it ended, only matters for a request that never produced a token: it closes the
    * interval the request was in (queue or prefill), where upstream would measure from a 0 timestamp.

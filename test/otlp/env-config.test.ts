@@ -55,12 +55,10 @@ describe('environment-only configuration (child process, OTEL_* variables only)'
         OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment=test%20env,service.name=overridden',
       });
       try {
-        const started = Date.now();
         const [first, second] = await receiver.waitForRequests(2, 8000).catch((error: Error) => {
           throw new Error(`${error.message}; child output: ${output()}`);
         });
         assert.ok(first && second);
-        assert.ok(Date.now() - started < 8000);
         assert.match(output(), /ready without prometheus server/, 'OTEL_METRICS_EXPORTER=otlp starts no Prometheus server');
         assert.deepEqual(receiver.errors, []);
 

@@ -26,6 +26,7 @@ import {
 } from '../../views/buckets';
 import { declaredFamilyNames, parseSamples, sampleValue, seriesOf, type Labels } from '../support/exposition';
 import { assertHistogram, assertNoSeries, assertSample, bucketCount, register, stageLabels } from './harness';
+import { withWarnings } from '../views/store/store-fixture';
 
 /** vLLM's `build_1_2_5_buckets(4096)`, written out (the default max_model_len). */
 const REQUEST_TOKEN_BUCKETS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000];
@@ -624,7 +625,7 @@ describe('recorders: OmniStatLogger (upstream vllm:* families)', function () {
   });
 });
 
-describe('OmniStatLogger: an engine entry looked up once', () => {
+describe('OmniStatLogger.record: an engine index the stage/replica map does not know', () => {
   /** Every sample but the `_created` ones (creation times differ between two handles), as `name{labels} value`. */
   async function samplesOf(handle: OmniMetricsHandle): Promise<string[]> {
     return parseSamples(await handle.metricsText())
@@ -632,30 +633,31 @@ describe('OmniStatLogger: an engine entry looked up once', () => {
       .map((sample) => `${sample.name}${JSON.stringify(sample.labels)} ${sample.rawValue}`);
   }
 
-  it('recordEngine with the entry of engineEntry records what record records; an unknown engine has no entry and records nothing', async () => {
-    const viaRecord = await register({ stagePools: [1, 2] });
-    const viaEntry = await register({ stagePools: [1, 2] });
+  it('is dropped with one warning, records nothing, and a known index after it still records', async () => {
+    const untouched = await register({ stagePools: [1, 2] });
+    const handle = await register({ stagePools: [1, 2] });
     try {
       const scheduler = createSchedulerStats({ numRunningReqs: 3, numWaitingReqs: 1, kvCacheUsage: 0.25 });
       const iteration = new IterationStats({ iterationTimestamp: 10 });
       iteration.numGenerationTokens = 7;
       iteration.interTokenLatenciesIter.push(0.02, 0.3);
-      (viaRecord.statLogger as OmniStatLogger).record(scheduler, iteration, 2);
-      const logger = viaEntry.statLogger as OmniStatLogger;
-      const entry = logger.engineEntry(2);
-      assert.notEqual(entry, undefined);
-      logger.recordEngine(entry, 2, scheduler, iteration);
-      assert.equal(logger.engineEntry(9), undefined);
-      logger.recordEngine(undefined, 9, scheduler, iteration);
+      const logger = handle.statLogger as OmniStatLogger;
+      const { warnings } = withWarnings(() => {
+        logger.record(scheduler, iteration, 9);
+        logger.record(scheduler, iteration, 9);
+      });
+      assert.deepEqual(warnings, ['omni-otel-metrics: engine index 9 is not in the stage/replica map; its stats are dropped']);
+      assert.deepEqual(await samplesOf(handle), await samplesOf(untouched));
 
-      const expected = await samplesOf(viaRecord);
-      assert.deepEqual(await samplesOf(viaEntry), expected);
-      assert.equal(sampleValue(await viaEntry.metricsText(), 'vllm:generation_tokens_total', stageLabels(1, 1)), 7);
-      assert.equal(sampleValue(await viaEntry.metricsText(), 'vllm:inter_token_latency_seconds_count', stageLabels(1, 1)), 2);
-      assert.equal(sampleValue(await viaEntry.metricsText(), 'vllm:generation_tokens_total', stageLabels(0, 0)), 0);
+      logger.record(scheduler, iteration, 2);
+      const text = await handle.metricsText();
+      assert.equal(sampleValue(text, 'vllm:generation_tokens_total', stageLabels(1, 1)), 7);
+      assert.equal(sampleValue(text, 'vllm:inter_token_latency_seconds_count', stageLabels(1, 1)), 2);
+      assert.equal(sampleValue(text, 'vllm:num_requests_running', stageLabels(1, 1)), 3);
+      assert.equal(sampleValue(text, 'vllm:generation_tokens_total', stageLabels(0, 0)), 0);
     } finally {
-      await viaRecord.shutdown();
-      await viaEntry.shutdown();
+      await untouched.shutdown();
+      await handle.shutdown();
     }
   });
 });

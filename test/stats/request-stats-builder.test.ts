@@ -367,26 +367,4 @@ describe('RequestStatsBuilder', () => {
       assert.equal(builder.takeSchedulerStats().connectorPrefixCacheStats, null);
     });
   });
-
-  describe('decoded: a decode output applied outside an iteration', () => {
-    it('moves the request on as newTokens does and returns its latency; anything else is NaN and changes nothing', () => {
-      const builder = new RequestStatsBuilder();
-      builder.arrived('r', { arrivalTime: 1, promptTokens: 4, maxTokens: 10 });
-      assert.ok(Number.isNaN(builder.decoded('r', 1, 2)), 'still prefilling');
-      assert.ok(Number.isNaN(builder.decoded('unknown', 1, 2)));
-      builder.startIteration(5);
-      builder.newTokens('r', 1, 2);
-      builder.takeIterationStats();
-      assert.equal(builder.decoded('r', 2, 2.5), 0.5);
-      assert.ok(Number.isNaN(builder.decoded('r', 0, 3)), 'no tokens');
-      assert.ok(Number.isNaN(builder.decoded('r', 1.5, 3)), 'not a count');
-      assert.ok(Number.isNaN(builder.decoded('r', 1, Number.NaN)), 'no time');
-      assert.equal(builder.droppedEvents, 0, "a refused output is the caller's to hand to newTokens");
-      builder.startIteration(6);
-      builder.finished('r', 'length', 3);
-      const [finished] = builder.takeIterationStats().finishedRequests;
-      assert.equal(finished?.numGenerationTokens, 3);
-      assert.equal(finished?.decodeTime, 0.5);
-    });
-  });
 });
