@@ -262,8 +262,8 @@ async function provisionDebianPeer(name: DebianPeerName, progress: (line: string
   const peer = DEBIAN_PEERS[name];
   const found = peer.find();
   if (typeof found !== 'string') return { ok: true, paths: found, seconds: seconds(), built: false };
-  if (process.getuid?.() !== 0 || onPath('apt-get') === undefined) return { ok: false, reason: `${found}, and only root can install it here` };
   if (process.env.OMNI_PEERS_BUILD === '0') return { ok: false, reason: `${found}, and OMNI_PEERS_BUILD=0 installs nothing` };
+  if (process.getuid?.() !== 0 || onPath('apt-get') === undefined) return { ok: false, reason: `${found}, and only root can install it here` };
   fs.mkdirSync(peersCacheRoot(), { recursive: true });
   const logFile = path.join(peersCacheRoot(), `${name}-apt-get.log`);
   const log = fs.createWriteStream(logFile);

@@ -21,7 +21,7 @@ export const mochaHooks = {
       const outcome = await provisionPeer(name, (line) => console.log(`  peers: ${line}`));
       recordOutcome(name, outcome);
       if (outcome.ok) {
-        if (outcome.built) console.log(`  peers: built ${peerTitle(name)} in ${outcome.seconds.toFixed(0)} s`);
+        if (outcome.built) console.log(`  peers: built or installed ${peerTitle(name)} in ${outcome.seconds.toFixed(0)} s`);
         ready.push(`${name} ${outcome.paths.version}`);
         continue;
       }
