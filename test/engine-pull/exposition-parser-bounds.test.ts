@@ -11,6 +11,7 @@ import { MAX_NUMBER_CHARS } from '../../exporters/engine-pull/go-float-text';
 import { registerOmniMetrics } from '../../register';
 import { assertValidEverywhere } from './support/checkers';
 import { EngineServer } from './support/engine-server';
+import { needPeer } from '../support/peers/need-peer';
 
 /** Parses, returning the families or the parse error; anything else thrown fails the test. */
 function tryParse(text: string): ParsedFamily[] | ExpositionParseError {
@@ -116,7 +117,9 @@ describe('engine pull: the exposition parser is linear and bounded on any input'
   });
 });
 
-describe('engine pull: whatever the parser accepts, the merged exposition is valid', () => {
+describe('engine pull: whatever the parser accepts, the merged exposition is valid', function () {
+  needPeer('debian-prometheus', this);
+  needPeer('debian-prometheus-client', this);
   const labelName = fc.oneof(fc.stringMatching(/^[a-zA-Z_][a-zA-Z0-9_]{0,6}$/), fc.constantFrom('le', 'quantile', 'engine', '__name__', 'stage'));
   const labelValue = fc.oneof(fc.string({ maxLength: 6 }), fc.constantFrom('0', '1', '1.0', '+Inf', 'NaN', '-1', '1e999', '\\', '"', '\n', '\r'));
   const name = fc.oneof(

@@ -4,6 +4,7 @@ import { registerOmniMetrics, type OmniMetricsHandle } from '../../register';
 import { parseSamples, sampleValue } from '../support/exposition';
 import { assertValidEverywhere } from './support/checkers';
 import { EngineServer } from './support/engine-server';
+import { needPeer } from '../support/peers/need-peer';
 
 const UP = 'vllm:omni_engine_scrape_up';
 const PULLED = { stage: '0', replica: '0' };
@@ -54,7 +55,9 @@ function pulledSamples(text: string, name: string): number {
   return parseSamples(text).filter((s) => s.name === name && s.labels.stage === '0' && s.labels.replica === '0').length;
 }
 
-describe('engine pull: whatever an engine prints, /metrics stays valid in both formats', () => {
+describe('engine pull: whatever an engine prints, /metrics stays valid in both formats', function () {
+  needPeer('debian-prometheus', this);
+  needPeer('debian-prometheus-client', this);
   const cases: Array<{ what: string; body: string; family: string; check: (scrape: Scrape) => void }> = [
     {
       what: 'a _created gauge family without its counter (the package prints the counter, and with it that name)',

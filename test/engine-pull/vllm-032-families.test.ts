@@ -4,6 +4,8 @@ import { join } from 'node:path';
 import { registerOmniMetrics, type OmniMetricsHandle } from '../../register';
 import { parseSamples } from '../support/exposition';
 import { EngineServer } from './support/engine-server';
+import { needPeer } from '../support/peers/need-peer';
+import { debianPython } from '../support/python-parity';
 
 /**
  * Engines printing vLLM 0.32's newer families (offloading connector incl. the deprecated
@@ -11,7 +13,6 @@ import { EngineServer } from './support/engine-server';
  * prometheus_client prints them from the families declared the way vLLM declares them
  * (`test/exporters/fixtures/vllm_032_render.py`, Debian's python3-prometheus-client).
  */
-const PYTHON = '/usr/bin/python3';
 const RENDER = join(__dirname, '..', 'exporters', 'fixtures', 'vllm_032_render.py');
 const MODEL = 'org/model-032';
 
@@ -54,7 +55,7 @@ function render(engines: Record<string, [string, string]>, relabel: boolean): Re
     ],
     admission: ['max_num_queued_reqs', 'max_num_queued_tokens'],
   };
-  const output = execFileSync(PYTHON, [RENDER], { input: JSON.stringify(scenario), encoding: 'utf8', stdio: ['pipe', 'pipe', 'pipe'] });
+  const output = execFileSync(debianPython(), [RENDER], { input: JSON.stringify(scenario), encoding: 'utf8', stdio: ['pipe', 'pipe', 'pipe'] });
   return JSON.parse(output) as Rendered;
 }
 
@@ -98,7 +99,8 @@ function replicaSamples(text: string, stage: string, replica: string, frontend =
     .sort();
 }
 
-describe('engine pull: vLLM 0.32 families keep HELP/TYPE and get stage/replica', () => {
+describe('engine pull: vLLM 0.32 families keep HELP/TYPE and get stage/replica', function () {
+  needPeer('debian-prometheus-client', this);
   // Stage 0: one data-parallel server with engines 0 and 1, 0.0.4 text. Stage 1: a server that
   // answers OpenMetrics 1.0.0 whatever it is asked (vLLM's Rust frontend), `# EOF` terminated.
   const POOLS = [2, 1];

@@ -7,6 +7,7 @@ import { parse as parseYaml } from 'yaml';
 import { DASHBOARD_PATH, dashboardJson } from '../../examples/grafana/build-dashboard';
 import { resolveFullCatalog } from '../../views/catalog';
 import { checkConfig, checkRules } from '../support/promtool';
+import { needPeer } from '../support/peers/need-peer';
 
 const PROMETHEUS_DIR = path.join(__dirname, '../../examples/prometheus');
 // Digits included: `vllm:e2e_request_latency_seconds` would otherwise be read as `vllm:e`.
@@ -63,6 +64,7 @@ function asPromQl(expr: string): string {
 }
 
 describe('examples: Prometheus and Grafana files', function () {
+  needPeer('debian-prometheus', this);
   this.timeout(20_000);
 
   it('prometheus.yml passes `promtool check config` (which also loads alerts.yml)', async () => {

@@ -18,9 +18,9 @@ import { tracingRegistered } from '../../views/store/exemplar-trace';
 import type { LabelValue } from '../../views/store/family-series';
 import { CounterSeries, HistogramSeries } from '../../views/store/series';
 import { SeriesStore } from '../../views/store/series-store';
+import { needPeer } from '../support/peers/need-peer';
+import { debianPython } from '../support/python-parity';
 
-/** Debian's interpreter with python3-prometheus-client (see prometheus-client-parity.test.ts). */
-const PYTHON = '/usr/bin/python3';
 const RENDER = join(__dirname, 'fixtures', 'exemplar_render.py');
 const M = 'Qwen/Qwen3-Omni';
 
@@ -113,10 +113,11 @@ function openMetrics(store: SeriesStore): string {
 }
 
 function python(args: string[], input: string): string {
-  return execFileSync(PYTHON, args, { input, encoding: 'utf8', stdio: ['pipe', 'pipe', 'pipe'] });
+  return execFileSync(debianPython(), args, { input, encoding: 'utf8', stdio: ['pipe', 'pipe', 'pipe'] });
 }
 
-describe('exemplars', () => {
+describe('exemplars', function () {
+  needPeer('debian-prometheus-client', this);
   it('OpenMetrics: byte-identical to prometheus_client 0.16 rendering the same observations with the same exemplars', () => {
     const { store, python: input } = scenario(true);
     const ours = openMetrics(store);

@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import fc from 'fast-check';
 import { formatGoFloat, pythonFloatRepr } from '../../views/go-float';
+import { needPeer } from '../support/peers/need-peer';
+import { debianPython } from '../support/python-parity';
 
 describe('formatGoFloat', () => {
   // Pairs produced by Python prometheus_client's floatToGoString (the code vLLM's /metrics uses), as current clients print them.
@@ -36,7 +38,8 @@ describe('formatGoFloat', () => {
   }
 });
 
-describe("pythonFloatRepr (Python's str() of a float), checked against Python itself", () => {
+describe("pythonFloatRepr (Python's str() of a float), checked against Python itself", function () {
+  needPeer('debian-prometheus-client', this);
   it('prints exactly what /usr/bin/python3 prints for edge values and 400 random doubles', () => {
     const edges = [
       4,
@@ -65,7 +68,7 @@ describe("pythonFloatRepr (Python's str() of a float), checked against Python it
     // Python reads each double from its exact bit pattern, so nothing is lost on the way.
     const hex = values.map((value) => Buffer.from(new Float64Array([value]).buffer).toString('hex')).join('\n');
     const python = execFileSync(
-      '/usr/bin/python3',
+      debianPython(),
       ['-c', "import struct,sys\nfor h in sys.stdin.read().split():\n print(str(struct.unpack('<d', bytes.fromhex(h))[0]))"],
       { input: hex, encoding: 'utf8' },
     );

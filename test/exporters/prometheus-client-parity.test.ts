@@ -59,7 +59,8 @@ const CLIENTS: readonly Client[] = [
 
 for (const client of CLIENTS) {
   const newest = client.title.startsWith('the newest');
-  describe(`exposition parity with ${client.title} (the library vLLM prints /metrics with)`, () => {
+  describe(`exposition parity with ${client.title} (the library vLLM prints /metrics with)`, function () {
+    if (!newest) needPeer('debian-prometheus-client', this);
     before(function () {
       if (newest) newestPython = newestClient.paths(this).bin.python;
     });
@@ -114,7 +115,8 @@ for (const client of CLIENTS) {
  * (offloading connector, simple CPU offload connector, admission rejections, per-request
  * preemptions) and fed the same payloads, in vLLM's shapes, as our recorders are here.
  */
-describe('exposition parity with prometheus_client for the vLLM 0.32 families', () => {
+describe('exposition parity with prometheus_client for the vLLM 0.32 families', function () {
+  needPeer('debian-prometheus-client', this);
   const RENDER_032 = join(__dirname, 'fixtures', 'vllm_032_render.py');
   const CREATED_AT = '1700000000.123456';
   /** Engine index → (stage, replica): pools [1, 2]. */

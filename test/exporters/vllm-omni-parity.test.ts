@@ -5,6 +5,7 @@ import { resolveCatalog, type FamilyKey, type ResolvedCatalog } from '../../view
 import type { LabelValue } from '../../views/store/family-series';
 import { SeriesStore } from '../../views/store/series-store';
 import { renderOurs, renderWithPython, type PythonReference } from '../support/python-parity';
+import { needPeer } from '../support/peers/need-peer';
 
 /**
  * Byte parity of vLLM-Omni's image, diffusion, failure, queue and realtime-VAD families with the
@@ -168,7 +169,8 @@ function prometheusClient(input: Scenario, env: NodeJS.ProcessEnv): PythonRefere
   return renderWithPython(RENDER, input, env);
 }
 
-describe('exposition parity: vLLM-Omni image, diffusion, failure, queue and realtime-VAD families, declared as vLLM-Omni declares them', () => {
+describe('exposition parity: vLLM-Omni image, diffusion, failure, queue and realtime-VAD families, declared as vLLM-Omni declares them', function () {
+  needPeer('debian-prometheus-client', this);
   for (const disable of ['False', 'True']) {
     const env = { PROMETHEUS_DISABLE_CREATED_SERIES: disable };
     const createdSeries = !createdSeriesDisabledByEnv(env);

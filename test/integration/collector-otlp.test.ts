@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { registerOmniMetrics, type OmniMetricsHandle } from '../../register';
-import { parseGoFloat, parseSamples, type Sample } from '../support/exposition';
+import { differencesFromOwn, waitUntil } from '../support/collector-samples';
+import { parseSamples } from '../support/exposition';
 import { httpGet } from '../support/http';
 import { startCollector, type CollectorProcess } from '../support/peers/collector-process';
 import { needPeer } from '../support/peers/need-peer';
@@ -13,26 +14,6 @@ const prometheus3 = needPeer('prometheus3', 'OTLP through the OpenTelemetry Coll
 
 const E2E = 'vllm:omni_e2e_request_latency_s';
 const SUCCESS = 'vllm:omni_requests_success_total';
-/** Labels the Collector's Prometheus exporter adds (`job` and `instance` from the resource). */
-const ADDED = new Set(['job', 'instance', 'otel_scope_name', 'otel_scope_version', 'otel_scope_schema_url']);
-
-/** A sample's name and own labels, `le` by its value (the Collector prints `1`, the package `1.0`). */
-function key(sample: Sample): string {
-  const labels = Object.entries(sample.labels)
-    .filter(([name]) => !ADDED.has(name))
-    .map(([name, value]) => [name, name === 'le' ? String(parseGoFloat(value)) : value])
-    .sort(([a = ''], [b = '']) => (a < b ? -1 : 1));
-  return `${sample.name}${JSON.stringify(labels)}`;
-}
-
-async function waitUntil(what: string, check: () => Promise<boolean>, output: () => string): Promise<void> {
-  const deadline = Date.now() + 30_000;
-  while (!(await check().catch(() => false))) {
-    if (Date.now() > deadline) assert.fail(`${what} within 30 s:\n${output().slice(-3000)}`);
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-}
-
 /**
  * Two processes push OTLP to a real Collector (otelcol 0.165, contrib 0.165.1), one over HTTP and
  * one over gRPC. The Collector re-exports to its `prometheus` exporter and remote-writes into
@@ -121,10 +102,8 @@ describe('OTLP through the OpenTelemetry Collector, to its Prometheus exporter a
       const count = own.find((sample) => sample.name === SUCCESS)?.value;
       const instance = collected.find((sample) => sample.name === SUCCESS && sample.value === count)?.labels.instance;
       assert.ok(instance, `the Collector has ${SUCCESS} = ${count}`);
-      const mine = new Map(collected.filter((sample) => sample.labels.instance === instance).map((sample) => [key(sample), sample.value]));
-      const missing = own.filter((sample) => !mine.has(key(sample))).map(key);
-      const different = own.filter((sample) => mine.has(key(sample)) && !Object.is(mine.get(key(sample)), sample.value)).map(key);
-      assert.deepEqual({ missing, different }, { missing: [], different: [] });
+      const mine = collected.filter((sample) => sample.labels.instance === instance);
+      assert.deepEqual(differencesFromOwn(mine, own), { missing: [], different: [] });
     }
   });
 

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { registerOmniMetrics, type OmniMetricsHandle } from '../../register';
 import { startPrometheus, type PrometheusHandle } from '../support/prometheus-server';
+import { needPeer } from '../support/peers/need-peer';
 
 const FAMILY = 'vllm:omni_e2e_request_latency_s';
 const SCHEMA = 3;
@@ -23,6 +24,7 @@ function latencies(): { values: number[]; median: number } {
  * the schema's relative error of the true quantile.
  */
 describe('a real Prometheus with native histograms scraping the exporter', function () {
+  needPeer('debian-prometheus', this);
   this.timeout(60_000);
   let metrics: OmniMetricsHandle;
   let prometheus: PrometheusHandle;

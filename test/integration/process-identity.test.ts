@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { serviceInstanceId } from '../../exporters/otlp/otel-resource';
 import { registerOmniMetrics, type OmniMetricsHandle } from '../../register';
 import { startPrometheus, type PrometheusHandle } from '../support/prometheus-server';
+import { needPeer } from '../support/peers/need-peer';
 
 const FIXTURE = join(__dirname, 'fixtures', 'scrape-target.ts');
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -30,6 +31,7 @@ function startChild(): Promise<{ child: ChildProcess; port: number }> {
 
 /** Two processes (this one and a child), each one registration, scraped by one real Prometheus as two targets of one job. */
 describe('two processes stay two series sets in a real Prometheus, told apart by their resource', function () {
+  needPeer('debian-prometheus', this);
   this.timeout(60_000);
   let handle: OmniMetricsHandle | undefined;
   let child: ChildProcess | undefined;

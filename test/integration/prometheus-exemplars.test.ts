@@ -6,6 +6,7 @@ import { OmniInstrumentation } from '../../instrumentation/hooks/omni-instrument
 import { registerOmniMetrics, type OmniMetricsHandle } from '../../register';
 import { FakeOrchestrator, FakeServing } from '../hooks/fake-host';
 import { startPrometheus, type ExemplarsResult, type PrometheusHandle } from '../support/prometheus-server';
+import { needPeer } from '../support/peers/need-peer';
 
 async function drain(stream: AsyncIterable<unknown>): Promise<void> {
   for await (const _ of stream) {
@@ -20,6 +21,7 @@ async function drain(stream: AsyncIterable<unknown>): Promise<void> {
  * requests the pipeline served.
  */
 describe('a real Prometheus (exemplar-storage) stores the exemplars of served requests', function () {
+  needPeer('debian-prometheus', this);
   this.timeout(60_000);
   const spans = new InMemorySpanExporter();
   let metrics: OmniMetricsHandle;

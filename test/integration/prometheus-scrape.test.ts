@@ -4,9 +4,11 @@ import { IterationStats } from '../../instrumentation/stats/iteration-stats';
 import { createRequestStateStats, createSchedulerStats } from '../../instrumentation/stats/types';
 import { join } from 'node:path';
 import { startPrometheus, type PrometheusHandle } from '../support/prometheus-server';
+import { needPeer } from '../support/peers/need-peer';
 
 /** A real Prometheus server (Debian's package) scrapes the exporter every second. */
 describe('a real Prometheus server scraping the exporter', function () {
+  needPeer('debian-prometheus', this);
   this.timeout(60_000);
   let metrics: OmniMetricsHandle;
   let prometheus: PrometheusHandle;
@@ -70,6 +72,7 @@ describe('a real Prometheus server scraping the exporter', function () {
 
 /** The endpoint as a production scrape config reaches it: https with a private CA, and a bearer token. */
 describe('a real Prometheus server scraping over TLS with a bearer token', function () {
+  needPeer('debian-prometheus', this);
   this.timeout(60_000);
   const certFile = join(__dirname, '..', 'exporters', 'fixtures', 'tls', 'cert.pem');
   const keyFile = join(__dirname, '..', 'exporters', 'fixtures', 'tls', 'key.pem');

@@ -2,8 +2,9 @@ import assert from 'node:assert/strict';
 import { registerOmniMetrics } from '../../register';
 import { populateEveryFamily } from '../support/populate';
 import { needPeer } from '../support/peers/need-peer';
-import { checkMetrics, findPromtoolBinary } from '../support/promtool';
+import { checkMetrics } from '../support/promtool';
 
+const debianPrometheus = needPeer('debian-prometheus', "Debian's promtool check metrics on a full scrape");
 const prometheus3 = needPeer('prometheus3', "Prometheus 3's promtool check metrics on a full scrape");
 
 /**
@@ -14,7 +15,7 @@ const prometheus3 = needPeer('prometheus3', "Prometheus 3's promtool check metri
  */
 /** Debian's promtool (2.42) and Prometheus 3.16's report the same lints. */
 const PROMTOOLS: ReadonlyArray<[title: string, binary: (context: Mocha.Context) => string]> = [
-  ["Debian's promtool", () => findPromtoolBinary()],
+  ["Debian's promtool", (context) => debianPrometheus.paths(context).bin.promtool as string],
   ["Prometheus 3's promtool", (context) => prometheus3.paths(context).bin.promtool as string],
 ];
 

@@ -5,6 +5,7 @@ import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
 import OpenAI from 'openai';
 import { startReferencePipeline, type ReferencePipeline } from '../../examples/reference-pipeline';
 import { startPrometheus, type ExemplarsResult, type PrometheusHandle } from '../support/prometheus-server';
+import { needPeer } from '../support/peers/need-peer';
 
 const E2E = 'vllm:omni_e2e_request_latency_s';
 const SCHEMA = 3;
@@ -41,6 +42,7 @@ function startOpenMetricsProxy(target: string): Promise<Server> {
  * a small load of the official openai client.
  */
 describe('reference pipeline traced: a real Prometheus stores its exemplars and native e2e histogram', function () {
+  needPeer('debian-prometheus', this);
   this.timeout(60_000);
   const spans = new InMemorySpanExporter();
   const e2eSeconds: number[] = [];

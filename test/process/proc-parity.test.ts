@@ -3,6 +3,7 @@ import { renderStore } from '../../exporters/store-exposition';
 import { ProcessCollector } from '../../instrumentation/process/process-collector';
 import { parseBootTime, parseMaxOpenFiles, parseProcStat } from '../../instrumentation/process/proc-parsers';
 import { fakeProc, processStore, pythonProcessCollector, sampleLines, type FakeProc } from './process-fixture';
+import { needPeer } from '../support/peers/need-peer';
 
 /** A stat line whose command name holds spaces and parentheses, as a process may name itself. */
 const SELF_STAT =
@@ -16,7 +17,8 @@ const LIMITS = [
   '',
 ].join('\n');
 
-describe('process_* values: the same as prometheus_client computes from the same /proc', () => {
+describe('process_* values: the same as prometheus_client computes from the same /proc', function () {
+  needPeer('debian-prometheus-client', this);
   it('parses the fields prometheus_client reads, after the last parenthesis', () => {
     assert.deepEqual(parseProcStat(SELF_STAT), { userTicks: 1234, systemTicks: 567, startTicks: 987654, virtualMemoryBytes: 1234567890 });
     assert.equal(parseBootTime(PROC_STAT), 1767225600);

@@ -7,6 +7,7 @@ import { resolveCatalog } from '../../views/catalog';
 import { PROCESS_FAMILIES } from '../../views/process-families';
 import { SeriesStore } from '../../views/store/series-store';
 import { headerLines, processStore, pythonProcessCollector, sampleLines } from './process-fixture';
+import { needPeer } from '../support/peers/need-peer';
 
 const PROCESS_NAMES = [
   'process_virtual_memory_bytes',
@@ -39,7 +40,8 @@ function familyOrder(text: string): string[] {
     .map((line) => line.split(' ')[2] as string);
 }
 
-describe('process families: exposition', () => {
+describe('process families: exposition', function () {
+  needPeer('debian-prometheus-client', this);
   let store: SeriesStore;
   let collector: ProcessMetrics;
 

@@ -5,9 +5,8 @@ import { join } from 'node:path';
 import type { ProcReader } from '../../instrumentation/process/proc-files';
 import { resolveCatalog, type CatalogOptions } from '../../views/catalog';
 import { SeriesStore } from '../../views/store/series-store';
+import { debianPython } from '../support/python-parity';
 
-/** Debian's interpreter with python3-prometheus-client 0.16: the library vLLM prints `/metrics` with. */
-const PYTHON = '/usr/bin/python3';
 const RENDER = join(__dirname, 'fixtures', 'process_collector_render.py');
 
 export interface PythonExposition {
@@ -18,7 +17,7 @@ export interface PythonExposition {
 
 /** prometheus_client's `ProcessCollector` alone, reading `proc` (a real or fake `/proc`), or `--order`. */
 export function pythonProcessCollector(argument = '/proc'): PythonExposition {
-  return JSON.parse(execFileSync(PYTHON, [RENDER, argument], { encoding: 'utf8' })) as PythonExposition;
+  return JSON.parse(execFileSync(debianPython(), [RENDER, argument], { encoding: 'utf8' })) as PythonExposition;
 }
 
 /** A store over a catalog with the process families (and whatever else `catalog` turns on). */

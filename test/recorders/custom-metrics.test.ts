@@ -10,6 +10,8 @@ import { declaredFamilyNames, histogramOf, parseGoFloat, sampleValue, seriesOf }
 import { checkMetrics } from '../support/promtool';
 import { withWarnings } from '../views/store/store-fixture';
 import { MetricsConfigError, validateMetricsConfig } from '../../views/metrics-config';
+import { needPeer } from '../support/peers/need-peer';
+import { debianPython } from '../support/python-parity';
 
 const CONFIG = [
   'families:',
@@ -413,10 +415,12 @@ type PythonRead = { samples: number; help: Record<string, string> } | { error: s
 
 function pythonRead(expositions: ReadonlyArray<[format: 'text' | 'openmetrics', text: string]>): PythonRead[] {
   const script = join(__dirname, '..', 'views', 'fixtures', 'parse_expositions.py');
-  return JSON.parse(execFileSync('/usr/bin/python3', [script], { input: JSON.stringify(expositions), encoding: 'utf8' })) as PythonRead[];
+  return JSON.parse(execFileSync(debianPython(), [script], { input: JSON.stringify(expositions), encoding: 'utf8' })) as PythonRead[];
 }
 
-describe('recorders: custom families print an exposition every parser accepts', () => {
+describe('recorders: custom families print an exposition every parser accepts', function () {
+  needPeer('debian-prometheus', this);
+  needPeer('debian-prometheus-client', this);
   let dir: string;
   before(() => {
     dir = mkdtempSync(join(tmpdir(), 'omni-custom-parse-'));

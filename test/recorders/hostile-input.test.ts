@@ -6,6 +6,8 @@ import { registerOmniMetrics, type OmniMetricsHandle } from '../../register';
 import { parseSamples, type Sample } from '../support/exposition';
 import { checkMetrics } from '../support/promtool';
 import { withWarnings } from '../views/store/store-fixture';
+import { needPeer } from '../support/peers/need-peer';
+import { debianPython } from '../support/python-parity';
 
 /** Whatever an untyped host might pass where a number or a label goes. */
 const hostile = fc.oneof(
@@ -142,6 +144,8 @@ function assertConsistent(samples: readonly Sample[], openMetrics = false): void
 }
 
 describe('recorders under hostile input', function () {
+  needPeer('debian-prometheus', this);
+  needPeer('debian-prometheus-client', this);
   this.timeout(120_000);
   let handle: OmniMetricsHandle;
   /** Every 10th scrape of the property below (text, OpenMetrics), for the external parsers. */
@@ -225,7 +229,7 @@ describe('recorders under hostile input', function () {
 
 /** Samples in an exposition, as Python prometheus_client's own parser reads it (throws on a parse error). */
 function pythonParse(format: 'text' | 'openmetrics', text: string): number {
-  return Number(execFileSync('/usr/bin/python3', [join(__dirname, 'fixtures', 'parse_exposition.py'), format], { input: text, encoding: 'utf8' }));
+  return Number(execFileSync(debianPython(), [join(__dirname, 'fixtures', 'parse_exposition.py'), format], { input: text, encoding: 'utf8' }));
 }
 
 describe('configuration and indices from outside', () => {

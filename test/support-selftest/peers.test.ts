@@ -6,14 +6,18 @@ import * as path from 'node:path';
 
 const ROOT = path.join(__dirname, '..', '..');
 const FIXTURE = path.join(__dirname, 'fixtures', 'needs-peer.fixture.ts');
+const DEBIAN_FIXTURE = path.join(__dirname, 'fixtures', 'needs-debian-peer.fixture.ts');
 
-/** Runs mocha, as `npm test` does, on a suite that needs Prometheus 3, with an empty peers cache that builds nothing. */
-function runFixture(ci: boolean): { status: number | null; output: string } {
+/**
+ * Runs mocha, as `npm test` does, on a fixture suite that needs a peer, with an empty peers cache
+ * that builds and installs nothing (`hide` makes the named peers count as missing besides).
+ */
+function runFixture(ci: boolean, fixture = FIXTURE, hide = ''): { status: number | null; output: string } {
   const cache = fs.mkdtempSync(path.join(os.tmpdir(), 'omni-peers-empty-'));
   try {
-    const env: NodeJS.ProcessEnv = { ...process.env, OMNI_PEERS_CACHE: cache, OMNI_PEERS_BUILD: '0', CI: ci ? 'true' : 'false' };
+    const env: NodeJS.ProcessEnv = { ...process.env, OMNI_PEERS_CACHE: cache, OMNI_PEERS_BUILD: '0', OMNI_PEERS_HIDE: hide, CI: ci ? 'true' : 'false' };
     const mocha = path.join(ROOT, 'node_modules', 'mocha', 'bin', 'mocha.js');
-    const args = [mocha, '--no-config', '-r', 'tsx/cjs', '-r', 'test/support/peers/root-hooks.ts', '--extension', 'ts', FIXTURE];
+    const args = [mocha, '--no-config', '-r', 'tsx/cjs', '-r', 'test/support/peers/root-hooks.ts', '--extension', 'ts', fixture];
     const result = spawnSync(process.execPath, args, { cwd: ROOT, env, encoding: 'utf8', timeout: 60_000 });
     return { status: result.status, output: `${result.stdout}${result.stderr}` };
   } finally {
@@ -32,6 +36,20 @@ describe('tests that need a real peer, on a machine without it', function () {
     assert.match(lines[0] ?? '', /1 suite\(s\) did not run \(the fixture suite\): they need Prometheus 3 .*OMNI_PEERS_BUILD=0.*`bash \.ci\/peers` gets it/);
     assert.doesNotMatch(output, /FIXTURE TEST RAN/);
     assert.match(output, /1 pending/);
+  });
+
+  it("declared with the suite itself (Debian's Prometheus), skip that suite, its hooks included, with one line naming the apt-get command", () => {
+    const { status, output } = runFixture(false, DEBIAN_FIXTURE, 'debian-prometheus');
+    assert.equal(status, 0, output);
+    assert.deepEqual(
+      output.split('\n').filter((line) => line.includes('did not run')),
+      [
+        "  peers: 1 suite(s) did not run (the Debian fixture suite): they need Debian's Prometheus 2.42 and its promtool (package prometheus), and OMNI_PEERS_HIDE hides it; `apt-get install -y --no-install-recommends prometheus` gets it",
+      ],
+    );
+    assert.doesNotMatch(output, /FIXTURE (HOOK|TEST) RAN/);
+    assert.match(output, /0 passing[\s\S]*1 pending/);
+    assert.doesNotMatch(output, /failing/);
   });
 
   it('under CI=true fail the run once, before any test, naming what is missing', () => {

@@ -9,7 +9,8 @@ import * as path from 'node:path';
 import { httpGet } from '../support/http';
 import { freePort } from '../support/ports';
 import { findPrometheusBinary, startPrometheus, type PrometheusHandle } from '../support/prometheus-server';
-import { checkConfig, checkMetrics, checkRules, findPromtoolBinary } from '../support/promtool';
+import { checkConfig, checkMetrics, checkRules } from '../support/promtool';
+import { needPeer } from '../support/peers/need-peer';
 
 const EXPOSITION = [
   '# HELP vllm:num_requests_running Number of requests currently running.',
@@ -44,6 +45,7 @@ async function waitUntil(cond: () => boolean, timeoutMs: number): Promise<boolea
 }
 
 describe('test/support: Prometheus harness (real prometheus binary)', function () {
+  needPeer('debian-prometheus', this);
   this.timeout(15_000);
 
   let app: http.Server;
@@ -52,7 +54,6 @@ describe('test/support: Prometheus harness (real prometheus binary)', function (
   let prom: PrometheusHandle;
 
   before(async () => {
-    findPrometheusBinary(); // fail fast with the install hint if missing
     app = http.createServer((req, res) => {
       if (req.url === '/metrics') {
         scrapes++;
@@ -141,7 +142,7 @@ describe('test/support: Prometheus harness (real prometheus binary)', function (
     fs.writeFileSync(
       script,
       `import { startPrometheus } from ${JSON.stringify(modulePath)};\n` +
-        `startPrometheus({ scrapeTargets: [{ job: 'x', target: ${JSON.stringify(appTarget)} }] })\n` +
+        `startPrometheus({ binary: ${JSON.stringify(findPrometheusBinary())}, scrapeTargets: [{ job: 'x', target: ${JSON.stringify(appTarget)} }] })\n` +
         `  .then((p) => { console.log(JSON.stringify({ pid: p.pid, dir: p.dir })); process.exit(0); })\n` +
         `  .catch((e) => { console.error(e); process.exit(2); });\n`,
     );
@@ -215,11 +216,8 @@ describe('test/support: Prometheus harness (real prometheus binary)', function (
 });
 
 describe('test/support: promtool wrappers', function () {
+  needPeer('debian-prometheus', this);
   this.timeout(10_000);
-
-  before(() => {
-    findPromtoolBinary();
-  });
 
   it('reports exactly the lint findings for a colon counter and a histogram named x_total', async () => {
     const text = [

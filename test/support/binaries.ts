@@ -2,12 +2,6 @@ import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
-/** What .ci/run installs, and what a developer needs to install by hand. */
-export const PROMETHEUS_INSTALL_HINT =
-  "Install Debian's `prometheus` package (it provides /usr/bin/prometheus and /usr/bin/promtool): " +
-  '`apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends prometheus` ' +
-  '(this is what .ci/run does).';
-
 function isExecutable(p: string): boolean {
   try {
     const st = fs.statSync(p);
@@ -21,14 +15,14 @@ function isExecutable(p: string): boolean {
 
 /**
  * Locate an executable: `$<envVar>` if set, else `name` on $PATH, else
- * `/usr/bin/<name>`. Throws a clear error naming the Debian package.
+ * `/usr/bin/<name>`. Throws naming what it tried.
  */
 export function findBinary(name: string, envVar: string): string {
   const tried: string[] = [];
   const fromEnv = process.env[envVar];
   if (fromEnv) {
     if (isExecutable(fromEnv)) return fromEnv;
-    throw new Error(`$${envVar}=${fromEnv} is not an executable file. ${PROMETHEUS_INSTALL_HINT}`);
+    throw new Error(`$${envVar}=${fromEnv} is not an executable file`);
   }
   for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
     if (!dir) continue;
@@ -39,7 +33,7 @@ export function findBinary(name: string, envVar: string): string {
   const fallback = path.join('/usr/bin', name);
   tried.push(fallback);
   if (isExecutable(fallback)) return fallback;
-  throw new Error(`\`${name}\` binary not found (set $${envVar}, or put it on $PATH; tried ${[...new Set(tried)].join(', ')}). ` + PROMETHEUS_INSTALL_HINT);
+  throw new Error(`\`${name}\` binary not found (set $${envVar}, or put it on $PATH; tried ${[...new Set(tried)].join(', ')})`);
 }
 
 export interface ProcessResult {

@@ -26,11 +26,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { findBinary, PROMETHEUS_INSTALL_HINT } from './binaries';
 import { httpGet } from './http';
+import { peerProgram } from './peers/need-peer';
 import { freePort } from './ports';
-
-export { PROMETHEUS_INSTALL_HINT };
 
 export interface ScrapeTarget {
   /** Becomes the `job` label; targets sharing a job (and metricsPath) share one scrape config. */
@@ -50,7 +48,7 @@ export interface ScrapeTarget {
 
 export interface StartPrometheusOptions {
   scrapeTargets: ScrapeTarget[];
-  /** The server to run; default Debian's (`$PROMETHEUS_BIN`, `$PATH`, /usr/bin). */
+  /** The server to run; default Debian's 2.42 (the `debian-prometheus` peer). */
   binary?: string;
   /** More settings of the configuration file's top level (e.g. `otlp`). */
   config?: Record<string, unknown>;
@@ -134,9 +132,9 @@ export interface PrometheusHandle {
   stop(): Promise<void>;
 }
 
-/** Path of the Prometheus server binary ($PROMETHEUS_BIN, $PATH, /usr/bin); throws with install hint. */
+/** Debian's Prometheus 2.42, which the calling suite declares with `needPeer('debian-prometheus', this)`. */
 export function findPrometheusBinary(): string {
-  return findBinary('prometheus', 'PROMETHEUS_BIN');
+  return peerProgram('debian-prometheus', 'prometheus');
 }
 
 // ---------------------------------------------------------------------------

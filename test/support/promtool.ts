@@ -40,11 +40,12 @@
  * rule(s) found." on stderr) unless `--lint-fatal` is passed, which makes them
  * exit 3.
  */
-import { findBinary, runProcess } from './binaries';
+import { runProcess } from './binaries';
+import { peerProgram } from './peers/need-peer';
 
-/** Path of `promtool` ($PROMTOOL_BIN, $PATH, /usr/bin); throws with install hint. */
+/** Debian's promtool 2.42, which the calling suite declares with `needPeer('debian-prometheus', this)`. */
 export function findPromtoolBinary(): string {
-  return findBinary('promtool', 'PROMTOOL_BIN');
+  return peerProgram('debian-prometheus', 'promtool');
 }
 
 export interface LintProblem {

@@ -1,13 +1,16 @@
-import * as assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { renderStore } from '../../exporters/store-exposition';
 import type { SeriesStore } from '../../views/store/series-store';
+import { peerProgram } from './peers/need-peer';
 
 /**
- * Debian's interpreter with python3-prometheus-client 0.16 (Debian bookworm): the library vLLM
- * prints its `/metrics` with. Not the `python3` on PATH, which may be another installation.
+ * Debian's interpreter with python3-prometheus-client 0.16 (Debian bookworm), the library vLLM
+ * prints its `/metrics` with; the calling suite declares it with
+ * `needPeer('debian-prometheus-client', this)`.
  */
-export const PYTHON = '/usr/bin/python3';
+export function debianPython(): string {
+  return peerProgram('debian-prometheus-client', 'python');
+}
 
 /** What a parity fixture prints: prometheus_client's version and both expositions. */
 export interface PythonReference {
@@ -18,25 +21,11 @@ export interface PythonReference {
   readonly openmetrics_allow_utf8?: string;
 }
 
-let importChecked = false;
-
 /**
  * Runs a parity fixture with `input` as JSON on stdin and `env` added to the environment, under
  * Debian's prometheus_client or under `python` (the newest prometheus_client's virtual environment).
  */
-export function renderWithPython(script: string, input: unknown, env: NodeJS.ProcessEnv, python = PYTHON): PythonReference {
-  if (python === PYTHON && !importChecked) {
-    try {
-      execFileSync(PYTHON, ['-c', 'import prometheus_client'], { stdio: 'pipe' });
-    } catch (error) {
-      const stderr = (error as { stderr?: Buffer }).stderr?.toString('utf8') ?? String(error);
-      assert.fail(
-        `${PYTHON} cannot import prometheus_client: install Debian's python3-prometheus-client ` +
-          `(apt-get install python3-prometheus-client; CI installs it). ${stderr.trim()}`,
-      );
-    }
-    importChecked = true;
-  }
+export function renderWithPython(script: string, input: unknown, env: NodeJS.ProcessEnv, python = debianPython()): PythonReference {
   const output = execFileSync(python, [script], {
     input: JSON.stringify(input),
     env: { ...process.env, ...env },

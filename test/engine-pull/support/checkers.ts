@@ -2,11 +2,12 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { checkMetrics } from '../../support/promtool';
+import { debianPython } from '../../support/python-parity';
 
 /** Samples in an exposition as Python prometheus_client's own parser reads it; throws with the parser's message on an error. */
 export function pythonParse(format: 'text' | 'openmetrics', text: string): number {
   const script = join(__dirname, '..', '..', 'recorders', 'fixtures', 'parse_exposition.py');
-  return Number(execFileSync('/usr/bin/python3', [script, format], { input: text, encoding: 'utf8', stdio: ['pipe', 'pipe', 'pipe'] }));
+  return Number(execFileSync(debianPython(), [script, format], { input: text, encoding: 'utf8', stdio: ['pipe', 'pipe', 'pipe'] }));
 }
 
 /** promtool and prometheus_client's text and OpenMetrics parsers (three independent implementations) accept both renderings. */

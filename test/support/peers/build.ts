@@ -18,7 +18,7 @@ async function main(names: readonly string[]): Promise<number> {
     const outcome = await provisionPeer(name, (line) => console.log(line));
     if (outcome.ok) {
       console.log(
-        `${name}: ${outcome.built ? 'built' : 'cached'} in ${outcome.seconds.toFixed(1)} s: ${peerTitle(name)} (${Object.values(outcome.paths.bin).join(', ')})`,
+        `${name}: ${outcome.built ? 'built or installed' : 'found'} in ${outcome.seconds.toFixed(1)} s: ${peerTitle(name)} (${Object.values(outcome.paths.bin).join(', ')})`,
       );
     } else {
       failed++;

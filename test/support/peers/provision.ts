@@ -3,16 +3,22 @@
  * (`$OMNI_PEERS_CACHE`, default `~/.cache/omni-otel-metrics-peers`), one folder per peer and
  * version, so a machine builds each once; `OMNI_PEERS_BUILD=0` takes them from the cache only. A folder counts only once its `peer.json` is written,
  * which happens after the build succeeded and the folder was moved into place: an interrupted
- * build leaves nothing that looks usable.
+ * build leaves nothing that looks usable. Debian's Prometheus 2.42 and prometheus_client 0.16 are
+ * peers too, found where Debian installs them and installed with apt-get when this runs as root.
+ * `OMNI_PEERS_HIDE=name,...` makes the named peers count as missing, to see what a machine
+ * without them runs.
  */
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { findBinary } from '../binaries';
 import { PROMETHEUS_BUILD_TAGS, PROMETHEUS_CLIENT_VERSION, PROMETHEUS_MODULE, PROMETHEUS_MODULE_VERSION } from './versions';
 
-export type PeerName = 'prometheus3' | 'collector' | 'client-golang' | 'prometheus-client';
+type BuiltPeerName = 'prometheus3' | 'collector' | 'client-golang' | 'prometheus-client';
+type DebianPeerName = 'debian-prometheus' | 'debian-prometheus-client';
+export type PeerName = BuiltPeerName | DebianPeerName;
 
 /** Where a ready peer's programs are. */
 export interface PeerPaths {
@@ -121,7 +127,7 @@ function goModuleVersion(folder: string, module: string): string {
   return line?.trim().split(/\s+/)[1] ?? 'unknown';
 }
 
-const RECIPES: Readonly<Record<PeerName, PeerRecipe>> = {
+const RECIPES: Readonly<Record<BuiltPeerName, PeerRecipe>> = {
   prometheus3: {
     title: `Prometheus 3 (${PROMETHEUS_MODULE}@${PROMETHEUS_MODULE_VERSION}) and its promtool`,
     toolchain: goToolchain,
@@ -162,10 +168,116 @@ const RECIPES: Readonly<Record<PeerName, PeerRecipe>> = {
   },
 };
 
-export const PEER_NAMES = Object.keys(RECIPES) as PeerName[];
+/** A peer Debian installs: found where Debian puts it, installed with apt-get when this runs as root. */
+interface DebianPeer {
+  readonly title: string;
+  readonly packages: readonly string[];
+  /** The installed programs, or why they are not usable. */
+  readonly find: () => PeerPaths | string;
+}
+
+/** The first line a command prints, or undefined when it cannot run. */
+function firstLine(command: string, args: readonly string[]): string | undefined {
+  try {
+    return execFileSync(command, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] })
+      .split('\n')[0]
+      ?.trim();
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Debian's interpreter, not the `python3` on PATH, which may be another installation without
+ * Debian's prometheus_client.
+ */
+const DEBIAN_PYTHON = '/usr/bin/python3';
+
+const DEBIAN_PEERS: Readonly<Record<DebianPeerName, DebianPeer>> = {
+  'debian-prometheus': {
+    title: "Debian's Prometheus 2.42 and its promtool (package prometheus)",
+    packages: ['prometheus'],
+    find: () => {
+      try {
+        // $PROMETHEUS_BIN / $PROMTOOL_BIN, then PATH, then /usr/bin.
+        const bin = { prometheus: findBinary('prometheus', 'PROMETHEUS_BIN'), promtool: findBinary('promtool', 'PROMTOOL_BIN') };
+        const version = /version (\S+)/.exec(firstLine(bin.prometheus, ['--version']) ?? '')?.[1];
+        return version === undefined ? `${bin.prometheus} --version prints no version` : { bin, version };
+      } catch (error) {
+        return `it is not installed (${(error as Error).message.split(' (')[0]})`;
+      }
+    },
+  },
+  'debian-prometheus-client': {
+    title: "Debian's Python prometheus_client 0.16 (package python3-prometheus-client)",
+    packages: ['python3-prometheus-client'],
+    find: () => {
+      if (!executable(DEBIAN_PYTHON)) return `${DEBIAN_PYTHON} is not installed`;
+      const version = firstLine(DEBIAN_PYTHON, ['-c', "import importlib.metadata, prometheus_client; print(importlib.metadata.version('prometheus_client'))"]);
+      return version === undefined ? `${DEBIAN_PYTHON} cannot import prometheus_client` : { bin: { python: DEBIAN_PYTHON }, version };
+    },
+  },
+};
+
+const isDebianPeer = (name: PeerName): name is DebianPeerName => name in DEBIAN_PEERS;
+
+export const PEER_NAMES = [...Object.keys(RECIPES), ...Object.keys(DEBIAN_PEERS)] as PeerName[];
 
 export function peerTitle(name: PeerName): string {
-  return RECIPES[name].title;
+  return isDebianPeer(name) ? DEBIAN_PEERS[name].title : RECIPES[name].title;
+}
+
+/** The command a person runs to get the peer. */
+export function peerCommand(name: PeerName): string {
+  return isDebianPeer(name) ? `apt-get install -y --no-install-recommends ${DEBIAN_PEERS[name].packages.join(' ')}` : PEERS_COMMAND;
+}
+
+/** The peers `OMNI_PEERS_HIDE` (comma-separated names) makes count as missing. */
+function hiddenPeers(): readonly string[] {
+  return (process.env.OMNI_PEERS_HIDE ?? '').split(',').map((name) => name.trim());
+}
+
+const POLICY_RC_D = '/usr/sbin/policy-rc.d';
+
+/**
+ * `apt-get update` and `apt-get install` of `packages`, as root. Debian's `prometheus` package
+ * would start its own server on port 9090 during the install: a temporary policy-rc.d answering
+ * 101 ("action forbidden") keeps every package's service from starting, unless the machine has its
+ * own policy-rc.d, which is left alone.
+ */
+async function aptGetInstall(packages: readonly string[], log: fs.WriteStream): Promise<void> {
+  const ownPolicy = !fs.existsSync(POLICY_RC_D);
+  if (ownPolicy) fs.writeFileSync(POLICY_RC_D, '#!/bin/sh\nexit 101\n', { mode: 0o755 });
+  try {
+    const options = { cwd: os.tmpdir(), env: { DEBIAN_FRONTEND: 'noninteractive' } };
+    await run('apt-get', ['-o', 'Acquire::Retries=3', 'update'], options, log);
+    await run('apt-get', ['-o', 'Acquire::Retries=3', 'install', '-y', '--no-install-recommends', ...packages], options, log);
+  } finally {
+    if (ownPolicy) fs.rmSync(POLICY_RC_D, { force: true });
+  }
+}
+
+/** The Debian peer as installed, or installed now when this runs as root with apt-get. */
+async function provisionDebianPeer(name: DebianPeerName, progress: (line: string) => void, seconds: () => number): Promise<Provisioned> {
+  const peer = DEBIAN_PEERS[name];
+  const found = peer.find();
+  if (typeof found !== 'string') return { ok: true, paths: found, seconds: seconds(), built: false };
+  if (process.env.OMNI_PEERS_BUILD === '0') return { ok: false, reason: `${found}, and OMNI_PEERS_BUILD=0 installs nothing` };
+  if (process.getuid?.() !== 0 || onPath('apt-get') === undefined) return { ok: false, reason: `${found}, and only root can install it here` };
+  fs.mkdirSync(peersCacheRoot(), { recursive: true });
+  const logFile = path.join(peersCacheRoot(), `${name}-apt-get.log`);
+  const log = fs.createWriteStream(logFile);
+  progress(`installing ${peer.title} with apt-get (log: ${logFile})`);
+  try {
+    await aptGetInstall(peer.packages, log);
+  } catch (error) {
+    return { ok: false, reason: `${found}, and apt-get failed after ${seconds().toFixed(0)} s (${(error as Error).message.trim()})` };
+  } finally {
+    await new Promise<void>((resolve) => log.end(resolve));
+  }
+  const installed = peer.find();
+  if (typeof installed === 'string') return { ok: false, reason: `apt-get installed ${peer.packages.join(' ')} but ${installed}` };
+  return { ok: true, paths: installed, seconds: seconds(), built: true };
 }
 
 interface Stamp {
@@ -189,7 +301,7 @@ export type Provisioned =
   { readonly ok: true; readonly paths: PeerPaths; readonly seconds: number; readonly built: boolean } | { readonly ok: false; readonly reason: string };
 
 /** The cached peer, if this machine has it built. */
-export function cachedPeer(name: PeerName): PeerPaths | undefined {
+export function cachedPeer(name: BuiltPeerName): PeerPaths | undefined {
   return readStamp(path.join(peersCacheRoot(), RECIPES[name].key()));
 }
 
@@ -200,6 +312,8 @@ export function cachedPeer(name: PeerName): PeerPaths | undefined {
 export async function provisionPeer(name: PeerName, progress: (line: string) => void = () => undefined): Promise<Provisioned> {
   const started = performance.now();
   const seconds = (): number => (performance.now() - started) / 1000;
+  if (hiddenPeers().includes(name)) return { ok: false, reason: 'OMNI_PEERS_HIDE hides it' };
+  if (isDebianPeer(name)) return provisionDebianPeer(name, progress, seconds);
   const recipe = RECIPES[name];
   let dir: string;
   try {

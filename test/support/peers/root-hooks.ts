@@ -5,7 +5,7 @@
  * command that gets it; under CI (`CI=true`) it fails the run once, before any test, instead.
  */
 import { recordOutcome, wantedPeers } from './need-peer';
-import { PEERS_COMMAND, peerTitle, provisionPeer } from './provision';
+import { peerCommand, peerTitle, provisionPeer } from './provision';
 
 const required = (): boolean => process.env.CI === 'true';
 
@@ -17,15 +17,15 @@ export const mochaHooks = {
     const missing: string[] = [];
     const ready: string[] = [];
     const started = performance.now();
-    for (const [name, suites] of wanted) {
+    for (const [name, { titles }] of wanted) {
       const outcome = await provisionPeer(name, (line) => console.log(`  peers: ${line}`));
       recordOutcome(name, outcome);
       if (outcome.ok) {
-        if (outcome.built) console.log(`  peers: built ${peerTitle(name)} in ${outcome.seconds.toFixed(0)} s`);
+        if (outcome.built) console.log(`  peers: built or installed ${peerTitle(name)} in ${outcome.seconds.toFixed(0)} s`);
         ready.push(`${name} ${outcome.paths.version}`);
         continue;
       }
-      const line = `${suites.length} suite(s) did not run (${suites.join('; ')}): they need ${peerTitle(name)}, and ${outcome.reason}; \`${PEERS_COMMAND}\` gets it`;
+      const line = `${titles.length} suite(s) did not run (${titles.join('; ')}): they need ${peerTitle(name)}, and ${outcome.reason}; \`${peerCommand(name)}\` gets it`;
       missing.push(line);
       if (!required()) console.log(`  peers: ${line}`);
     }

@@ -12,6 +12,8 @@ import { exemplarsOf } from '../../../views/store/exemplar-series';
 import { enterRequestTrace, leaveRequestTrace } from '../../../views/store/exemplar-slots';
 import { ExemplarTrace, ownedExemplarTrace } from '../../../views/store/exemplar-trace-ids';
 import { SeriesStore } from '../../../views/store/series-store';
+import { needPeer } from '../../support/peers/need-peer';
+import { debianPython } from '../../support/python-parity';
 
 const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
 const SPAN_ID = '00f067aa0ba902b7';
@@ -31,7 +33,7 @@ function pythonParse(store: SeriesStore): string {
   const text = `${renderStore(store, { format: 'openmetrics', createdSeries: true }).toString('utf8')}# EOF\n`;
   const script = join(__dirname, '..', '..', 'recorders', 'fixtures', 'parse_exposition.py');
   try {
-    return execFileSync('/usr/bin/python3', [script, 'openmetrics'], { input: text, encoding: 'utf8', stdio: ['pipe', 'pipe', 'pipe'] }).trim();
+    return execFileSync(debianPython(), [script, 'openmetrics'], { input: text, encoding: 'utf8', stdio: ['pipe', 'pipe', 'pipe'] }).trim();
   } catch (error) {
     return `error: ${String((error as { stderr?: string }).stderr)}`;
   }
@@ -50,6 +52,7 @@ async function heapAfterCollection(): Promise<number> {
 }
 
 describe('exemplar trace ids: W3C lowercase hex, copied when recorded, checked when printed', function () {
+  needPeer('debian-prometheus-client', this);
   this.timeout(60_000);
   before(() => context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable()));
   after(() => context.disable());

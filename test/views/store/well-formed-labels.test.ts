@@ -12,6 +12,8 @@ import { validateMetricsConfig } from '../../../views/metrics-config';
 import { isWellFormedText, wellFormedText } from '../../../views/well-formed-text';
 import { parseSamples, sampleValue, type Sample } from '../../support/exposition';
 import { fixedClockStore } from './store-fixture';
+import { needPeer } from '../../support/peers/need-peer';
+import { debianPython } from '../../support/python-parity';
 
 /** The five values of a probe: three lone surrogates alone, two after an `a`. */
 const LONE = ['\uD800', '\uDBFF', '\uDC00', 'a\uD83D', 'a\uDE00'];
@@ -19,7 +21,7 @@ const LONE = ['\uD800', '\uDBFF', '\uDC00', 'a\uD83D', 'a\uDE00'];
 /** prometheus_client's own parsers over the exposition (the OpenMetrics one refuses a label set printed twice in a family). */
 function pythonSampleCount(text: string, format: 'text' | 'openmetrics'): number {
   const script = join(__dirname, '..', '..', 'recorders', 'fixtures', 'parse_exposition.py');
-  return Number(execFileSync('/usr/bin/python3', [script, format], { input: text, encoding: 'utf8' }));
+  return Number(execFileSync(debianPython(), [script, format], { input: text, encoding: 'utf8' }));
 }
 
 /** Samples printed twice with the same name and label set. */
@@ -40,6 +42,7 @@ const awkwardText = fc
   .map((units) => units.join(''));
 
 describe('label values are well-formed text before they are a series', function () {
+  needPeer('debian-prometheus-client', this);
   this.timeout(60_000);
 
   it('wellFormedText replaces each lone surrogate with U+FFFD and leaves pairs and other text as they are', () => {
