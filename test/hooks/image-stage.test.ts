@@ -1,13 +1,14 @@
 import assert from 'node:assert/strict';
 import type { EngineCoreOutputs, OmniRequestOutput, ReceiveReceipt, StageRequest } from '../../instrumentation/pipeline/host-contract';
 import { OmniInstrumentation } from '../../instrumentation/hooks/omni-instrumentation';
-import { registerOmniMetrics, type OmniMetricsHandle } from '../../register';
+import type { OmniMetricsHandle } from '../../register';
 import { monotonicSeconds } from '../../instrumentation/stats/clock';
 import { PROMETHEUS_CLIENT_DEFAULT_BUCKETS, SECONDS_BUCKETS, SECONDS_FAST_BUCKETS } from '../../views/buckets';
 import { histogramOf, sampleValue, seriesOf } from '../support/exposition';
 import { assertHistogram, assertSample, stageLabels } from '../recorders/harness';
 import { withWarnings } from '../views/store/store-fixture';
 import { FakePool } from './fake-host';
+import { quietHandle } from '../support/quiet-handle';
 
 const M = { model_name: 'm' };
 const DIFFUSION_STAGE = 2;
@@ -97,15 +98,7 @@ describe('hooks: image / diffusion stages and failure reasons', () => {
   let instrumentation: OmniInstrumentation;
   beforeEach(async () => {
     // Only the thinker is a vLLM engine: the diffusion stage has no `vllm:*` series.
-    metrics = await registerOmniMetrics({
-      selfCheck: false,
-      modelName: 'm',
-      stagePools: [1],
-      logStats: true,
-      prometheus: false,
-      exporters: [],
-      logIntervalSeconds: 0,
-    });
+    metrics = await quietHandle({ stagePools: [1], logStats: true });
     instrumentation = new OmniInstrumentation({ metrics, orchestratorClass: ImageOrchestrator, servingClass: ImageServing, diagnosticsChannels: false });
   });
   afterEach(async () => {

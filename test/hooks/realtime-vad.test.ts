@@ -7,6 +7,7 @@ import { registerOmniMetrics, type OmniMetricsHandle } from '../../register';
 import { SECONDS_FAST_BUCKETS } from '../../views/buckets';
 import { seriesOf } from '../support/exposition';
 import { assertHistogram, assertSample } from '../recorders/harness';
+import { quietHandle } from '../support/quiet-handle';
 
 const M = { model_name: 'm' };
 const ACTIVE = 'vllm:omni_realtime_vad_active_sessions';
@@ -47,15 +48,7 @@ describe('hooks: realtime server-side VAD (vllm-omni metrics/realtime.py)', () =
   let metrics: OmniMetricsHandle;
   let instrumentation: OmniInstrumentation;
   beforeEach(async () => {
-    metrics = await registerOmniMetrics({
-      selfCheck: false,
-      modelName: 'm',
-      stagePools: [1],
-      logStats: true,
-      prometheus: false,
-      exporters: [],
-      logIntervalSeconds: 0,
-    });
+    metrics = await quietHandle({ stagePools: [1], logStats: true });
     instrumentation = new OmniInstrumentation({ metrics, servingClass: RealtimeServing });
   });
   afterEach(async () => {

@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import type { EngineCoreOutputs, StageRequest } from '../../instrumentation/pipeline/host-contract';
 import { OmniInstrumentation } from '../../instrumentation/hooks/omni-instrumentation';
-import { registerOmniMetrics, type OmniMetricsHandle } from '../../register';
+import type { OmniMetricsHandle } from '../../register';
 import { sampleValue, seriesOf } from '../support/exposition';
 import { FakePool } from './fake-host';
+import { quietHandle } from '../support/quiet-handle';
 
 /** Every series the store holds, over all families. */
 function seriesCount(metrics: OmniMetricsHandle): number {
@@ -61,15 +62,7 @@ describe('hooks: a stage scaled up and down while serving', () => {
   let metrics: OmniMetricsHandle;
   let instrumentation: OmniInstrumentation;
   beforeEach(async () => {
-    metrics = await registerOmniMetrics({
-      selfCheck: false,
-      modelName: 'm',
-      stagePools: [2],
-      logStats: true,
-      prometheus: false,
-      exporters: [],
-      logIntervalSeconds: 0,
-    });
+    metrics = await quietHandle({ stagePools: [2], logStats: true });
     instrumentation = new OmniInstrumentation({ metrics, orchestratorClass: ScalingOrchestrator, diagnosticsChannels: false });
   });
   afterEach(async () => {

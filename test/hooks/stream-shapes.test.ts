@@ -3,8 +3,9 @@ import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import type { OmniRequestOutput } from '../../instrumentation/pipeline/host-contract';
 import { OmniInstrumentation } from '../../instrumentation/hooks/omni-instrumentation';
-import { registerOmniMetrics, type OmniMetricsHandle } from '../../register';
+import type { OmniMetricsHandle } from '../../register';
 import { withWarnings } from '../views/store/store-fixture';
+import { quietHandle } from '../support/quiet-handle';
 
 const FINAL: OmniRequestOutput = { requestId: 'r', stageId: 0, replicaId: 0, finalOutputType: 'text', finished: true, finishReason: 'stop' };
 
@@ -42,15 +43,7 @@ async function consume(stream: unknown): Promise<unknown[]> {
 describe('hooks and the shapes a generate stream may have', () => {
   let metrics: OmniMetricsHandle;
   beforeEach(async () => {
-    metrics = await registerOmniMetrics({
-      selfCheck: false,
-      modelName: 'm',
-      stagePools: [1],
-      logStats: true,
-      prometheus: false,
-      exporters: [],
-      logIntervalSeconds: 0,
-    });
+    metrics = await quietHandle({ stagePools: [1], logStats: true });
   });
   afterEach(() => metrics.shutdown());
 
@@ -174,15 +167,7 @@ describe('hooks and unhandled rejections: the host sees the ones it would see wi
 describe('hooks and the shapes an orchestrator method may return', () => {
   let metrics: OmniMetricsHandle;
   beforeEach(async () => {
-    metrics = await registerOmniMetrics({
-      selfCheck: false,
-      modelName: 'm',
-      stagePools: [1],
-      logStats: true,
-      prometheus: false,
-      exporters: [],
-      logIntervalSeconds: 0,
-    });
+    metrics = await quietHandle({ stagePools: [1], logStats: true });
   });
   afterEach(() => metrics.shutdown());
 

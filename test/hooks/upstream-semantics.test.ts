@@ -6,6 +6,7 @@ import { PROMETHEUS_CLIENT_DEFAULT_BUCKETS, SECONDS_BUCKETS, SECONDS_FAST_BUCKET
 import { histogramOf, sampleValue, seriesOf } from '../support/exposition';
 import { assertHistogram, assertSample, stageLabels } from '../recorders/harness';
 import { FakePool } from './fake-host';
+import { quietHandle } from '../support/quiet-handle';
 
 /*
  * One test per emit-site rule of vLLM-Omni's metrics, each naming the upstream file and quoting
@@ -69,15 +70,7 @@ describe('hooks: vLLM-Omni emit-site semantics, line by line', () => {
   let metrics: OmniMetricsHandle;
   let instrumentation: OmniInstrumentation;
   beforeEach(async () => {
-    metrics = await registerOmniMetrics({
-      selfCheck: false,
-      modelName: 'm',
-      stagePools: [2],
-      logStats: true,
-      prometheus: false,
-      exporters: [],
-      logIntervalSeconds: 0,
-    });
+    metrics = await quietHandle({ stagePools: [2], logStats: true });
     instrumentation = new OmniInstrumentation({ metrics, orchestratorClass: Orchestrator, servingClass: Serving, diagnosticsChannels: false });
   });
   afterEach(async () => {
