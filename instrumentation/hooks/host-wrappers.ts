@@ -5,7 +5,6 @@ import type { HostMethod } from '../self-check/types';
 import type { HandleFeed } from './handle-feed';
 import { NO_LISTENERS, type HostMethodFn, type MethodPatch } from './host-patches';
 import type { InstrumentedMetrics } from './instrumented-metrics';
-import { REALTIME_METHODS } from './realtime-wrappers';
 import { observeStream, type StreamCallbacks } from './stream-observer';
 import { followResult, ignoreReason } from './telemetry-guard';
 import { isThenable } from '../../views/thenable';
@@ -23,6 +22,9 @@ export const ORCHESTRATOR_METHODS = [
   'removeReplica',
 ] as const;
 export type OrchestratorMethod = (typeof ORCHESTRATOR_METHODS)[number];
+/** The realtime methods of the serving class the hooks patch (optional, like `abort`). */
+export const REALTIME_METHODS = ['openRealtimeSession', 'closeRealtimeSession', 'appendRealtimeAudio'] as const;
+export type RealtimeMethod = (typeof REALTIME_METHODS)[number];
 export const SERVING_METHODS = ['generate', 'abort', ...REALTIME_METHODS] as const;
 
 /** A wrapper factory: the original method and its patch, whose listeners the wrapper reads per call. */

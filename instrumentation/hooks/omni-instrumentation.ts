@@ -23,12 +23,14 @@ import {
   generateWrapper,
   ORCHESTRATOR_METHODS,
   orchestratorWrapper,
+  REALTIME_METHODS,
   SERVING_METHODS,
   type OrchestratorMethod,
+  type RealtimeMethod,
   type WrapperFactory,
 } from './host-wrappers';
 import { checkHostClasses, className, unpatchableMethod, warnWhenNothingToHook } from './host-class-checks';
-import { REALTIME_METHODS, realtimeWrapper, type RealtimeMethod } from './realtime-wrappers';
+import { realtimeWrapper } from './realtime-wrappers';
 
 /** A host module to hook when it is loaded (`require` or `import`), and which exports are the classes. */
 export interface HostModuleHook {

@@ -1,14 +1,10 @@
 import type { RealtimeSessionRequest, ServerVadBatch } from '../pipeline/host-contract';
 import type { HandleFeed } from './handle-feed';
 import { NO_LISTENERS } from './host-patches';
-import type { WrapperFactory } from './host-wrappers';
+import type { RealtimeMethod, WrapperFactory } from './host-wrappers';
 import { followResult } from './telemetry-guard';
 import { isThenable } from '../../views/thenable';
 import type { RealtimeVadObserver } from '../pipeline/realtime-vad-observer';
-
-/** The realtime methods of the serving class the hooks patch (optional, like `abort`). */
-export const REALTIME_METHODS = ['openRealtimeSession', 'closeRealtimeSession', 'appendRealtimeAudio'] as const;
-export type RealtimeMethod = (typeof REALTIME_METHODS)[number];
 
 /** Runs `work` for every listening handle; a telemetry failure is reported and never reaches the host. */
 function each(feeds: readonly HandleFeed[], site: string, work: (feed: HandleFeed) => void): void {
