@@ -4,8 +4,7 @@ import { acceptsGzip, answeredEscaping, chooseFormat, type ExpositionChoice } fr
 import { OPENMETRICS_CONTENT_TYPE, TEXT_CONTENT_TYPE, type ExpositionFormat } from './exposition-text';
 import { nextSlice, sliceDue } from './event-loop-slices';
 import { SharedRenderings, type SharedRendering } from './shared-rendering';
-import { PROTOBUF_CONTENT_TYPE } from './protobuf-exposition';
-import { prefersProtobuf } from './protobuf-negotiation';
+import { PROTOBUF_CONTENT_TYPE, prefersProtobuf } from './protobuf-negotiation';
 import { challenges, isAuthorized, validateScrapeAuth, type ScrapeAuth } from './scrape-auth';
 
 export const DEFAULT_METRICS_PATH = '/metrics';

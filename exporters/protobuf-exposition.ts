@@ -1,4 +1,4 @@
-import type { ParsedFamily, ParsedType } from './engine-pull/exposition-parser';
+import type { ParsedFamily, ParsedType } from './parsed-family';
 import type { FamilySeries } from '../views/store/family-series';
 import { readLabels } from '../views/store/label-text';
 import type { Exemplar } from '../views/store/exemplar-slots';
@@ -8,9 +8,6 @@ import { hasNativeBuckets } from '../views/store/native-histogram-series';
 import type { CounterSeries, GaugeSeries, HistogramSeries, StoredSeries } from '../views/store/series';
 import type { SeriesStore } from '../views/store/series-store';
 import { ProtobufWriter } from './protobuf-writer';
-
-/** The Prometheus protobuf exposition: length-delimited `io.prometheus.client.MetricFamily` messages. */
-export const PROTOBUF_CONTENT_TYPE = 'application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; encoding=delimited';
 
 /**
  * Bytes gathered before a piece is handed on (between families: a family's message is handed on

@@ -1,3 +1,6 @@
+/** The Prometheus protobuf exposition: length-delimited `io.prometheus.client.MetricFamily` messages. */
+export const PROTOBUF_CONTENT_TYPE = 'application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; encoding=delimited';
+
 /**
  * Whether a scraper's `Accept` prefers the Prometheus protobuf exposition
  * (`application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited`)

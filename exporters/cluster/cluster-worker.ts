@@ -1,7 +1,7 @@
 import { packageDiag } from '../../views/package-diag';
 import type { MetricReader } from '@opentelemetry/sdk-metrics';
 import { isProtocolMessage, type ProtocolMessage, type SnapshotMessage } from './protocol';
-import { takeSnapshot } from './snapshot';
+import { takeSnapshot } from '../snapshot';
 import { checkObject, OmniOptionError } from '../../views/option-checks';
 import type { SeriesStore } from '../../views/store/series-store';
 

@@ -1,6 +1,6 @@
 import type { AttributeValue } from '@opentelemetry/api';
 import { WarnOnce } from '../../views/diag-warnings';
-import { numberOrNaN, type ClusterSnapshot, type SnapshotHistogram, type SnapshotKind, type SnapshotMetric, type SnapshotPoint } from './snapshot';
+import { numberOrNaN, type ClusterSnapshot, type SnapshotHistogram, type SnapshotKind, type SnapshotMetric, type SnapshotPoint } from '../snapshot';
 
 /** How the same gauge series of several live workers becomes one value. */
 export type GaugeMerge = 'sum' | 'max' | 'min';
@@ -55,8 +55,6 @@ export function retireSnapshot(retired: ClusterSnapshot, exited: ClusterSnapshot
   merged.add(exited, false);
   return merged.result();
 }
-
-export const EMPTY_SNAPSHOT: ClusterSnapshot = Object.freeze({ metrics: Object.freeze([]) });
 
 class Merger {
   private readonly families = new Map<string, Family>();

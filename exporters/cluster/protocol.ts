@@ -1,4 +1,4 @@
-import type { ClusterSnapshot } from './snapshot';
+import type { ClusterSnapshot } from '../snapshot';
 
 /**
  * Messages between the primary and its workers over the `cluster` IPC channel. Every message

@@ -1,7 +1,7 @@
 import type { AttributeValue } from '@opentelemetry/api';
 import type { ResolvedCatalog } from '../../views/catalog';
 import { LimitedWarning } from '../../views/diag-warnings';
-import type { ClusterSnapshot, SnapshotHistogram, SnapshotKind, SnapshotMetric, SnapshotPoint } from './snapshot';
+import type { ClusterSnapshot, SnapshotHistogram, SnapshotKind, SnapshotMetric, SnapshotPoint } from '../snapshot';
 
 /** What a stream is fixed to once and for all: its kind and, for a histogram, its bucket bounds. */
 interface StreamLayout {

@@ -2,14 +2,14 @@ import { packageDiag } from '../../views/package-diag';
 import { EngineRelabelProcessor } from '../../views/engine-relabel-processor';
 import { LimitedWarning } from '../../views/diag-warnings';
 import { replicaKey, type StageReplicaMap } from '../../views/stage-replica-map';
-import { EMPTY_SNAPSHOT } from '../cluster/merge';
-import type { ClusterSnapshot, SnapshotMetric, SnapshotPoint } from '../cluster/snapshot';
+import { EMPTY_SNAPSHOT, type ClusterSnapshot, type SnapshotMetric, type SnapshotPoint } from '../snapshot';
 import { EngineConnections } from './engine-fetch';
 import type { EnginePullSettings } from './engine-pull-settings';
 import { nextSlice, sliceDue } from '../event-loop-slices';
 import { engineSnapshot, PullWarnings, SeriesBudget } from './engine-snapshot';
 import { PulledExposition } from './pulled-exposition';
-import { parseExpositionInSlices, type ParsedFamily, type ParsedSample } from './exposition-parser';
+import { parseExpositionInSlices } from './exposition-parser';
+import type { ParsedFamily, ParsedSample } from '../parsed-family';
 import { FamilyNames, type OwnFamily } from './family-names';
 import type { ScrapeUpFamily } from '../../views/scrape-up-family';
 

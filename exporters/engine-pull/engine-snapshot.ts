@@ -1,8 +1,8 @@
 import type { AttributeValue } from '@opentelemetry/api';
 import type { EngineRelabelProcessor } from '../../views/engine-relabel-processor';
 import { LimitedWarning } from '../../views/diag-warnings';
-import type { SnapshotHistogram, SnapshotMetric, SnapshotPoint } from '../cluster/snapshot';
-import type { ParsedFamily, ParsedSample } from './exposition-parser';
+import type { SnapshotHistogram, SnapshotMetric, SnapshotPoint } from '../snapshot';
+import type { ParsedFamily, ParsedSample } from '../parsed-family';
 import type { FamilyNames, PrintedKind } from './family-names';
 
 /** Which samples of one parsed exposition belong to one configured replica, and how they are relabelled. */

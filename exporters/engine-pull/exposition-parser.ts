@@ -1,5 +1,6 @@
 import { nextSlice, sliceDue } from '../event-loop-slices';
 import { isTimestamp, readGoFloat } from './go-float-text';
+import type { ParsedFamily, ParsedSample, ParsedType } from '../parsed-family';
 
 /**
  * A strict parser of the Prometheus text format 0.0.4, as a vLLM server's `/metrics` prints it
@@ -18,27 +19,6 @@ import { isTimestamp, readGoFloat } from './go-float-text';
  * release 1.1.1) drops the labels, `_count` and `_sum` of histograms whose names contain colons
  * (every `vllm:*` histogram), keeps values as strings and does not reject malformed input.
  */
-
-export type ParsedType = 'counter' | 'gauge' | 'histogram' | 'summary' | 'untyped';
-
-export interface ParsedSample {
-  /** The sample's own name (`vllm:e2e_request_latency_seconds_bucket`). */
-  readonly name: string;
-  /** Label values unescaped; a plain data object (built with `Object.fromEntries`). */
-  readonly labels: Readonly<Record<string, string>>;
-  readonly value: number;
-}
-
-export interface ParsedFamily {
-  /** The name of the TYPE line (counters: with `_total`, as prometheus_client prints it), or of the sample for untyped ones. */
-  readonly name: string;
-  readonly type: ParsedType;
-  /** HELP unescaped; `''` when the family has none. */
-  readonly help: string;
-  readonly samples: readonly ParsedSample[];
-  /** Samples read but not kept: their series came after the family's `maxSeriesPerFamily` series. */
-  readonly droppedSamples?: number;
-}
 
 export interface ParseLimits {
   /** Families whose samples are stored; the others are checked and forgotten. Default: every family. */

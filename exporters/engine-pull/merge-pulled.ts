@@ -12,7 +12,7 @@ import {
 import { LimitedWarning } from '../../views/diag-warnings';
 import type { FamilySeries } from '../../views/store/family-series';
 import type { SeriesStore } from '../../views/store/series-store';
-import { snapshotToResourceMetrics } from '../cluster/snapshot';
+import { snapshotToResourceMetrics } from '../snapshot';
 import { replicaKey } from '../../views/stage-replica-map';
 import type { PulledEngines } from './engine-puller';
 

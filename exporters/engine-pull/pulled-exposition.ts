@@ -1,5 +1,5 @@
 import type { FamilyType } from '../../views/family-definition';
-import { snapshotToResourceMetrics, type SnapshotMetric } from '../cluster/snapshot';
+import { snapshotToResourceMetrics, type SnapshotMetric } from '../snapshot';
 import { seriesLines, type SeriesLines } from '../prometheus-serializer';
 import { prometheusFamilyName, prometheusType } from '../samples';
 import { replicaKey } from '../../views/stage-replica-map';

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { startClusterPrimary } from '../../exporters/cluster/cluster-primary';
-import { EMPTY_SNAPSHOT, mergeSnapshots, retireSnapshot, type GaugeMergePolicy } from '../../exporters/cluster/merge';
+import { mergeSnapshots, retireSnapshot, type GaugeMergePolicy } from '../../exporters/cluster/merge';
 import { isProtocolMessage } from '../../exporters/cluster/protocol';
-import { snapshotToResourceMetrics, takeSnapshot, type ClusterSnapshot, type SnapshotMetric } from '../../exporters/cluster/snapshot';
+import { EMPTY_SNAPSHOT, snapshotToResourceMetrics, takeSnapshot, type ClusterSnapshot, type SnapshotMetric } from '../../exporters/snapshot';
 import type { OmniPrometheusReader } from '../../exporters/prometheus-reader';
 import { serializePrometheus } from '../../exporters/prometheus-serializer';
 import type { OmniMetricsOptions } from '../../options';

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { EMPTY_SNAPSHOT, mergeSnapshots, retireSnapshot, type GaugeMergePolicy } from '../../exporters/cluster/merge';
+import { mergeSnapshots, retireSnapshot, type GaugeMergePolicy } from '../../exporters/cluster/merge';
 import { isProtocolMessage } from '../../exporters/cluster/protocol';
-import { snapshotToResourceMetrics, type ClusterSnapshot } from '../../exporters/cluster/snapshot';
+import { EMPTY_SNAPSHOT, snapshotToResourceMetrics, type ClusterSnapshot } from '../../exporters/snapshot';
 import { MAX_PINNED_STREAMS, SnapshotChecker } from '../../exporters/cluster/snapshot-check';
 import { serializePrometheus } from '../../exporters/prometheus-serializer';
 import { resolveCatalog } from '../../views/catalog';

@@ -1,12 +1,7 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import {
-  ExpositionParseError,
-  MAX_LABEL_VALUE_CHARS,
-  parseExposition,
-  parseExpositionInSlices,
-  type ParsedFamily,
-} from '../../exporters/engine-pull/exposition-parser';
+import { ExpositionParseError, MAX_LABEL_VALUE_CHARS, parseExposition, parseExpositionInSlices } from '../../exporters/engine-pull/exposition-parser';
+import type { ParsedFamily } from '../../exporters/parsed-family';
 import { MAX_NUMBER_CHARS } from '../../exporters/engine-pull/go-float-text';
 import { registerOmniMetrics } from '../../register';
 import { assertValidEverywhere } from './support/checkers';

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { chooseFormat } from '../../exporters/content-negotiation';
 import { OPENMETRICS_CONTENT_TYPE, TEXT_CONTENT_TYPE } from '../../exporters/exposition-text';
 import { OmniPrometheusReader } from '../../exporters/prometheus-reader';
-import { PROTOBUF_CONTENT_TYPE } from '../../exporters/protobuf-exposition';
+import { PROTOBUF_CONTENT_TYPE } from '../../exporters/protobuf-negotiation';
 import { registerOmniMetrics, type OmniMetricsHandle } from '../../register';
 import { OmniOptionError } from '../../views/option-checks';
 import { httpGet } from '../support/http';

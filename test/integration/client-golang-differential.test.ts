@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { PROTOBUF_CONTENT_TYPE } from '../../exporters/protobuf-exposition';
+import { PROTOBUF_CONTENT_TYPE } from '../../exporters/protobuf-negotiation';
 import { registerOmniMetrics, type OmniMetricsHandle } from '../../register';
 import { resolveFullCatalog } from '../../views/catalog';
 import { httpGetBytes } from '../support/http';

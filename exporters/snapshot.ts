@@ -1,18 +1,23 @@
-import { packageDiag } from '../../views/package-diag';
+import { packageDiag } from '../views/package-diag';
 import { ValueType, type AttributeValue } from '@opentelemetry/api';
 import { emptyResource } from '@opentelemetry/resources';
 import { AggregationTemporality, DataPointType, type DataPoint, type Histogram, type MetricData, type ResourceMetrics } from '@opentelemetry/sdk-metrics';
-import { OMNI_METER_NAME } from '../../views/views';
-import { prometheusType } from '../samples';
+import { OMNI_METER_NAME } from '../views/views';
+import { prometheusType } from './samples';
 
 /**
- * A worker's cumulative metrics as plain JSON, small enough for the `cluster` IPC channel:
+ * A collection's cumulative metrics as plain JSON, small enough for the `cluster` IPC channel:
  * per stream its name, kind, description and unit, and per series its attributes and value.
- * Scopes are flattened (the Prometheus exposition merges them too).
+ * Scopes are flattened (the Prometheus exposition merges them too). A cluster worker sends one
+ * per collection; the engine pull reads each engine's exposition into one, so both are merged
+ * and rendered by the same code.
  */
 export interface ClusterSnapshot {
   readonly metrics: readonly SnapshotMetric[];
 }
+
+/** A snapshot without streams: nothing retired yet, or an engine not read yet. */
+export const EMPTY_SNAPSHOT: ClusterSnapshot = Object.freeze({ metrics: Object.freeze([]) });
 
 /** `updowncounter` is a non-monotonic sum: a level, merged like a gauge. */
 export type SnapshotKind = 'counter' | 'updowncounter' | 'gauge' | 'histogram';
