@@ -10,7 +10,8 @@ import type { DeclaredFamily } from '../views/declared-families';
 import { prometheusPieces, serializeFamilies, targetInfoText } from './prometheus-serializer';
 import { SharedRenderings, type ExpositionPieces, type SharedRendering } from './shared-rendering';
 import { parseExposition } from './engine-pull/exposition-parser';
-import { parsedFamiliesProtobuf, storeProtobuf } from './protobuf-exposition';
+import { collectedFamiliesProtobuf, parsedFamiliesProtobuf, storeProtobuf } from './protobuf-exposition';
+import { collectedFamilies, targetInfoFamily } from './collected-families';
 import { storeExposition } from './store-exposition';
 import { EnginePullProducer, printedByEngines } from './engine-pull/engine-pull-producer';
 import { joinedWithStore, pulledOnlyFamilies } from './engine-pull/pulled-exposition';
@@ -155,8 +156,8 @@ export class OmniPrometheusReader extends MetricReader {
 
   /**
    * The store's families encoded directly (native buckets included); then the rest of what the
-   * text exposition prints (`target_info`, the application's own instruments), rendered as text
-   * and read back by the package's parser, so both formats carry the same families.
+   * text exposition prints (`target_info`, the application's own instruments), encoded from the
+   * same collected families the text serializer prints, so both formats carry the same families.
    */
   private async protobufExposition(): Promise<ExpositionPieces> {
     const store = this.store;
@@ -164,12 +165,11 @@ export class OmniPrometheusReader extends MetricReader {
     if (store.producer instanceof EnginePullProducer) return this.pulledProtobufExposition(store.series);
     const { resourceMetrics, errors } = await this.collectSdk();
     reportErrors(errors);
-    const targetInfo = this.options.withTargetInfo ? targetInfoText(resourceMetrics, false) : '';
-    const rest = `${targetInfo}${serializeFamilies(resourceMetrics, this.declared, { format: 'text', createdSeries: false }, store.names)}`;
-    const others = rest === '' ? undefined : parsedFamiliesProtobuf(parseExposition(rest));
+    const families = collectedFamilies(resourceMetrics, this.declared, false, store.names);
+    const others = collectedFamiliesProtobuf(this.options.withTargetInfo ? [targetInfoFamily(resourceMetrics), ...families] : families);
     return (function* (): Generator<Buffer, void, undefined> {
       yield* storeProtobuf(store.series);
-      if (others !== undefined && others.length > 0) yield others;
+      if (others.length > 0) yield others;
     })();
   }
 

@@ -1,13 +1,12 @@
-import { packageDiag } from '../views/package-diag';
-import { type Attributes, type HrTime } from '@opentelemetry/api';
+import type { HrTime } from '@opentelemetry/api';
 import type { DataPoint, Histogram, MetricData, ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import type { DeclaredFamily } from '../views/declared-families';
 import type { FamilyType } from '../views/family-definition';
 import { formatGoFloat } from '../views/go-float';
-import { LimitedWarning } from '../views/diag-warnings';
 import { bucketLabelParts, renderLabelText, type LabelText } from '../views/store/label-text';
 import { createdHeader, familyHeader, familyStem, hasCreatedSeries, omitsCountAndSum, PIECE_CHARACTERS, type ExpositionFormat } from './exposition-text';
-import { expandSamples, prometheusFamilyName, prometheusType } from './samples';
+import { expandSamples } from './samples';
+import { collectedFamilies, TARGET_INFO_HELP, type CollectedFamily } from './collected-families';
 
 export interface SerializeOptions {
   readonly format?: ExpositionFormat;
@@ -18,23 +17,6 @@ export interface SerializeOptions {
   /** Print `_created` companions of counters and histograms, valued with each point's start time. Default off. */
   readonly createdSeries?: boolean;
 }
-
-interface Series {
-  readonly labels: Attributes;
-  readonly point: DataPoint<number> | DataPoint<Histogram>;
-  /** A declared zero series: it has no creation time of its own, so no `_created`. */
-  readonly placeholder?: true;
-}
-
-interface Family {
-  readonly name: string;
-  readonly type: FamilyType;
-  help: string;
-  readonly series: Series[];
-  readonly declared?: DeclaredFamily;
-}
-
-const collidingStreams = new LimitedWarning();
 
 /**
  * Renders collected metrics in the byte shape of vLLM's `/metrics` (Python prometheus_client):
@@ -80,56 +62,12 @@ function* familyPieces(
   reserved: ReadonlySet<string> = new Set(),
 ): Generator<string, void, undefined> {
   const openMetrics = options.format === 'openmetrics';
-  const families = new Map<string, Family>();
-  const aliases = new Map<string, string>();
-  for (const family of declared) {
-    families.set(family.name, { name: family.name, type: family.type, help: family.help, series: [], declared: family });
-    if (family.streamName !== undefined && family.streamName !== family.name) aliases.set(family.streamName, family.name);
-  }
-  for (const scopeMetrics of resourceMetrics.scopeMetrics) {
-    const scopeLabels: Attributes = options.withScopeLabels
-      ? { otel_scope_name: scopeMetrics.scope.name, otel_scope_version: scopeMetrics.scope.version ?? '' }
-      : {};
-    for (const metric of scopeMetrics.metrics) addMetric(families, aliases, reserved, metric, scopeLabels);
-  }
-  for (const family of families.values()) yield* familyText(family, openMetrics, options.createdSeries === true);
-}
-
-function addMetric(
-  families: Map<string, Family>,
-  aliases: ReadonlyMap<string, string>,
-  reserved: ReadonlySet<string>,
-  metric: MetricData,
-  scopeLabels: Attributes,
-): void {
-  const type = prometheusType(metric);
-  if (type === undefined) {
-    packageDiag.warn(`omni-otel-metrics: ${metric.descriptor.name} is an exponential histogram; the Prometheus text format cannot carry it`);
-    return;
-  }
-  const name = aliases.get(metric.descriptor.name) ?? prometheusFamilyName(metric.descriptor.name, type);
-  if (reserved.has(name)) {
-    collidingStreams.warn(
-      `a stream named ${name} was recorded outside the package's series store; the store's family of that name is printed, the stream is left out`,
-    );
-    return;
-  }
-  let family = families.get(name);
-  if (family === undefined) {
-    family = { name, type, help: metric.descriptor.description, series: [] };
-    families.set(name, family);
-  } else if (family.type !== type) {
-    packageDiag.warn(`omni-otel-metrics: ${name} was collected as ${type} but is a ${family.type}; dropped from the exposition`);
-    return;
-  }
-  if (family.help === '') family.help = metric.descriptor.description;
-  for (const point of metric.dataPoints as Array<DataPoint<number> | DataPoint<Histogram>>) {
-    family.series.push({ labels: { ...point.attributes, ...scopeLabels }, point });
+  for (const family of collectedFamilies(resourceMetrics, declared, options.withScopeLabels === true, reserved)) {
+    yield* familyText(family, openMetrics, options.createdSeries === true);
   }
 }
 
-function* familyText(family: Family, openMetrics: boolean, createdSeries: boolean): Generator<string, void, undefined> {
-  addEagerSeries(family);
+function* familyText(family: CollectedFamily, openMetrics: boolean, createdSeries: boolean): Generator<string, void, undefined> {
   const created =
     createdSeries && hasCreatedSeries(family.type) && family.declared?.omitCreated !== true ? `${familyStem(family.name, family.type)}_created` : undefined;
   let out = familyHeader(family.name, family.type, family.help, openMetrics);
@@ -204,24 +142,6 @@ export function seriesLines(metric: MetricData, name: string, type: FamilyType):
   return { text, textCreated, openMetrics, openMetricsWithoutCreated };
 }
 
-/**
- * The declared zero series, unless a collected series carries its labels, alone or with more (the
- * workers' per-tenant series of a family whose `{model_name}` series request labels replaced).
- */
-function addEagerSeries(family: Family): void {
-  const eager = family.declared?.eagerAttributes;
-  if (eager === undefined || family.series.some((s) => carriesLabels(s.labels, eager))) return;
-  const buckets = family.declared?.buckets ?? [];
-  const value: number | Histogram =
-    family.type === 'histogram' ? { buckets: { boundaries: [...buckets], counts: new Array<number>(buckets.length + 1).fill(0) }, count: 0, sum: 0 } : 0;
-  const point = { attributes: eager, startTime: [0, 0], endTime: [0, 0], value } as DataPoint<number> | DataPoint<Histogram>;
-  family.series.push({ labels: eager, point, placeholder: true });
-}
-
-function carriesLabels(labels: Attributes, wanted: Attributes): boolean {
-  return Object.keys(wanted).every((key) => labels[key] === wanted[key]);
-}
-
 /** A start time as `_created` prints it: seconds since the epoch. */
 function createdText([seconds, nanos]: HrTime): string {
   return formatGoFloat(seconds + nanos / 1e9);
@@ -232,5 +152,5 @@ export function targetInfoText(resourceMetrics: ResourceMetrics, openMetrics: bo
   // OpenMetrics names an info family without its `_info` sample suffix.
   const family = openMetrics ? 'target' : 'target_info';
   const labels = renderLabelText(resourceMetrics.resource.attributes).plain;
-  return `# HELP ${family} Target metadata\n# TYPE ${family} ${openMetrics ? 'info' : 'gauge'}\ntarget_info${labels} 1${openMetrics ? '' : '.0'}\n`;
+  return `# HELP ${family} ${TARGET_INFO_HELP}\n# TYPE ${family} ${openMetrics ? 'info' : 'gauge'}\ntarget_info${labels} 1${openMetrics ? '' : '.0'}\n`;
 }

@@ -1,6 +1,6 @@
 import type { ParsedFamily, ParsedType } from './parsed-family';
 import type { FamilySeries } from '../views/store/family-series';
-import { readLabels } from '../views/store/label-text';
+import { labelPairs, readLabels } from '../views/store/label-text';
 import type { Exemplar } from '../views/store/exemplar-slots';
 import { exemplarsOf } from '../views/store/exemplar-series';
 import type { NativeBucketRun } from '../views/store/native-buckets';
@@ -8,6 +8,7 @@ import { hasNativeBuckets } from '../views/store/native-histogram-series';
 import type { CounterSeries, GaugeSeries, HistogramSeries, StoredSeries } from '../views/store/series';
 import type { SeriesStore } from '../views/store/series-store';
 import { ProtobufWriter } from './protobuf-writer';
+import type { CollectedFamily, CollectedSeries } from './collected-families';
 
 /**
  * Bytes gathered before a piece is handed on (between families: a family's message is handed on
@@ -98,6 +99,17 @@ export function* storeProtobuf(store: SeriesStore, only: (family: FamilySeries) 
     if (writer.size >= PIECE_BYTES) yield writer.take();
   }
   if (writer.size > 0) yield writer.take();
+}
+
+/**
+ * The SDK's families (the application's instruments, declared families, `target_info`) as
+ * protobuf messages, encoded from the collected points themselves; a family without series is
+ * left out. The bytes are those of the same families printed as text and read back.
+ */
+export function collectedFamiliesProtobuf(families: readonly CollectedFamily[]): Buffer {
+  const writer = new ProtobufWriter();
+  for (const family of families) if (family.series.length > 0) writeCollectedFamily(writer, family);
+  return writer.take();
 }
 
 /** Families read from the text exposition (the application's own instruments, `target_info`) as protobuf messages. */
@@ -203,6 +215,40 @@ function writeSpans(writer: ProtobufWriter, spanField: number, deltaField: numbe
     writer.end();
   }
   for (const delta of buckets.deltas) writer.sint(deltaField, delta);
+}
+
+function writeCollectedFamily(writer: ProtobufWriter, family: CollectedFamily): void {
+  writer.begin();
+  writer.string(FAMILY.name, family.name);
+  if (family.help !== '') writer.string(FAMILY.help, family.help);
+  writer.uint(FAMILY.type, METRIC_TYPE[family.type]);
+  for (const series of family.series) writeCollectedSeries(writer, family.type === 'counter' ? METRIC.counter : METRIC.gauge, series);
+  writer.end();
+}
+
+/** One point: a counter's or gauge's value in `valueField`, or a histogram's count, sum and cumulative buckets ending at `+Inf`. */
+function writeCollectedSeries(writer: ProtobufWriter, valueField: number, { labels, point }: CollectedSeries): void {
+  writer.begin(FAMILY.metric);
+  for (const [name, value] of labelPairs(labels)) writeLabel(writer, name, value);
+  const value = point.value;
+  if (typeof value === 'number') {
+    writer.begin(valueField);
+    writer.double(COUNTER.value, value);
+  } else {
+    writer.begin(METRIC.histogram);
+    writer.uint(HISTOGRAM.sampleCount, value.count);
+    writer.double(HISTOGRAM.sampleSum, value.sum ?? 0);
+    const { boundaries, counts } = value.buckets;
+    let cumulative = 0;
+    for (let i = 0; i < boundaries.length; i++) {
+      cumulative += counts[i] ?? 0;
+      writeBucket(writer, cumulative, boundaries[i] ?? NaN);
+    }
+    // As the text's `+Inf` bucket: the count itself.
+    writeBucket(writer, value.count, Infinity);
+  }
+  writer.end();
+  writer.end();
 }
 
 /** A family of the text exposition: its samples grouped into metrics by their labels (a histogram's `le`, a summary's `quantile` aside). */

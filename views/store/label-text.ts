@@ -17,18 +17,23 @@ export interface LabelText {
 }
 
 export function renderLabelText(attributes: Attributes): LabelText {
-  const pairs: Array<[string, string]> = [];
-  for (const key of Object.keys(attributes)) {
-    const value = attributes[key];
-    if (value !== undefined) pairs.push([prometheusLabelName(key), escapeLabelValue(attributeText(value))]);
-  }
+  const pairs = labelPairs(attributes);
   if (pairs.length === 0) return { plain: '', leOffset: 0 };
-  pairs.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
-  const texts = pairs.map(([name, value]) => `${name}="${value}"`);
+  const texts = pairs.map(([name, value]) => `${name}="${escapeLabelValue(value)}"`);
   const before = pairs.filter(([name]) => name < 'le').length;
   const plain = `{${texts.join(',')}}`;
   const leOffset = before === pairs.length ? plain.length - 1 : 1 + texts.slice(0, before).reduce((length, text) => length + text.length + 1, 0);
   return { plain, leOffset };
+}
+
+/** Attributes as label pairs, as every exposition carries them: Prometheus label names, sorted; values as text, unescaped. */
+export function labelPairs(attributes: Attributes): Array<[name: string, value: string]> {
+  const pairs: Array<[string, string]> = [];
+  for (const key of Object.keys(attributes)) {
+    const value = attributes[key];
+    if (value !== undefined) pairs.push([prometheusLabelName(key), attributeText(value)]);
+  }
+  return pairs.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
 }
 
 /** A bucket sample's labels around its `le` value: `{a="1",le="` and `",z="2"}`. */

@@ -1,0 +1,216 @@
+import assert from 'node:assert/strict';
+import type { Attributes, AttributeValue } from '@opentelemetry/api';
+import { resourceFromAttributes } from '@opentelemetry/resources';
+import {
+  AggregationTemporality,
+  AggregationType,
+  DataPointType,
+  MeterProvider,
+  MetricReader,
+  type DataPoint,
+  type Histogram,
+  type MetricData,
+  type ResourceMetrics,
+} from '@opentelemetry/sdk-metrics';
+import fc from 'fast-check';
+import { collectedFamilies, targetInfoFamily } from '../../exporters/collected-families';
+import { parseExposition } from '../../exporters/engine-pull/exposition-parser';
+import { serializeFamilies, targetInfoText } from '../../exporters/prometheus-serializer';
+import { collectedFamiliesProtobuf, parsedFamiliesProtobuf } from '../../exporters/protobuf-exposition';
+import type { DeclaredFamily } from '../../views/declared-families';
+import { prometheusLabelName, prometheusMetricName } from '../../views/names';
+import { decodeMetricFamilies } from '../support/prometheus-protobuf';
+
+class TestReader extends MetricReader {
+  protected override async onForceFlush(): Promise<void> {}
+  protected override async onShutdown(): Promise<void> {}
+}
+
+/** The SDK's families encoded straight from the collected points, `target_info` first. */
+function direct(resourceMetrics: ResourceMetrics, declared: readonly DeclaredFamily[] = [], reserved?: ReadonlySet<string>): Buffer {
+  return collectedFamiliesProtobuf([targetInfoFamily(resourceMetrics), ...collectedFamilies(resourceMetrics, declared, false, reserved)]);
+}
+
+/** The same families printed as 0.0.4 text and read back by the engine-pull parser: how they used to be encoded. */
+function throughText(resourceMetrics: ResourceMetrics, declared: readonly DeclaredFamily[] = [], reserved?: ReadonlySet<string>): Buffer {
+  const text = `${targetInfoText(resourceMetrics, false)}${serializeFamilies(resourceMetrics, declared, { format: 'text', createdSeries: false }, reserved)}`;
+  return parsedFamiliesProtobuf(parseExposition(text));
+}
+
+describe('protobuf exposition: the SDK families encoded directly', () => {
+  it("counters, gauges, histograms, up-down counters, odd attributes, declared zero series and target_info: the text path's bytes", async () => {
+    const reader = new TestReader();
+    const provider = new MeterProvider({
+      readers: [reader],
+      resource: resourceFromAttributes({ 'service.name': 'svc "quoted"', 'host.id': 'a\\b\nc', 'deployment.environment': '€ \uD800' }),
+      views: [
+        { instrumentName: 'app.sizes', aggregation: { type: AggregationType.EXPLICIT_BUCKET_HISTOGRAM, options: { boundaries: [1e-5, 0.25, 2.097152e6] } } },
+      ],
+    });
+    const meter = provider.getMeter('my-app');
+    const odd: Attributes = { 'http.route': '/a"b\\c\nd', 'odd-key €': 'x\uD800y', '0digit': 7, flag: true, list: ['a', 'b'] };
+    meter.createCounter('app.jobs', { description: 'Jobs done.\nSecond line \\ backslash.' }).add(2.5, odd);
+    meter.createCounter('app_requests_total').add(3, { kind: 'tts' });
+    meter.createUpDownCounter('app.in_flight', { description: 'In flight.' }).add(-4, { queue: 'q' });
+    meter.createGauge('app.temperature', { description: 'Degrees.' }).record(-0.1, odd);
+    meter.createObservableGauge('app.ratio').addCallback((result) => result.observe(1e-7, { shard: '1' }));
+    const latency = meter.createHistogram('app.latency', { description: 'Latency.', unit: 's' });
+    latency.record(0.3, { route: '/a' });
+    latency.record(12, { route: '/a' });
+    latency.record(0.05, { route: '/b' });
+    const sizes = meter.createHistogram('app.sizes');
+    sizes.record(5e6);
+    sizes.record(0.1);
+    const declared: DeclaredFamily[] = [
+      { name: 'app_declared_total', type: 'counter', help: 'Declared, not recorded.', eagerAttributes: { model_name: 'm' } },
+      { name: 'app_declared_seconds', type: 'histogram', help: 'Declared histogram.', buckets: [0.5, 1], eagerAttributes: { model_name: 'm' } },
+    ];
+    const { resourceMetrics } = await reader.collect();
+    await provider.shutdown();
+
+    const bytes = direct(resourceMetrics, declared);
+    assert.deepEqual(bytes, throughText(resourceMetrics, declared));
+    const families = decodeMetricFamilies(bytes);
+    assert.deepEqual(
+      families.map((family) => [family.name, family.type, family.metric.length]),
+      [
+        ['target_info', 'GAUGE', 1],
+        ['app_declared_total', 'COUNTER', 1],
+        ['app_declared_seconds', 'HISTOGRAM', 1],
+        // The SDK collects a stream a view names first.
+        ['app_sizes', 'HISTOGRAM', 1],
+        ['app_jobs_total', 'COUNTER', 1],
+        ['app_requests_total', 'COUNTER', 1],
+        ['app_in_flight', 'GAUGE', 1],
+        ['app_temperature', 'GAUGE', 1],
+        ['app_ratio', 'GAUGE', 1],
+        ['app_latency', 'HISTOGRAM', 2],
+      ],
+    );
+    const jobs = families[4];
+    assert.equal(jobs?.help, 'Jobs done.\nSecond line \\ backslash.');
+    assert.deepEqual(jobs?.metric[0], {
+      label: [
+        { name: '_0digit', value: '7' },
+        { name: 'flag', value: 'true' },
+        { name: 'http_route', value: '/a"b\\c\nd' },
+        { name: 'list', value: '["a","b"]' },
+        { name: 'odd_key__', value: 'x\uFFFDy' },
+      ],
+      counter: { value: 2.5 },
+    });
+    assert.deepEqual(families[0]?.metric[0]?.label, [
+      { name: 'deployment_environment', value: '€ \uFFFD' },
+      { name: 'host_id', value: 'a\\b\nc' },
+      { name: 'service_name', value: 'svc "quoted"' },
+    ]);
+    assert.deepEqual(
+      families[3]?.metric[0]?.histogram?.bucket.map(({ cumulativeCount, upperBound }) => [upperBound, cumulativeCount]),
+      [
+        [1e-5, 0],
+        [0.25, 1],
+        [2.097152e6, 1],
+        [Infinity, 2],
+      ],
+    );
+  });
+
+  it('leaves out streams named like a family printed elsewhere, as the text path does', async () => {
+    const reader = new TestReader();
+    const provider = new MeterProvider({ readers: [reader] });
+    provider.getMeter('my-app').createCounter('vllm:omni_requests_success').add(1);
+    provider.getMeter('my-app').createCounter('app.kept').add(1);
+    const { resourceMetrics } = await reader.collect();
+    await provider.shutdown();
+    const reserved = new Set(['vllm:omni_requests_success_total']);
+    const bytes = direct(resourceMetrics, [], reserved);
+    assert.deepEqual(bytes, throughText(resourceMetrics, [], reserved));
+    assert.deepEqual(
+      decodeMetricFamilies(bytes).map((family) => family.name),
+      ['target_info', 'app_kept_total'],
+    );
+  });
+
+  it('property: any collected streams encode to the bytes of their text exposition read back', () => {
+    const oddText = fc.string({
+      unit: fc.oneof(
+        fc.constantFrom('\\', '"', '\n', '\r', '\uD800', '\uDC00', '€', '{', '}', ',', '=', ' ', '.'),
+        fc.string({ unit: 'binary', minLength: 1, maxLength: 1 }),
+      ),
+    });
+    /** Attribute keys distinct as label names (two keys printed alike would be one label twice: text the parser rejects), never `le`. */
+    const attributes = fc
+      .uniqueArray(
+        fc.tuple(
+          oddText.filter((key) => key !== '' && prometheusLabelName(key) !== 'le'),
+          attributeValue(oddText),
+        ),
+        {
+          selector: ([key]) => prometheusLabelName(key),
+          maxLength: 4,
+        },
+      )
+      .map((pairs): Attributes => Object.fromEntries(pairs));
+    const histogram = fc
+      .record({
+        boundaries: fc.uniqueArray(fc.double({ noNaN: true }), { maxLength: 5 }).map((bounds) => [...bounds].sort((a, b) => a - b)),
+        counts: fc.array(fc.nat({ max: 1000 }), { minLength: 6, maxLength: 6 }),
+        count: fc.nat(),
+        sum: fc.option(fc.double(), { nil: undefined }),
+      })
+      .map(({ boundaries, counts, count, sum }): Histogram => ({ buckets: { boundaries, counts: counts.slice(0, boundaries.length + 1) }, count, sum }));
+    const stream = fc.record({
+      name: oddText.map((text) => `app.${text}`),
+      description: oddText,
+      kind: fc.constantFrom('counter', 'updowncounter', 'gauge', 'histogram'),
+      // One point per label set, as the SDK collects them.
+      labelSets: fc.uniqueArray(attributes, {
+        selector: (labels) => JSON.stringify(Object.entries(labels).map(([key, value]) => [prometheusLabelName(key), value])),
+        maxLength: 3,
+      }),
+      values: fc.array(fc.double(), { minLength: 3, maxLength: 3 }),
+      histograms: fc.array(histogram, { minLength: 3, maxLength: 3 }),
+    });
+    fc.assert(
+      fc.property(
+        // Streams that print as one family would carry one series twice: the text path could not read that back.
+        fc.uniqueArray(stream, { selector: (s) => prometheusMetricName(s.name).replace(/_total$/, ''), maxLength: 5 }),
+        attributes,
+        (streams, resource) => {
+          const resourceMetrics: ResourceMetrics = {
+            resource: resourceFromAttributes(resource),
+            scopeMetrics: [{ scope: { name: 'my-app' }, metrics: streams.map(metricData) }],
+          };
+          assert.deepEqual(direct(resourceMetrics), throughText(resourceMetrics));
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+});
+
+function attributeValue(text: fc.Arbitrary<string>): fc.Arbitrary<AttributeValue> {
+  return fc.oneof(text, fc.double(), fc.boolean(), fc.array(text, { maxLength: 2 }));
+}
+
+interface GeneratedStream {
+  readonly name: string;
+  readonly description: string;
+  readonly kind: 'counter' | 'updowncounter' | 'gauge' | 'histogram';
+  readonly labelSets: readonly Attributes[];
+  readonly values: readonly number[];
+  readonly histograms: readonly Histogram[];
+}
+
+function metricData({ name, description, kind, labelSets, values, histograms }: GeneratedStream): MetricData {
+  const descriptor = { name, description, unit: '', valueType: 1 };
+  const point = <T>(attributes: Attributes, value: T): DataPoint<T> => ({ attributes, startTime: [1, 0], endTime: [2, 0], value });
+  const aggregationTemporality = AggregationTemporality.CUMULATIVE;
+  if (kind === 'histogram') {
+    const dataPoints = labelSets.map((labels, i) => point(labels, histograms[i] as Histogram));
+    return { descriptor, aggregationTemporality, dataPointType: DataPointType.HISTOGRAM, dataPoints };
+  }
+  const dataPoints = labelSets.map((labels, i) => point(labels, values[i] as number));
+  if (kind === 'gauge') return { descriptor, aggregationTemporality, dataPointType: DataPointType.GAUGE, dataPoints };
+  return { descriptor, aggregationTemporality, dataPointType: DataPointType.SUM, isMonotonic: kind === 'counter', dataPoints };
+}
