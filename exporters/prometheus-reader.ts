@@ -1,4 +1,4 @@
-import { MetricReader, type CollectionResult, type MetricCollectOptions } from '@opentelemetry/sdk-metrics';
+import { MetricReader, type CollectionResult, type MetricCollectOptions, type ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import { emptyResource } from '@opentelemetry/resources';
 import { LimitedWarning } from '../views/diag-warnings';
 import { checkObject, checkOneOf, optionKeys } from '../views/option-checks';
@@ -162,31 +162,42 @@ export class OmniPrometheusReader extends MetricReader {
   private async protobufExposition(): Promise<ExpositionPieces> {
     const store = this.store;
     if (store === undefined) return [];
-    if (store.producer instanceof EnginePullProducer) return this.pulledProtobufExposition(store.series);
+    if (store.producer instanceof EnginePullProducer) return this.pulledProtobufExposition(store.series, store.names, store.producer);
     const { resourceMetrics, errors } = await this.collectSdk();
     reportErrors(errors);
-    const families = collectedFamilies(resourceMetrics, this.declared, false, store.names);
-    const others = collectedFamiliesProtobuf(this.options.withTargetInfo ? [targetInfoFamily(resourceMetrics), ...families] : families);
+    const [targetInfo, own] = this.collectedProtobuf(resourceMetrics, store.names);
     return (function* (): Generator<Buffer, void, undefined> {
       yield* storeProtobuf(store.series);
-      if (others.length > 0) yield others;
+      if (targetInfo.length > 0) yield targetInfo;
+      if (own.length > 0) yield own;
     })();
   }
 
   /**
    * With pulled engines: the families only the package records (the pipeline's), native buckets and
-   * exemplars included, straight from the store; every other family, joined with the engines'
-   * series or theirs alone, from the text exposition read back (classic buckets, as pulled).
+   * exemplars included, straight from the store; the families engines print too, joined with the
+   * engines' series, and those only engines print, from their text exposition read back (classic
+   * buckets, as pulled); then `target_info` and the application's instruments, as without engines.
    */
-  private async pulledProtobufExposition(series: SeriesStore): Promise<ExpositionPieces> {
-    let text = '';
-    for (const piece of await this.exposition('text', false)) text += piece.toString();
+  private async pulledProtobufExposition(series: SeriesStore, storeNames: ReadonlySet<string>, producer: EnginePullProducer): Promise<ExpositionPieces> {
+    const [{ resourceMetrics, errors }, pulled] = await Promise.all([this.collectSdk(), producer.pulled()]);
+    reportErrors(errors);
     const direct = new Set(series.families.filter((family) => !printedByEngines(family)).map((family) => family.family.name));
-    const others = parsedFamiliesProtobuf(parseExposition(text).filter((family) => !direct.has(family.name)));
+    let text = '';
+    for (const piece of storeExposition(series, { format: 'text', createdSeries: false }, joinedWithStore(pulled.exposition, pulled.replicas))) text += piece;
+    for (const piece of pulledOnlyFamilies(pulled.exposition, storeNames, false, false)) text += piece;
+    const joined = parsedFamiliesProtobuf(parseExposition(text).filter((family) => !direct.has(family.name)));
+    const [targetInfo, own] = this.collectedProtobuf(resourceMetrics, new Set([...storeNames, ...pulled.exposition.families.keys()]));
     return (function* (): Generator<Buffer, void, undefined> {
       yield* storeProtobuf(series, (family) => direct.has(family.family.name));
-      if (others.length > 0) yield others;
+      for (const piece of [targetInfo, joined, own]) if (piece.length > 0) yield piece;
     })();
+  }
+
+  /** `target_info` (empty when off) and the application's own families, encoded from the SDK's collected points; streams named like a `reserved` family are left out. */
+  private collectedProtobuf(resourceMetrics: ResourceMetrics, reserved: ReadonlySet<string>): [targetInfo: Buffer, own: Buffer] {
+    const targetInfo = collectedFamiliesProtobuf(this.options.withTargetInfo ? [targetInfoFamily(resourceMetrics)] : []);
+    return [targetInfo, collectedFamiliesProtobuf(collectedFamilies(resourceMetrics, this.declared, false, reserved))];
   }
 
   /**

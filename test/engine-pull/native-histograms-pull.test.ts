@@ -3,6 +3,12 @@ import { AggregationTemporality, DataPointType, type ExponentialHistogram, type 
 import { registerOmniMetrics, type OmniMetricsHandle } from '../../register';
 import { EngineServer, fixtureText } from './support/engine-server';
 import { decodeMetricFamilies } from '../support/prometheus-protobuf';
+import type { MeterProvider } from '@opentelemetry/sdk-metrics';
+import { parseExposition } from '../../exporters/engine-pull/exposition-parser';
+import { printedByEngines } from '../../exporters/engine-pull/engine-pull-producer';
+import type { OmniPrometheusReader } from '../../exporters/prometheus-reader';
+import { parsedFamiliesProtobuf, storeProtobuf } from '../../exporters/protobuf-exposition';
+import type { SeriesStore } from '../../views/store/series-store';
 
 const PULLED = { model_name: 'org/current-model', stage: '1', replica: '1' };
 /** Nothing served, pushed, logged or checked: the test reads the handle itself. */
@@ -19,10 +25,11 @@ describe('engine pull with native histograms', () => {
   let handle: OmniMetricsHandle | undefined;
 
   /** Stage 1 replica 1 pulled from an engine, every family native, three pipeline latencies recorded. */
-  async function pullingWithNativeHistograms(): Promise<OmniMetricsHandle> {
+  async function pullingWithNativeHistograms(options: Partial<Parameters<typeof registerOmniMetrics>[0]> = {}): Promise<OmniMetricsHandle> {
     engine = await EngineServer.start(fixtureText('vllm-current-engine0.prom'));
     const started = await registerOmniMetrics({
       ...QUIET,
+      ...options,
       stagePools: [1, 2],
       nativeHistograms: true,
       enginePull: { engines: [{ stage: 1, replica: 1, url: engine.url }], cacheMillis: 0, timeoutMillis: 500 },
@@ -98,5 +105,29 @@ describe('engine pull with native histograms', () => {
       'm 1/0',
       `${PULLED.model_name} 1/1`,
     ]);
+  });
+
+  it("the application's instruments and target_info: encoded from the SDK's points, the bytes of the text exposition read back", async () => {
+    handle = await pullingWithNativeHistograms({ prometheus: { host: '127.0.0.1', port: 0, createdSeries: false, withTargetInfo: true } });
+    const meter = (handle.meterProvider as MeterProvider).getMeter('my-app');
+    meter.createCounter('app.jobs', { description: 'Jobs.' }).add(2, { 'odd.key': 'a"b\\c\nd' });
+    meter.createHistogram('app.latency').record(0.3, { route: '/a' });
+    // A stream named like a family the engines print is left out, as in the text.
+    meter.createGauge('vllm:num_requests_running').record(9);
+    const reader = handle.prometheusReader as OmniPrometheusReader;
+    const bytes = await reader.protobufBytes();
+
+    // What the protobuf exposition was before: the store's own families encoded directly, every other family of the text read back.
+    // The store is the reader's own: no public way reaches it.
+    const store = (reader as unknown as { store: { series: SeriesStore } }).store.series;
+    const direct = new Set(store.families.filter((family) => !printedByEngines(family)).map((family) => family.family.name));
+    const readBack = parseExposition(await reader.metricsText('text')).filter((family) => !direct.has(family.name));
+    const expected = Buffer.concat([...storeProtobuf(store, (family) => direct.has(family.family.name)), parsedFamiliesProtobuf(readBack)]);
+    assert.deepEqual(bytes, expected);
+    const names = decodeMetricFamilies(expected).map((family) => family.name);
+    assert.deepEqual(
+      names.filter((name) => name === 'target_info' || name.startsWith('app_')),
+      ['target_info', 'app_jobs_total', 'app_latency'],
+    );
   });
 });
