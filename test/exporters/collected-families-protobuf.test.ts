@@ -14,6 +14,7 @@ import {
 } from '@opentelemetry/sdk-metrics';
 import fc from 'fast-check';
 import { collectedFamilies, targetInfoFamily } from '../../exporters/collected-families';
+import { registerOmniMetrics } from '../../register';
 import { parseExposition } from '../../exporters/engine-pull/exposition-parser';
 import { serializeFamilies, targetInfoText } from '../../exporters/prometheus-serializer';
 import { collectedFamiliesProtobuf, parsedFamiliesProtobuf } from '../../exporters/protobuf-exposition';
@@ -129,6 +130,29 @@ describe('protobuf exposition: the SDK families encoded directly', () => {
       decodeMetricFamilies(bytes).map((family) => family.name),
       ['target_info', 'app_kept_total'],
     );
+  });
+
+  it('a scrape serves an instrument whose label value is longer than the engine-pull parser accepts (5000 characters)', async () => {
+    const handle = await registerOmniMetrics({
+      modelName: 'm',
+      logStats: true,
+      logIntervalSeconds: 0,
+      processMetrics: false,
+      selfCheck: false,
+      prometheus: false,
+      exporters: [],
+      nativeHistograms: true,
+    });
+    try {
+      const meter = (handle.meterProvider as MeterProvider).getMeter('my-app');
+      meter.createCounter('app.long').add(1, { prompt: 'x'.repeat(5000) });
+      const families = decodeMetricFamilies(await (handle.prometheusReader?.protobufBytes() as Promise<Buffer>));
+      assert.deepEqual(families.find((family) => family.name === 'app_long_total')?.metric, [
+        { label: [{ name: 'prompt', value: 'x'.repeat(5000) }], counter: { value: 1 } },
+      ]);
+    } finally {
+      await handle.shutdown();
+    }
   });
 
   it('property: any collected streams encode to the bytes of their text exposition read back', () => {
