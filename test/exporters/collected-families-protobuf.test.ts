@@ -177,7 +177,8 @@ describe('protobuf exposition: the SDK families encoded directly', () => {
       .map((pairs): Attributes => Object.fromEntries(pairs));
     const histogram = fc
       .record({
-        boundaries: fc.uniqueArray(fc.double({ noNaN: true }), { maxLength: 5 }).map((bounds) => [...bounds].sort((a, b) => a - b)),
+        // Finite bounds, as the SDK keeps them (the text prints an infinite one as a second `+Inf` bucket, which no parser takes back).
+        boundaries: fc.uniqueArray(fc.double({ noNaN: true, noDefaultInfinity: true }), { maxLength: 5 }).map((bounds) => [...bounds].sort((a, b) => a - b)),
         counts: fc.array(fc.nat({ max: 1000 }), { minLength: 6, maxLength: 6 }),
         count: fc.nat(),
         sum: fc.option(fc.double(), { nil: undefined }),
