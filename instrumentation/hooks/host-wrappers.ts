@@ -1,12 +1,9 @@
 import type { EngineCoreOutputs, OrchestratorRequest, ReceiveReceipt, StageRequest, TransferReceipt } from '../pipeline/host-contract';
 import type { BindingSource } from '../pipeline/pipeline-observer';
 import type { HostMethod } from '../self-check/types';
-import type { HandleFeed } from './handle-feed';
 import type { InstrumentedMetrics } from './instrumented-metrics';
 import { followStream } from './followed-stream';
 import { wrapperOf, type MethodObservation, type Observe, type WrapperFactory } from './method-wrapper';
-import { activeTrace } from '../pipeline/request-trace';
-import { enterRequestTrace, leaveRequestTrace } from '../../views/store/exemplar-slots';
 
 export const ORCHESTRATOR_METHODS = [
   'addRequest',
@@ -58,19 +55,6 @@ function counterOf(name: OrchestratorMethod): Observe | undefined {
   return (feed) => feed.hostCalls?.called(method);
 }
 
-/** A poll, told to one handle. */
-function observePoll(feed: HandleFeed, source: unknown, first: unknown, second: unknown, result: unknown): void {
-  const polled = result as EngineCoreOutputs | undefined;
-  if (!feed.exemplars) return feed.observer.enginePolled(first as number, second as number, polled, source as BindingSource);
-  // One poll serves many requests: the span active around it is read once, not by each of its records.
-  const previous = enterRequestTrace(activeTrace());
-  try {
-    feed.observer.enginePolled(first as number, second as number, polled, source as BindingSource);
-  } finally {
-    leaveRequestTrace(previous);
-  }
-}
-
 /** What one orchestrator method tells the observer, decided once per method. */
 function observerOf(name: OrchestratorMethod): Observe {
   switch (name) {
@@ -81,7 +65,8 @@ function observerOf(name: OrchestratorMethod): Observe {
     case 'submitToStage':
       return (feed, _s, first) => feed.observer.stageSubmitted(first as StageRequest);
     case 'pollEngine':
-      return observePoll;
+      return (feed, source, first, second, result) =>
+        feed.observer.enginePolled(first as number, second as number, result as EngineCoreOutputs | undefined, source as BindingSource);
     case 'sendToNextStage':
       return (feed, source, _f, _s, result) => feed.observer.transferSent(result as TransferReceipt | undefined, source as BindingSource);
     case 'receiveFromPreviousStage':
