@@ -16,7 +16,6 @@ import { registerOmniMetrics, type OmniMetricsHandle } from '../register';
 import { declaredFamilies } from '../views/declared-families';
 import { OmniOptionError } from '../views/option-checks';
 import { OmniMetricProducer } from '../views/store/metric-producer';
-import { enterRequestTrace, leaveRequestTrace } from '../views/store/exemplar-slots';
 import { EngineServer, fixtureText } from './engine-pull/support/engine-server';
 import { startOtlpReceiver } from './otlp/support/otlp-receiver';
 import { captureConsole } from './support/console-capture';
@@ -50,11 +49,11 @@ const BASE: OmniMetricsOptions = {
 /** The scenario, one event at a time (a cluster spreads them over its workers). */
 const EVENTS: ReadonlyArray<(handle: OmniMetricsHandle) => void> = [
   (handle) => {
-    const previous = enterRequestTrace({ traceId: TRACE_ID, spanId: '00f067aa0ba902b7', traceFlags: TraceFlags.SAMPLED });
+    const previous = handle.store.exemplarScope?.enter({ traceId: TRACE_ID, spanId: '00f067aa0ba902b7', traceFlags: TraceFlags.SAMPLED });
     try {
       handle.requestLabelled?.requestSucceeded(['alpha'], 0.5, 'stop');
     } finally {
-      leaveRequestTrace(previous);
+      handle.store.exemplarScope?.leave(previous);
     }
   },
   (handle) => handle.requestLabelled?.requestSucceeded(['alpha'], 1.5, 'stop'),

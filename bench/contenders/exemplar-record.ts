@@ -2,7 +2,6 @@ import { performance } from 'node:perf_hooks';
 import { TraceFlags } from '@opentelemetry/api';
 import { registerOmniMetrics } from '../../index';
 import { monotonicSeconds } from '../../instrumentation/stats/clock';
-import { enterRequestTrace, leaveRequestTrace, shareClockReading } from '../../views/store/exemplar-slots';
 import { median } from '../measure';
 import type { ExemplarContender } from '../exemplar-contenders';
 import { contenderMain } from './contender-main';
@@ -26,6 +25,8 @@ contenderMain(async ({ contender, records, blocks }: Params) => {
     exemplars: contender !== 'exemplars-off',
   });
   const pipeline = handle.pipeline;
+  // The store's exemplar scope, as the serving observer enters it for a request (none with exemplars off).
+  const scope = handle.store.exemplarScope;
   const spanContext = { traceId: '4bf92f3577b34da6a3ce929d0e0e4736', spanId: '00f067aa0ba902b7', traceFlags: TraceFlags.SAMPLED };
   const traced = contender === 'exemplars-traced' ? spanContext : undefined;
   // Latencies across the e2e buckets, so the records land in different bucket slots.
@@ -35,12 +36,12 @@ contenderMain(async ({ contender, records, blocks }: Params) => {
   let clockSum = 0;
   const run = (n: number): void => {
     for (let i = 0; i < n; i++) {
-      const previous = enterRequestTrace(traced);
+      const previous = scope?.enter(traced);
       const now = monotonicSeconds();
-      shareClockReading(now);
+      scope?.shareClockReading(now);
       clockSum += now;
       pipeline.requestSucceeded(latencies[i & 63] as number, 'stop');
-      leaveRequestTrace(previous);
+      scope?.leave(previous);
     }
   };
   run(records); // warm up

@@ -10,7 +10,8 @@ import type {
 } from '../pipeline/host-contract';
 import type { GenerateOutcome, PipelineObserver } from '../pipeline/pipeline-observer';
 import type { HandleFeed } from './handle-feed';
-import { orchestratorEvent, type OrchestratorEvent } from './host-wrappers';
+import { orchestratorEvent } from './host-wrappers';
+import type { MethodObservation } from './method-wrapper';
 
 /**
  * `node:diagnostics_channel` names for hosts that prefer publishing events to being patched.
@@ -63,9 +64,9 @@ type Handlers = { [K in keyof OmniChannelMessages]: (message: OmniChannelMessage
 export function subscribeChannels(feed: HandleFeed): () => void {
   const observer = (): PipelineObserver => feed.observer;
   // An orchestrator message is its method's call, made on no orchestrator: counted, then observed.
-  const heard = (event: OrchestratorEvent, first: unknown, second: unknown, result: unknown): void => {
-    event.count(feed, first, second);
-    event.observe(feed, undefined, first, second, result);
+  const heard = (event: MethodObservation, first: unknown, second: unknown, result: unknown): void => {
+    event.before?.(feed, undefined, first, second, undefined);
+    event.observe?.(feed, undefined, first, second, result);
   };
   const added = orchestratorEvent('addRequest');
   const cleanedUp = orchestratorEvent('cleanupRequest');

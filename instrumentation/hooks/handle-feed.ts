@@ -21,17 +21,16 @@ export class HandleFeed {
   private sweeper: NodeJS.Timeout | undefined;
   private lifetime: RequestLifetimeOptions = {};
 
-  /** The store keeps exemplars: each poll asks. */
-  readonly exemplars: boolean;
-
   constructor(readonly metrics: InstrumentedMetrics) {
     this.hostCalls = hostCallCountsOf(metrics);
-    this.exemplars = metrics.store.exemplars;
   }
 
   /** The observer the hooks feed, created on first use (after a `close`, a fresh one). */
   get observer(): PipelineObserver {
-    this.current ??= new PipelineObserver(recordersOf(this.metrics), this.metrics.stageReplicaMap, { ...this.lifetime, exemplars: this.exemplars });
+    this.current ??= new PipelineObserver(recordersOf(this.metrics), this.metrics.stageReplicaMap, {
+      ...this.lifetime,
+      exemplarScope: this.metrics.store.exemplarScope,
+    });
     return this.current;
   }
 

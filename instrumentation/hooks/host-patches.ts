@@ -86,22 +86,10 @@ export function stopListening<L>(owner: object, name: string, listener: L): void
   replaceMethod(owner, name, patch.original);
 }
 
-/**
- * Puts `method` in place of `owner[name]`, its other attributes kept. V8 compiles a call to a
- * prototype method as a call to a constant only while the property was never reassigned; after a
- * reassignment every call loads the method and checks it. A property added and deleted again turns
- * the prototype into a dictionary, which V8 makes fast again at the next call, in a new shape on
- * which `method` is a constant. Own-key order is kept; a prototype that refuses new properties
- * keeps the check.
- */
+/** Puts `method` in place of `owner[name]`, its other attributes (enumerable, writable, configurable) kept. */
 function replaceMethod(owner: object, name: string, method: HostMethodFn): void {
   Object.defineProperty(owner, name, { ...Object.getOwnPropertyDescriptor(owner, name), value: method });
-  if (!Object.isExtensible(owner)) return;
-  Object.defineProperty(owner, RESHAPE, { value: undefined, configurable: true });
-  delete (owner as Record<symbol, unknown>)[RESHAPE];
 }
-
-const RESHAPE = Symbol('omni-otel-metrics.reshape');
 
 /** Whether `listener` still hears the method (its patch is in place and lists it). */
 export function isListening<L>(owner: object, name: string, listener: L): boolean {

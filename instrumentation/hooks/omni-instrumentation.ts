@@ -27,8 +27,8 @@ import {
   SERVING_METHODS,
   type OrchestratorMethod,
   type RealtimeMethod,
-  type WrapperFactory,
 } from './host-wrappers';
+import type { WrapperFactory } from './method-wrapper';
 import { checkHostClasses, className, unpatchableMethod, warnWhenNothingToHook } from './host-class-checks';
 import { realtimeWrapper } from './realtime-wrappers';
 

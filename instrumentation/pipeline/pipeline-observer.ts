@@ -7,12 +7,12 @@ import type { OmniRecorders } from '../recorders/recorders';
 import { monotonicSeconds } from '../stats/clock';
 import { LimitedWarning } from '../../views/diag-warnings';
 import type { FailureReason } from '../../views/stage-service-families';
-import { enterRequestTrace, leaveRequestTrace, shareClockReading } from '../../views/store/exemplar-slots';
+import type { ExemplarScope } from '../../views/store/exemplar-scope';
 import type { StageReplicaMap } from '../../views/stage-replica-map';
 import { EngineStatsFeed } from './engine-stats-feed';
 import type { EngineCoreOutput, EngineCoreOutputs, OmniRequestOutput, ReceiveReceipt, StagePoolLike, StageRequest, TransferReceipt } from './host-contract';
 import { RealtimeVadObserver } from './realtime-vad-observer';
-import { requestTraceOf } from './request-trace';
+import { activeTrace, requestTraceOf } from './request-trace';
 import { observeFinishedStages } from './stage-finish';
 
 /**
@@ -57,10 +57,11 @@ export interface RequestLifetimeOptions {
 
 export interface PipelineObserverOptions extends RequestLifetimeOptions {
   /**
-   * The store keeps exemplars: a served request's records are made within its trace (the span
-   * active where the host called `generate`, else its `traceparent`), however its outputs arrive.
+   * The store's exemplar scope, when it keeps exemplars: a served request's records are made within
+   * its trace (the span active where the host called `generate`, else its `traceparent`), however
+   * its outputs arrive; an engine poll's within the span active around the poll.
    */
-  readonly exemplars?: boolean;
+  readonly exemplarScope?: ExemplarScope;
 }
 
 export const DEFAULT_REQUEST_IDLE_TIMEOUT_MILLIS = 600_000;
@@ -90,7 +91,7 @@ export class PipelineObserver {
   private readonly servedRequests = new WeakMap<object, object>();
   private readonly idleTimeoutSeconds: number;
   private readonly maxTracked: number;
-  private readonly exemplars: boolean;
+  private readonly exemplarScope: ExemplarScope | undefined;
   private readonly ended = new LimitedWarning();
   /** Streams whose lifetime object was collected while still tracked: nobody closed them. Ending an ended stream does nothing. */
   private readonly dropped = new FinalizationRegistry<object>((token) => this.generateEnded(token, 'abandoned'));
@@ -112,7 +113,7 @@ export class PipelineObserver {
   ) {
     this.idleTimeoutSeconds = (options.requestIdleTimeoutMillis ?? DEFAULT_REQUEST_IDLE_TIMEOUT_MILLIS) / 1000;
     this.maxTracked = options.maxTrackedRequests ?? DEFAULT_MAX_TRACKED_REQUESTS;
-    this.exemplars = options.exemplars === true;
+    this.exemplarScope = options.exemplarScope;
     this.feed = recorders.statLogger && new EngineStatsFeed(stageReplicaMap, recorders.statLogger);
     this.transfers = new OrchestratorAggregator({ transferEmitter: recorders.transfer });
     this.realtime = new RealtimeVadObserver(recorders, this.maxTracked);
@@ -146,6 +147,18 @@ export class PipelineObserver {
   }
 
   enginePolled(stageId: number, replicaId: number, outputs: EngineCoreOutputs | undefined, source?: BindingSource): void {
+    const scope = this.exemplarScope;
+    if (scope === undefined) return this.applyPoll(stageId, replicaId, outputs, source);
+    // One poll serves many requests: the span active around it is read once, not by each of its records.
+    const previous = scope.enter(activeTrace());
+    try {
+      this.applyPoll(stageId, replicaId, outputs, source);
+    } finally {
+      scope.leave(previous);
+    }
+  }
+
+  private applyPoll(stageId: number, replicaId: number, outputs: EngineCoreOutputs | undefined, source: BindingSource | undefined): void {
     const stageService = this.recorders.stageService;
     if (outputs) {
       this.feed?.polled(stageId, replicaId, outputs);
@@ -212,7 +225,7 @@ export class PipelineObserver {
     // Tracked before the label sources run: one that calls back into `generate` finds the request served.
     this.generating.set(token, state);
     state.labels = this.recorders.requestLabelled?.labeler.valuesOf(request);
-    state.trace = this.exemplars ? requestTraceOf(request) : undefined;
+    state.trace = this.exemplarScope !== undefined ? requestTraceOf(request) : undefined;
     const open = this.streamsById.get(requestId);
     if (open === undefined) this.streamsById.set(requestId, [token]);
     else open.push(token);
@@ -239,13 +252,13 @@ export class PipelineObserver {
     const state = this.generating.get(token);
     if (state === undefined) return;
     // Its outputs arrive from the engine loop, outside the request's own context: its trace is named for their records.
-    if (!this.exemplars) return this.applyOutput(state, output);
+    if (this.exemplarScope === undefined) return this.applyOutput(state, output);
     this.inRequestTrace(state, () => this.applyOutput(state, output));
   }
 
   private applyOutput(state: GenerateState, output: OmniRequestOutput): void {
     const now = monotonicSeconds();
-    shareClockReading(now);
+    this.exemplarScope?.shareClockReading(now);
     state.lastActivity = now;
     // An aborted request's later outputs are the abort's aftermath, not its result.
     if (state.settled === 'failed') return;
@@ -341,13 +354,9 @@ export class PipelineObserver {
 
   /** Runs `work` within the request's trace when exemplars are on. */
   private inRequestTrace(state: GenerateState, work: () => void): void {
-    if (!this.exemplars) return work();
-    const previous = enterRequestTrace(state.trace);
-    try {
-      work();
-    } finally {
-      leaveRequestTrace(previous);
-    }
+    const scope = this.exemplarScope;
+    if (scope === undefined) return work();
+    scope.within(state.trace, work);
   }
 
   /**

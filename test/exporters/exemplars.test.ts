@@ -13,7 +13,7 @@ import { requestTraceOf } from '../../instrumentation/pipeline/request-trace';
 import { resolveCatalog, type FamilyKey, type ResolvedCatalog } from '../../views/catalog';
 import { keepsExemplars } from '../../views/exemplar-families';
 import { ExemplarCounterSeries, ExemplarHistogramSeries, exemplarsOf } from '../../views/store/exemplar-series';
-import { currentExemplarTrace, enterRequestTrace, exemplarClock, leaveRequestTrace } from '../../views/store/exemplar-slots';
+import { exemplarClock } from '../../views/store/exemplar-scope';
 import { tracingRegistered } from '../../views/store/exemplar-trace';
 import type { LabelValue } from '../../views/store/family-series';
 import { CounterSeries, HistogramSeries } from '../../views/store/series';
@@ -73,9 +73,9 @@ function scenario(exemplars: boolean): { store: SeriesStore; python: object } {
     family.family.labels.forEach((name, i) => (labels[name] = String(values[i])));
     if (family.series.length > before) operations.push({ family: family.family.name, labels, op: 'create' });
     return (value: number, traced?: SpanContext) => {
-      const previous = enterRequestTrace(traced);
+      const previous = store.exemplarScope?.enter(traced);
       series.record(value);
-      leaveRequestTrace(previous);
+      store.exemplarScope?.leave(previous);
       const exemplar = traced === undefined ? undefined : { trace_id: traced.traceId, span_id: traced.spanId };
       operations.push({ family: family.family.name, labels, op: 'record', value, exemplar });
     };
@@ -259,9 +259,9 @@ describe('exemplars', function () {
       assert.equal(kept[0]?.value, 0.2);
       // A named request trace wins over the active context.
       context.with(trace.setSpanContext(ROOT_CONTEXT, spanContext(9)), () => {
-        const previous = enterRequestTrace(spanContext(10));
-        assert.equal(currentExemplarTrace()?.spanId, spanContext(10).spanId);
-        leaveRequestTrace(previous);
+        const previous = store.exemplarScope?.enter(spanContext(10));
+        assert.equal(store.exemplarScope?.current()?.spanId, spanContext(10).spanId);
+        store.exemplarScope?.leave(previous);
       });
     } finally {
       context.disable();

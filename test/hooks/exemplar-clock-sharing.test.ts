@@ -6,7 +6,7 @@ import { oneOutputServing } from '../support/one-output-serving';
 import { quietHandle } from '../support/quiet-handle';
 import { resolveCatalog } from '../../views/catalog';
 import { exemplarsOf } from '../../views/store/exemplar-series';
-import { enterRequestTrace, exemplarClock, leaveRequestTrace, shareClockReading } from '../../views/store/exemplar-slots';
+import { exemplarClock } from '../../views/store/exemplar-scope';
 import { SeriesStore } from '../../views/store/series-store';
 
 const M = 'm';
@@ -45,11 +45,11 @@ describe("exemplars take the clock reading their records' caller already took", 
     const store = new SeriesStore(resolveCatalog({ logStats: true }), { modelName: M, exemplars: true });
     const e2e = store.bind('pipeline.e2eRequestLatency', [M]);
     const reads = await countingClockReads(() => {
-      const previous = enterRequestTrace(SPAN);
-      shareClockReading(12.5);
+      const previous = store.exemplarScope?.enter(SPAN);
+      store.exemplarScope?.shareClockReading(12.5);
       e2e.record(0.25);
       e2e.record(3);
-      leaveRequestTrace(previous);
+      store.exemplarScope?.leave(previous);
     });
     assert.equal(reads, 0);
     const kept = exemplarsOf(e2e)
@@ -71,13 +71,13 @@ describe("exemplars take the clock reading their records' caller already took", 
     const saved = exemplarClock.nowMillis;
     exemplarClock.nowMillis = () => 1_764_113_634_000;
     try {
-      shareClockReading(12.5);
-      const previous = enterRequestTrace(SPAN);
-      leaveRequestTrace(previous); // a scope left: the reading shared before it does not carry over
+      store.exemplarScope?.shareClockReading(12.5);
+      const previous = store.exemplarScope?.enter(SPAN);
+      store.exemplarScope?.leave(previous); // a scope left: the reading shared before it does not carry over
       const reads = await countingClockReads(() => {
-        const inner = enterRequestTrace(SPAN);
+        const inner = store.exemplarScope?.enter(SPAN);
         e2e.record(0.25);
-        leaveRequestTrace(inner);
+        store.exemplarScope?.leave(inner);
       });
       assert.equal(reads, 1);
     } finally {

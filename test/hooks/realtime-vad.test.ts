@@ -82,6 +82,26 @@ describe('hooks: realtime server-side VAD (vllm-omni metrics/realtime.py)', () =
     assert.deepEqual(serving.closed, ['client-turns', 'a', 'a', 'broken']);
   });
 
+  it('a session the host closes while its open still runs is not counted as active', async () => {
+    // A host that refuses a session by closing it from inside its own open (a full server, a bad codec).
+    class RefusingServing extends RealtimeServing {
+      override openRealtimeSession(session: RealtimeSessionRequest): string {
+        super.openRealtimeSession(session);
+        if (session.sessionId.startsWith('refused')) this.closeRealtimeSession(session.sessionId);
+        return session.sessionId;
+      }
+    }
+    instrumentation.disable();
+    instrumentation = new OmniInstrumentation({ metrics, servingClass: RefusingServing });
+    const serving = new RefusingServing();
+    assert.equal(serving.openRealtimeSession({ sessionId: 'refused-1', turnDetection: { type: 'server_vad' } }), 'refused-1');
+    serving.openRealtimeSession({ sessionId: 'kept', turnDetection: { type: 'server_vad' } });
+    assert.deepEqual(serving.closed, ['refused-1']);
+    assertSample(await metrics.metricsText(), ACTIVE, M, 1);
+    serving.closeRealtimeSession('kept');
+    assertSample(await metrics.metricsText(), ACTIVE, M, 0);
+  });
+
   it('records each batch’s inference time and each committed endpoint’s delay, milliseconds to seconds (`latency_ms / 1000`)', async () => {
     const serving = new RealtimeServing();
     serving.openRealtimeSession({ sessionId: 'a', turnDetection: { type: 'server_vad' } });

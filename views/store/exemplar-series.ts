@@ -1,3 +1,4 @@
+import type { ExemplarScope } from './exemplar-scope';
 import { ExemplarSlots } from './exemplar-slots';
 import { CounterSeries, HistogramSeries } from './series';
 
@@ -7,9 +8,11 @@ import { CounterSeries, HistogramSeries } from './series';
  * work (a context lookup, a slot write) is paid only here.
  */
 
+// Made only for a family that keeps exemplars, whose owner has a scope (`FamilySeries.exemplarScope`).
+
 /** A counter that keeps its most recent increment's exemplar. */
 export class ExemplarCounterSeries extends CounterSeries {
-  readonly exemplars = new ExemplarSlots(this.owner.bounds);
+  readonly exemplars = new ExemplarSlots(this.owner.bounds, this.owner.exemplarScope as ExemplarScope);
 
   override record(increment: number): void {
     const before = this.value;
@@ -20,7 +23,7 @@ export class ExemplarCounterSeries extends CounterSeries {
 
 /** A histogram that keeps each bucket's most recent observation's exemplar. */
 export class ExemplarHistogramSeries extends HistogramSeries {
-  readonly exemplars = new ExemplarSlots(this.owner.bounds);
+  readonly exemplars = new ExemplarSlots(this.owner.bounds, this.owner.exemplarScope as ExemplarScope);
 
   override record(value: number): void {
     const bucket = this.observe(value);

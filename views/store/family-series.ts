@@ -8,6 +8,7 @@ import { CounterSeries, CreationTime, GaugeSeries, HistogramSeries, type BoundSe
 import type { NativeBucketConfig } from './native-buckets';
 import { NativeHistogramSeries } from './native-histogram-series';
 import { ExemplarCounterSeries, ExemplarHistogramSeries } from './exemplar-series';
+import type { ExemplarScope } from './exemplar-scope';
 
 /** A label value as recorders pass it; numbers print as `String(n)`. */
 export type LabelValue = string | number;
@@ -52,6 +53,8 @@ export interface FamilySeriesContext {
   readonly nativeBuckets?: (family: ResolvedFamily) => NativeBucketConfig | undefined;
   /** Whether a family's series keep exemplars; absent: none do. */
   readonly keepsExemplars?: (family: ResolvedFamily) => boolean;
+  /** The trace and time the store's exemplars are taken at (with `keepsExemplars`). */
+  readonly exemplarScope?: ExemplarScope;
 }
 
 /** A clock for `FamilySeriesContext.creationTime`: series created within a millisecond of a group's first share its time. */
@@ -88,6 +91,8 @@ export class FamilySeries implements SeriesOwner {
   readonly native: NativeBucketConfig | undefined;
   /** Whether this family's series keep exemplars (a subclass of the usual series, chosen once, here). */
   readonly exemplars: boolean;
+  /** The trace and time this family's exemplars are taken at; set exactly when it keeps them. */
+  readonly exemplarScope: ExemplarScope | undefined;
 
   constructor(
     readonly family: ResolvedFamily,
@@ -98,7 +103,8 @@ export class FamilySeries implements SeriesOwner {
     this.bounds = Float64Array.from(family.buckets ?? []);
     this.labelText = new FixedLabelText(family.labels);
     this.native = context.nativeBuckets?.(family);
-    this.exemplars = context.keepsExemplars?.(family) === true;
+    this.exemplarScope = context.keepsExemplars?.(family) === true ? context.exemplarScope : undefined;
+    this.exemplars = this.exemplarScope !== undefined;
   }
 
   get name(): string {

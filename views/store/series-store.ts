@@ -6,6 +6,7 @@ import { EngineRelabelProcessor } from '../engine-relabel-processor';
 import type { StageReplicaMap } from '../stage-replica-map';
 import { streamNameFor, type NamingScheme } from '../views';
 import { keepsExemplars } from '../exemplar-families';
+import { ExemplarScope } from './exemplar-scope';
 import { creationClock, FamilySeries, type LabelValue } from './family-series';
 import { nativeBucketConfigOf, type NativeHistogramSettings } from './native-histogram-settings';
 import { NOOP_SERIES, type BoundSeries, type StoredSeries } from './series';
@@ -54,6 +55,11 @@ export class SeriesStore {
   readonly cardinalityLimit: number;
   /** Whether the latency histograms and request counters keep exemplars. */
   readonly exemplars: boolean;
+  /**
+   * With exemplars on, the trace and time they are taken at: whoever records a request's values
+   * outside its own context (the hooks, the pipeline observer) names its trace here.
+   */
+  readonly exemplarScope: ExemplarScope | undefined;
   private readonly byKey: ReadonlyMap<FamilyKey, FamilySeries>;
   private readonly relabel?: EngineRelabelProcessor;
   private readonly collectHooks = new Set<() => void>();
@@ -67,6 +73,7 @@ export class SeriesStore {
     const cardinalityLimit = options.cardinalityLimit ?? DEFAULT_CARDINALITY_LIMIT;
     this.cardinalityLimit = cardinalityLimit;
     this.exemplars = options.exemplars === true;
+    this.exemplarScope = this.exemplars ? new ExemplarScope() : undefined;
     if (!Number.isInteger(cardinalityLimit) || cardinalityLimit < 1) {
       throw new RangeError(`cardinalityLimit must be a positive integer, got ${String(cardinalityLimit)}`);
     }
@@ -78,6 +85,7 @@ export class SeriesStore {
       creationTime: creationClock(options.now ?? wallClockMillis),
       nativeBuckets: nativeHistograms && ((family: ResolvedFamily) => nativeBucketConfigOf(nativeHistograms, family)),
       keepsExemplars: this.exemplars ? keepsExemplars : undefined,
+      exemplarScope: this.exemplarScope,
     };
     this.families = catalog.families.map((family) => new FamilySeries(family, streamNameFor(family, naming), context));
     this.byKey = new Map(this.families.map((family) => [family.family.key, family]));

@@ -3,6 +3,7 @@ import { millisToHrTime } from '@opentelemetry/core';
 import { formatGoFloat } from '../go-float';
 import type { LimitedWarning } from '../diag-warnings';
 import { readLabelValue } from './label-text';
+import type { ExemplarScope } from './exemplar-scope';
 
 /** One series of one family, bound once: `record` adds to a counter, sets a gauge, observes a histogram. */
 export interface BoundSeries {
@@ -30,6 +31,8 @@ export interface SeriesOwner {
   readonly invalidValues: LimitedWarning;
   /** Histograms' bucket bounds (empty for other types). */
   readonly bounds: Float64Array;
+  /** The trace and time the series' exemplars are taken at, when its family keeps them. */
+  readonly exemplarScope?: ExemplarScope;
   /** The attributes of a series with this label text (frozen). */
   attributesOf(plain: string): Attributes;
 }

@@ -9,7 +9,6 @@ import { renderStore } from '../../../exporters/store-exposition';
 import { requestTraceOf } from '../../../instrumentation/pipeline/request-trace';
 import { resolveCatalog } from '../../../views/catalog';
 import { exemplarsOf } from '../../../views/store/exemplar-series';
-import { enterRequestTrace, leaveRequestTrace } from '../../../views/store/exemplar-slots';
 import { ExemplarTrace, ownedExemplarTrace } from '../../../views/store/exemplar-trace-ids';
 import { SeriesStore } from '../../../views/store/series-store';
 import { needPeer } from '../../support/peers/need-peer';
@@ -75,9 +74,9 @@ describe('exemplar trace ids: W3C lowercase hex, copied when recorded, checked w
     const store = exemplarStore();
     const series = store.bind('upstream.requestSuccess', ['m', '0', '0', 'stop']);
     // An `ExemplarTrace` is taken as it is (it was checked when made); one made by hand with bad ids still prints nothing.
-    const previous = enterRequestTrace(new ExemplarTrace('abc"} 1 2\nvllm:fake_total 1', SPAN_ID));
+    const previous = store.exemplarScope?.enter(new ExemplarTrace('abc"} 1 2\nvllm:fake_total 1', SPAN_ID));
     series.record(1);
-    leaveRequestTrace(previous);
+    store.exemplarScope?.leave(previous);
     assert.deepEqual(exemplarsOf(series)?.all(), [undefined]);
     assert.deepEqual(successLines(store), ['vllm:request_success_total{finished_reason="stop",model_name="m",replica="0",stage="0"} 1.0']);
   });
@@ -133,9 +132,9 @@ describe('exemplar trace ids: W3C lowercase hex, copied when recorded, checked w
       const requestTrace = requestTraceOf({ requestId: `r${i}`, traceparent });
       assert.equal(requestTrace?.traceId, traceId);
       const series = store.bind('upstream.requestSuccess', ['m', '0', String(i), 'stop']);
-      const previous = enterRequestTrace(requestTrace);
+      const previous = store.exemplarScope?.enter(requestTrace);
       series.record(1);
-      leaveRequestTrace(previous);
+      store.exemplarScope?.leave(previous);
     }
     const retained = (await heapAfterCollection()) - before;
     // The 20 headers are 100 MiB: kept by sliced ids, the heap grows by that much (100.2 MiB measured
