@@ -14,13 +14,13 @@ import {
 } from '@opentelemetry/sdk-metrics';
 import fc from 'fast-check';
 import { collectedFamilies, targetInfoFamily } from '../../exporters/collected-families';
-import { registerOmniMetrics } from '../../register';
 import { parseExposition } from '../../exporters/engine-pull/exposition-parser';
 import { serializeFamilies, targetInfoText } from '../../exporters/prometheus-serializer';
 import { collectedFamiliesProtobuf, parsedFamiliesProtobuf } from '../../exporters/protobuf-exposition';
 import type { DeclaredFamily } from '../../views/declared-families';
 import { prometheusLabelName, prometheusMetricName } from '../../views/names';
 import { decodeMetricFamilies } from '../support/prometheus-protobuf';
+import { quietHandle } from '../support/quiet-handle';
 
 class TestReader extends MetricReader {
   protected override async onForceFlush(): Promise<void> {}
@@ -133,16 +133,7 @@ describe('protobuf exposition: the SDK families encoded directly', () => {
   });
 
   it('a scrape serves an instrument whose label value is longer than the engine-pull parser accepts (5000 characters)', async () => {
-    const handle = await registerOmniMetrics({
-      modelName: 'm',
-      logStats: true,
-      logIntervalSeconds: 0,
-      processMetrics: false,
-      selfCheck: false,
-      prometheus: false,
-      exporters: [],
-      nativeHistograms: true,
-    });
+    const handle = await quietHandle({ logStats: true, nativeHistograms: true });
     try {
       const meter = (handle.meterProvider as MeterProvider).getMeter('my-app');
       meter.createCounter('app.long').add(1, { prompt: 'x'.repeat(5000) });

@@ -3,24 +3,17 @@ import fc from 'fast-check';
 import { OmniInstrumentation } from '../../instrumentation/hooks/omni-instrumentation';
 import type { OmniRequestOutput, RealtimeSessionRequest } from '../../instrumentation/pipeline/host-contract';
 import type { LabelledRequest } from '../../instrumentation/pipeline/request-labels';
-import { registerOmniMetrics, type OmniMetricsHandle } from '../../register';
+import type { OmniMetricsHandle } from '../../register';
 import type { OmniMetricsOptions } from '../../options';
 import { OmniOptionError } from '../../views/option-checks';
 import { sampleValue } from '../support/exposition';
 import { withWarnings } from '../views/store/store-fixture';
 import { finishedAudioOutput } from './fake-host';
+import { quietHandle } from '../support/quiet-handle';
 
 const M = { model_name: 'm' };
 const ACTIVE = 'vllm:omni_realtime_vad_active_sessions';
-const BASE: OmniMetricsOptions = {
-  modelName: 'm',
-  stagePools: [1, 2],
-  logStats: true,
-  prometheus: false,
-  exporters: [],
-  logIntervalSeconds: 0,
-  selfCheck: false,
-};
+const BASE: Partial<OmniMetricsOptions> = { stagePools: [1, 2], logStats: true };
 
 const later = (millis: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, millis));
 
@@ -112,7 +105,7 @@ describe('user callbacks that are async, throw, reject or re-enter never reach t
     it('an async function as a label source is refused at construction with an option error naming it', async () => {
       await assert.rejects(
         async () =>
-          registerOmniMetrics({
+          quietHandle({
             ...BASE,
             requestLabels: [
               {
@@ -134,7 +127,7 @@ describe('user callbacks that are async, throw, reject or re-enter never reach t
     });
 
     it('a source that returns a promise which rejects (at once or later) counts the request as other, with one warning and no unhandled rejection', async () => {
-      const metrics = await registerOmniMetrics({ ...BASE, requestLabels: [{ name: 'tenant', from: hostileSource(() => new Serving()), values: ['acme'] }] });
+      const metrics = await quietHandle({ ...BASE, requestLabels: [{ name: 'tenant', from: hostileSource(() => new Serving()), values: ['acme'] }] });
       const inst = new OmniInstrumentation({ metrics, servingClass: Serving, diagnosticsChannels: false });
       try {
         const serving = new Serving();
@@ -162,7 +155,7 @@ describe('user callbacks that are async, throw, reject or re-enter never reach t
       await fc.assert(
         fc.asyncProperty(fc.array(fc.constantFrom(...SOURCE_KINDS), { minLength: 1, maxLength: 12 }), async (kinds) => {
           let serving: Serving | undefined;
-          const metrics = await registerOmniMetrics({
+          const metrics = await quietHandle({
             ...BASE,
             requestLabels: [{ name: 'tenant', from: hostileSource(() => serving as Serving), values: ['acme'] }],
           });
@@ -195,7 +188,7 @@ describe('user callbacks that are async, throw, reject or re-enter never reach t
     let metrics: OmniMetricsHandle;
     let inst: OmniInstrumentation | undefined;
     beforeEach(async () => {
-      metrics = await registerOmniMetrics(BASE);
+      metrics = await quietHandle(BASE);
     });
     afterEach(async () => {
       inst?.disable();
@@ -256,7 +249,7 @@ describe('user callbacks that are async, throw, reject or re-enter never reach t
             maxLength: 10,
           }),
           async (sessions) => {
-            const handle = await registerOmniMetrics(BASE);
+            const handle = await quietHandle(BASE);
             class Realtime {
               openRealtimeSession(session: RealtimeSessionRequest & { kind: OpenKind; depth?: number }): unknown {
                 switch (session.kind) {

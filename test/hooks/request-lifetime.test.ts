@@ -1,12 +1,13 @@
 import assert from 'node:assert/strict';
 import { OmniInstrumentation } from '../../instrumentation/hooks/omni-instrumentation';
-import { registerOmniMetrics, type OmniMetricsHandle } from '../../register';
+import type { OmniMetricsHandle } from '../../register';
 import { monotonicSeconds } from '../../instrumentation/stats/clock';
 import { sampleValue } from '../support/exposition';
 import { withWarnings } from '../views/store/store-fixture';
 import type { OmniRequestOutput } from '../../instrumentation/pipeline/host-contract';
 import { FakeOrchestrator, FakeServing } from './fake-host';
 import { collectGarbage } from './collect-garbage';
+import { quietHandle } from '../support/quiet-handle';
 
 const M = { model_name: 'm' };
 const count = async (metrics: OmniMetricsHandle, reason: string): Promise<number> =>
@@ -25,15 +26,7 @@ describe('per-request state: it ends, it is bounded, nothing is left behind', fu
   let metrics: OmniMetricsHandle;
   let instrumentation: OmniInstrumentation | undefined;
   beforeEach(async () => {
-    metrics = await registerOmniMetrics({
-      selfCheck: false,
-      modelName: 'm',
-      stagePools: [1, 2],
-      logStats: true,
-      prometheus: false,
-      exporters: [],
-      logIntervalSeconds: 0,
-    });
+    metrics = await quietHandle({ stagePools: [1, 2], logStats: true });
   });
   afterEach(async () => {
     instrumentation?.disable();

@@ -3,21 +3,16 @@ import fc from 'fast-check';
 import { resolveExportSettings } from '../../exporters/otlp/export-settings';
 import { parseOtelEnv } from '../../exporters/otlp/otel-env';
 import type { OtlpProtocol } from '../../exporters/otlp/types';
-import { registerOmniMetrics } from '../../register';
 import { startOtlpReceiver } from './support/otlp-receiver';
+import { quietHandle } from '../support/quiet-handle';
 
 describe('otlp.endpoint: a base URL, as OTEL_EXPORTER_OTLP_ENDPOINT is', () => {
   for (const protocol of ['http/protobuf', 'http/json'] as const) {
     it(`${protocol}: http://host:port posts to /v1/metrics`, async () => {
       const receiver = await startOtlpReceiver(protocol);
       try {
-        const handle = await registerOmniMetrics({
-          modelName: 'm',
+        const handle = await quietHandle({
           logStats: true,
-          logIntervalSeconds: 0,
-          processMetrics: false,
-          selfCheck: false,
-          prometheus: false,
           exporters: ['otlp'],
           otlp: { protocol, endpoint: receiver.baseEndpoint },
         });

@@ -1,24 +1,16 @@
 import assert from 'node:assert/strict';
 import { PrometheusExporter, PrometheusSerializer } from '@opentelemetry/exporter-prometheus';
 import { AggregationTemporality, DataPointType, MeterProvider, type MetricData } from '@opentelemetry/sdk-metrics';
-import { registerOmniMetrics, type OmniMetricsHandle } from '../../register';
+import type { OmniMetricsHandle } from '../../register';
 import { OmniOptionError } from '../../views/option-checks';
 import { OmniMetricProducer } from '../../views/store/metric-producer';
 import fc from 'fast-check';
+import { quietHandle } from '../support/quiet-handle';
 
 const FAMILY = 'vllm:omni_e2e_request_latency_s';
 
 async function nativeHandle(): Promise<OmniMetricsHandle> {
-  return registerOmniMetrics({
-    modelName: 'm',
-    logStats: true,
-    logIntervalSeconds: 0,
-    processMetrics: false,
-    selfCheck: false,
-    prometheus: false,
-    exporters: [],
-    nativeHistograms: true,
-  });
+  return quietHandle({ logStats: true, nativeHistograms: true });
 }
 
 /** The family's metric as `producer` gives it. */
