@@ -11,9 +11,9 @@ describe('self-check on the reference pipeline', function () {
     await pipeline?.stop();
   });
 
-  it('stays quiet when streamed audio, text and image requests flow, and says so at shutdown', async () => {
-    const lines: string[] = [];
-    pipeline = await startReferencePipeline({
+  /** The reference pipeline on free ports with no periodic log, its shutdown lines collected in `lines`, and a client of its API. */
+  async function startQuiet(lines: string[]): Promise<{ started: ReferencePipeline; client: OpenAI }> {
+    const started = await startReferencePipeline({
       host: '127.0.0.1',
       port: 0,
       metricsPort: false,
@@ -21,7 +21,13 @@ describe('self-check on the reference pipeline', function () {
       logIntervalSeconds: 0,
       logSink: { info: (line) => lines.push(line) },
     });
-    const client = new OpenAI({ baseURL: `${pipeline.apiUrl}/v1`, apiKey: 'unused', maxRetries: 0, timeout: 20_000 });
+    return { started, client: new OpenAI({ baseURL: `${started.apiUrl}/v1`, apiKey: 'unused', maxRetries: 0, timeout: 20_000 }) };
+  }
+
+  it('stays quiet when streamed audio, text and image requests flow, and says so at shutdown', async () => {
+    const lines: string[] = [];
+    const { started, client } = await startQuiet(lines);
+    pipeline = started;
     for (let i = 0; i < 3; i++) {
       const stream = await client.chat.completions.create({
         model: pipeline.modelName,
@@ -56,15 +62,8 @@ describe('self-check on the reference pipeline', function () {
 
   it('after text-only requests, which never leave the thinker, stays quiet about transfers and the stages they never reached', async () => {
     const lines: string[] = [];
-    pipeline = await startReferencePipeline({
-      host: '127.0.0.1',
-      port: 0,
-      metricsPort: false,
-      profile: 'fast',
-      logIntervalSeconds: 0,
-      logSink: { info: (line) => lines.push(line) },
-    });
-    const client = new OpenAI({ baseURL: `${pipeline.apiUrl}/v1`, apiKey: 'unused', maxRetries: 0, timeout: 20_000 });
+    const { started, client } = await startQuiet(lines);
+    pipeline = started;
     for (let i = 0; i < 3; i++) {
       await client.chat.completions.create({ model: pipeline.modelName, messages: [{ role: 'user', content: `Text ${i}.` }], max_tokens: 8 });
     }
