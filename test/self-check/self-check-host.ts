@@ -46,9 +46,7 @@ export class SelfCheckServing {
     const host = this.orchestrator;
     host.addRequest({ requestId });
     try {
-      host.submitToStage({ requestId, stageId: 0, replicaId: 0, arrivalTime: Date.now() / 1000, promptTokenCount: 7, maxTokens: 16 });
-      await host.pollEngine(0, 0, requestId, 0);
-      await host.pollEngine(0, 0, requestId, 1);
+      await runThinker(host, requestId);
       host.sendToNextStage?.(requestId, replica);
       host.submitToStage({ requestId, stageId: 1, replicaId: replica, arrivalTime: Date.now() / 1000, promptTokenCount: 5, maxTokens: 16 });
       host.receiveFromPreviousStage?.(requestId, replica);
@@ -71,6 +69,13 @@ export class SelfCheckServing {
   }
 }
 
+/** The thinker (stage 0, replica 0) takes the request and answers it in two polls. */
+async function runThinker(host: OrchestratorWithoutTransfers, requestId: string): Promise<void> {
+  host.submitToStage({ requestId, stageId: 0, replicaId: 0, arrivalTime: Date.now() / 1000, promptTokenCount: 7, maxTokens: 16 });
+  await host.pollEngine(0, 0, requestId, 0);
+  await host.pollEngine(0, 0, requestId, 1);
+}
+
 export async function drain(serving: SelfCheckServing, requestId: string, replica: number): Promise<void> {
   for await (const _ of serving.generate({ requestId, replica }));
 }
@@ -84,9 +89,7 @@ export class TextOnlyServing {
     const host = this.orchestrator;
     host.addRequest({ requestId });
     try {
-      host.submitToStage({ requestId, stageId: 0, replicaId: 0, arrivalTime: Date.now() / 1000, promptTokenCount: 7, maxTokens: 16 });
-      await host.pollEngine(0, 0, requestId, 0);
-      await host.pollEngine(0, 0, requestId, 1);
+      await runThinker(host, requestId);
       yield {
         requestId,
         stageId: 0,
