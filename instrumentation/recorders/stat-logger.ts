@@ -4,11 +4,12 @@ import { LimitedWarning, WarnOnce } from '../../views/diag-warnings';
 import { checkObject, optionKeys } from '../../views/option-checks';
 import type { StageReplica, StageReplicaMap } from '../../views/stage-replica-map';
 import type { SeriesStore } from '../../views/store/series-store';
+import { SmallIntMap } from '../../views/small-int-map';
 import { NOOP_SERIES } from '../../views/store/series';
 import type { IterationStats } from '../stats/iteration-stats';
 import { LoggingStatLogger } from '../stats/logging-stat-logger';
 import { DEFAULT_LOG_STATS_INTERVAL_SECONDS, PeriodicLogger } from '../stats/periodic-logger';
-import { isFinishReason, type SchedulerStats } from '../stats/types';
+import { isFinishReason, type FinishedRequestStats, type SchedulerStats } from '../stats/types';
 import { pythonFloatRepr } from '../../views/go-float';
 import { LABEL_NAME_PATTERN } from '../../views/names';
 import { UnreadableInput } from './never-throw';
@@ -65,8 +66,8 @@ interface EngineRecord extends FeatureTarget {
  * at zero, each replica reported awake). Never throws into the caller.
  */
 export class OmniStatLogger {
-  /** Per engine index: its series and its log-line logger. */
-  private readonly engines = new Map<number, EngineRecord>();
+  /** Per engine index: its series and its log-line logger (read by every poll, hence no plain map). */
+  private readonly engines = new SmallIntMap<EngineRecord>();
   private readonly periodic?: PeriodicLogger;
   private cacheConfigLabels: Readonly<Record<string, string>> | undefined;
   private readonly unsubscribe: () => void;
@@ -262,15 +263,16 @@ export class OmniStatLogger {
 
   /**
    * One poll's scheduler stats: the gauges and cache counters every step sets, then whichever
-   * optional features the step carries. A sleep-state-only update is telemetry, not a scheduler
-   * step: its zero counts must not overwrite the gauges.
+   * optional features the stats carry. A sleep-state-only update is telemetry, not a scheduler
+   * step: its zero counts must not overwrite the step's gauges, but what features it carries
+   * (its sleep state, a connector's transfers) are recorded as from any step: nothing reported is lost.
    */
   private recordSchedulerStep(record: EngineRecord, stats: SchedulerStats): void {
-    const series = record.series;
-    if (stats.sleepStateOnly) {
-      if (stats.sleepState) recordSleepState(series, stats.sleepState.sleeping, stats.sleepState.level);
-      return;
-    }
+    if (!stats.sleepStateOnly) this.recordStepGauges(record.series, stats);
+    if (carriesFeature(stats)) recordFeatures(stats, record);
+  }
+
+  private recordStepGauges(series: EngineSeries, stats: SchedulerStats): void {
     series.numRequestsRunning.record(stats.numRunningReqs);
     series.numRequestsWaiting.record(stats.numWaitingReqs + stats.numSkippedWaitingReqs);
     series.numRequestsWaitingByReason.capacity.record(stats.numWaitingReqs);
@@ -285,7 +287,6 @@ export class OmniStatLogger {
       series.gpuPrefixCacheQueries.record(prefix.queries);
       series.gpuPrefixCacheHits.record(prefix.hits);
     }
-    if (carriesFeature(stats)) recordFeatures(stats, record);
     const lora = this.options.features?.lora;
     if (lora) {
       // One series per distinct adapter set, valued with the current time, as vLLM does.
@@ -321,22 +322,24 @@ export class OmniStatLogger {
     if (timePerOutputToken !== NOOP_SERIES)
       for (let i = 0; i < stats.interTokenLatenciesIter.length; i++) timePerOutputToken.record(stats.interTokenLatenciesIter[i] as number);
     const finishedRequests = stats.finishedRequests;
-    for (let i = 0; i < finishedRequests.length; i++) {
-      const finished = finishedRequests[i] as (typeof finishedRequests)[number];
-      if (isFinishReason(finished.finishReason)) series.requestSuccess[finished.finishReason].record(1);
-      series.e2eRequestLatencySeconds.record(finished.e2eLatency);
-      series.requestQueueTimeSeconds.record(finished.queuedTime);
-      series.requestPrefillTimeSeconds.record(finished.prefillTime);
-      series.requestInferenceTimeSeconds.record(finished.inferenceTime);
-      series.requestDecodeTimeSeconds.record(finished.decodeTime);
-      series.requestPromptTokens.record(finished.numPromptTokens);
-      series.requestGenerationTokens.record(finished.numGenerationTokens);
-      series.requestPrefillKvComputedTokens.record(finished.numPromptTokens - Math.max(finished.numCachedTokens, 0));
-      series.requestNumPreemptions.record(finished.numPreemptions);
-      series.requestTimePerOutputTokenSeconds.record(finished.meanTimePerOutputToken);
-      if (finished.maxTokensParam) series.requestParamsMaxTokens.record(finished.maxTokensParam);
-    }
+    for (let i = 0; i < finishedRequests.length; i++) recordFinishedRequest(series, finishedRequests[i] as FinishedRequestStats);
   }
+}
+
+/** One request that finished in the step: its outcome, latencies and token counts. */
+function recordFinishedRequest(series: EngineSeries, finished: FinishedRequestStats): void {
+  if (isFinishReason(finished.finishReason)) series.requestSuccess[finished.finishReason].record(1);
+  series.e2eRequestLatencySeconds.record(finished.e2eLatency);
+  series.requestQueueTimeSeconds.record(finished.queuedTime);
+  series.requestPrefillTimeSeconds.record(finished.prefillTime);
+  series.requestInferenceTimeSeconds.record(finished.inferenceTime);
+  series.requestDecodeTimeSeconds.record(finished.decodeTime);
+  series.requestPromptTokens.record(finished.numPromptTokens);
+  series.requestGenerationTokens.record(finished.numGenerationTokens);
+  series.requestPrefillKvComputedTokens.record(finished.numPromptTokens - Math.max(finished.numCachedTokens, 0));
+  series.requestNumPreemptions.record(finished.numPreemptions);
+  series.requestTimePerOutputTokenSeconds.record(finished.meanTimePerOutputToken);
+  if (finished.maxTokensParam) series.requestParamsMaxTokens.record(finished.maxTokensParam);
 }
 
 /** Labels `vllm:cache_config_info` has besides the config's fields. */

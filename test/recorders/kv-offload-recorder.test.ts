@@ -82,6 +82,23 @@ describe('recorders: offloading connectors, as vLLM emits them', () => {
     );
   });
 
+  it('a sleep-state-only update that carries offload stats records them, and leaves the step gauges as they were', async () => {
+    handle = await offloading('offloading');
+    const logger = handle.statLogger as OmniStatLogger;
+    logger.record(createSchedulerStats({ numRunningReqs: 4, kvCacheUsage: 0.5 }), null, 2);
+    logger.record(
+      createSchedulerStats({ sleepStateOnly: true, sleepState: { sleeping: true, level: 1 }, kvOffloadStats: { storeBytes: 4096, allocationFailures: 1 } }),
+      null,
+      2,
+    );
+    const text = await handle.metricsText();
+    assertSample(text, 'vllm:kv_offload_store_bytes_total', stageLabels(1, 1), 4096);
+    assertSample(text, 'vllm:kv_offload_allocation_failure_total', stageLabels(1, 1), 1);
+    assertSample(text, 'vllm:engine_sleep_state', stageLabels(1, 1, { sleep_state: 'weights_offloaded' }), 1);
+    assertSample(text, 'vllm:num_requests_running', stageLabels(1, 1), 4);
+    assertSample(text, 'vllm:kv_cache_usage_perc', stageLabels(1, 1), 0.5);
+  });
+
   it('OffloadingConnector: whatever reports an engine sends, a flat series exists exactly for the engines that sent an entry for it, holding their sum', async () => {
     const entry = fc.option(fc.integer({ min: 0, max: 1000 }), { nil: undefined });
     const reportArb = fc.record({
