@@ -78,7 +78,9 @@ export class StageReplicaMap {
 
   /** Flat engine index of (stage, replica), or undefined when there is no such replica. */
   engineIndex(stage: number, replica: number): number | undefined {
-    // A fractional or negative id finds nothing either way; what is no number never reaches the comparison (its valueOf may throw).
+    // Ids index arrays: what is no number names nothing (`'constructor'` would find the array's own,
+    // and a comparison could call a hostile `valueOf`); a fractional or negative id finds nothing.
+    if (typeof stage !== 'number') return undefined;
     if (typeof replica === 'number' && replica < DENSE_REPLICA_IDS) return this.denseEngineByStage[stage]?.[replica];
     return this.engineByStage[stage]?.get(replica);
   }

@@ -15,7 +15,11 @@ describe('StageReplicaMap lookups', () => {
     const operation = fc.oneof(
       fc.record({ op: fc.constant('add' as const), stage: fc.integer({ min: 0, max: 1 }), replica: fc.option(id) }),
       fc.record({ op: fc.constant('remove' as const), stage: fc.integer({ min: 0, max: 1 }), replica: id }),
-      fc.record({ op: fc.constant('lookup' as const), stage: fc.integer({ min: -1, max: 2 }), replica: fc.oneof(id, odd) }),
+      fc.record({
+        op: fc.constant('lookup' as const),
+        stage: fc.oneof(fc.integer({ min: -1, max: 2 }), fc.constantFrom<unknown>('constructor', 'length', '0', 0.5, hostile)),
+        replica: fc.oneof(id, odd),
+      }),
     );
     fc.assert(
       fc.property(fc.array(operation, { maxLength: 60 }), (operations) => {
@@ -29,7 +33,7 @@ describe('StageReplicaMap lookups', () => {
         ];
         let next = 3;
         for (const step of operations) {
-          const replicas = model[step.stage];
+          const replicas = typeof step.stage === 'number' ? model[step.stage] : undefined;
           if (step.op === 'add' && replicas !== undefined) {
             const wanted = step.replica ?? (replicas.size === 0 ? 0 : Math.max(...replicas.keys()) + 1);
             if (replicas.has(wanted)) {
@@ -43,7 +47,7 @@ describe('StageReplicaMap lookups', () => {
             replicas.delete(step.replica);
           } else if (step.op === 'lookup') {
             const expected = typeof step.replica === 'number' ? replicas?.get(step.replica) : undefined;
-            assert.equal(map.engineIndex(step.stage, step.replica as number), expected);
+            assert.equal(map.engineIndex(step.stage as number, step.replica as number), expected);
           }
         }
         assert.deepEqual(
