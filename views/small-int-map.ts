@@ -1,10 +1,10 @@
-/** Keys below it are array slots; above it, map entries. Far more engines or replicas than a pipeline has. */
+/** Keys below it are array slots; above it, map entries. Far more engines than a pipeline has. */
 export const DENSE_KEYS = 4096;
 
 /**
- * A map for keys that are mostly small non-negative integers (engine indices, replica ids): a key
- * below `DENSE_KEYS` is an array slot, anything else a map entry. Every engine poll looks its
- * replica up, and an array read costs a fraction of a map lookup; the array never holds more than
+ * A map for keys that are mostly small non-negative integers (engine indices): a key below
+ * `DENSE_KEYS` is an array slot, anything else a map entry. Every engine poll looks its engine up,
+ * and an array read costs a fraction of a map lookup; the array never holds more than
  * `DENSE_KEYS` slots, so keys that keep growing (engine indices are never reused) cannot grow it
  * without bound. Iteration is in ascending key order for the array part, then the map's insertion order.
  */
