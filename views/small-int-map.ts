@@ -1,4 +1,7 @@
-/** Keys below it are array slots; above it, map entries. Far more engines than a pipeline has. */
+/**
+ * Ids below it are looked up in arrays, ids above it in maps: far more engines, or replicas of a
+ * stage, than a pipeline has, and a bound on the array an id can make grow.
+ */
 export const DENSE_KEYS = 4096;
 
 /**
@@ -45,12 +48,6 @@ export class SmallIntMap<V> {
     this.dense[key] = undefined;
     this.denseCount--;
     return true;
-  }
-
-  clear(): void {
-    this.dense.length = 0;
-    this.denseCount = 0;
-    this.sparse.clear();
   }
 
   *entries(): IterableIterator<[number, V]> {

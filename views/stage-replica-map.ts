@@ -1,3 +1,5 @@
+import { DENSE_KEYS } from './small-int-map';
+
 /** A stage and replica as label values (`"0"`, `"1"`): what vLLM's `engine` label becomes. */
 export interface StageReplica {
   readonly stage: string;
@@ -19,9 +21,6 @@ export interface ReplicaChange {
 
 export type ReplicaChangeListener = (change: ReplicaChange) => void;
 
-/** Replica ids looked up in arrays (above it, in maps): far more replicas than a stage has. */
-export const DENSE_REPLICA_IDS = 4096;
-
 /**
  * The map from vLLM's flat engine index to (stage, replica). At start: stages in order, replicas
  * 0..n-1 within each, so pools [1, 2, 1] give 0:(0,0) 1:(1,0) 2:(1,1) 3:(2,0). Replicas added while
@@ -33,7 +32,7 @@ export class StageReplicaMap {
   /** Per stage: replica id → engine index. */
   private readonly engineByStage: Array<Map<number, number>> = [];
   /**
-   * The same for replica ids below `DENSE_REPLICA_IDS`, in arrays indexed by replica id: every
+   * The same for replica ids below `DENSE_KEYS`, in arrays indexed by replica id: every
    * poll looks its replica up, and an array read costs a fraction of a map lookup.
    */
   private readonly denseEngineByStage: Array<Array<number | undefined>> = [];
@@ -81,7 +80,7 @@ export class StageReplicaMap {
     // Ids index arrays: what is no number names nothing (`'constructor'` would find the array's own,
     // and a comparison could call a hostile `valueOf`); a fractional or negative id finds nothing.
     if (typeof stage !== 'number') return undefined;
-    if (typeof replica === 'number' && replica < DENSE_REPLICA_IDS) return this.denseEngineByStage[stage]?.[replica];
+    if (typeof replica === 'number' && replica < DENSE_KEYS) return this.denseEngineByStage[stage]?.[replica];
     return this.engineByStage[stage]?.get(replica);
   }
 
@@ -109,7 +108,7 @@ export class StageReplicaMap {
     if (replicas.has(id)) throw new RangeError(`stage ${stage} already has replica ${id}`);
     const engineIndex = this.nextEngine++;
     replicas.set(id, engineIndex);
-    if (id < DENSE_REPLICA_IDS) (this.denseEngineByStage[stage] as Array<number | undefined>)[id] = engineIndex;
+    if (id < DENSE_KEYS) (this.denseEngineByStage[stage] as Array<number | undefined>)[id] = engineIndex;
     this.byEngine.set(engineIndex, Object.freeze({ stage: String(stage), replica: String(id) }));
     this.changes++;
     this.notify({ kind: 'added', engineIndex, stage, replica: id });
@@ -121,7 +120,7 @@ export class StageReplicaMap {
     const engineIndex = this.engineIndex(stage, replica);
     if (engineIndex === undefined) return undefined;
     this.engineByStage[stage]?.delete(replica);
-    if (replica < DENSE_REPLICA_IDS) (this.denseEngineByStage[stage] as Array<number | undefined>)[replica] = undefined;
+    if (replica < DENSE_KEYS) (this.denseEngineByStage[stage] as Array<number | undefined>)[replica] = undefined;
     this.byEngine.delete(engineIndex);
     this.changes++;
     this.notify({ kind: 'removed', engineIndex, stage, replica });

@@ -2,7 +2,8 @@ import type { OmniStatLogger } from '../recorders/stat-logger';
 import { IterationStats } from '../stats/iteration-stats';
 import { RequestStatsBuilder } from '../stats/request-stats-builder';
 import { isFinishReason } from '../stats/types';
-import { DENSE_REPLICA_IDS, type StageReplicaMap } from '../../views/stage-replica-map';
+import { DENSE_KEYS } from '../../views/small-int-map';
+import type { StageReplicaMap } from '../../views/stage-replica-map';
 import type { EngineCoreEvent, EngineCoreOutput, EngineCoreOutputs, StageRequest } from './host-contract';
 
 /** What the feed keeps of one live replica. */
@@ -141,7 +142,7 @@ export class EngineStatsFeed {
     const known = this.polledReplicas[stageId]?.[replicaId];
     if (known !== undefined && known.engineIdx === engineIdx) return known;
     const replica = this.replica(engineIdx);
-    if (replicaId < DENSE_REPLICA_IDS) (this.polledReplicas[stageId] ??= [])[replicaId] = replica;
+    if (replicaId < DENSE_KEYS) (this.polledReplicas[stageId] ??= [])[replicaId] = replica;
     return replica;
   }
 
