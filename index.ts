@@ -65,7 +65,7 @@ export { FAILURE_REASONS, type FailureReason } from './views/stage-service-famil
 export { OmniPrometheusReader } from './exporters/prometheus-reader';
 export { OmniMetricProducer } from './views/store/metric-producer';
 export type { MetricProducerOptions } from './views/store/metric-producer';
-export type { ExpositionFormat } from './exporters/exposition-text';
+export type { ExpositionFormat } from './exporters/exposition/exposition-text';
 export type { PrometheusServer } from './exporters/prometheus-http';
 export type { MetricsExporterName, OtlpOptions } from './exporters/otlp/types';
 export type { EnginePullOptions, EngineTarget } from './exporters/engine-pull/types';

@@ -8,7 +8,7 @@ import { createPushReaders } from './exporters/otlp/push-readers';
 import { createMetricsHandler, type MetricsHandlerOptions, type MetricsMiddleware } from './exporters/metrics-handler';
 import { serveMetrics, type PrometheusServer } from './exporters/prometheus-http';
 import { OmniPrometheusReader } from './exporters/prometheus-reader';
-import type { ExpositionFormat } from './exporters/exposition-text';
+import type { ExpositionFormat } from './exporters/exposition/exposition-text';
 import type { InstrumentedMetrics } from './instrumentation/hooks/instrumented-metrics';
 import { stopFeedOf } from './instrumentation/hooks/handle-feed';
 import { createRecorders, stopRecorders, type RecorderSettings } from './instrumentation/recorders/recorders';

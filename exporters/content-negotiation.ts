@@ -1,4 +1,5 @@
-import type { ExpositionFormat } from './exposition-text';
+import type { ExpositionFormat } from './exposition/exposition-text';
+import { ESCAPING_SCHEMES, type EscapingScheme } from './exposition/name-escaping';
 
 /** One entry of an `Accept` / `Accept-Encoding` header: `type/subtype;param=…;q=0.5`. */
 interface Preference {
@@ -57,17 +58,13 @@ export function acceptsGzip(acceptEncoding: string | undefined): boolean {
   return (gzip ?? quality(entries, (value) => value === '*') ?? 0) > 0;
 }
 
-/** Schemes under which every name the package exposes comes out as it is: they are all legacy names (`a-zA-Z0-9_:`). */
-const NAMES_UNCHANGED = new Set(['allow-utf-8', 'underscores', 'values']);
-
 /**
- * The `escaping=` parameter of an answer of `mediaType` (e.g. `application/openmetrics-text`): the
- * scheme the scraper asked for with that type (its highest-`q` entry that names one) when the
- * package's names are printed unchanged under it; `underscores` for any other scheme asked for
- * (`dots` would double every `_`: the body follows `underscores` instead, and says so). Undefined
- * when the scraper named no scheme, whose answer names none, as prometheus_client's does.
+ * The `escaping=` scheme a scraper asked for with `mediaType` (e.g. `application/openmetrics-text`):
+ * its highest-`q` entry of that type that names one. A scheme Prometheus does not define is read
+ * as `underscores`. Undefined when the scraper named none, whose answer names none, as
+ * prometheus_client's does.
  */
-export function answeredEscaping(accept: string | undefined, mediaType: string): string | undefined {
+export function askedEscaping(accept: string | undefined, mediaType: string): EscapingScheme | undefined {
   if (accept === undefined) return undefined;
   let best: { scheme: string; q: number } | undefined;
   for (const entry of accept.split(',')) {
@@ -79,5 +76,5 @@ export function answeredEscaping(accept: string | undefined, mediaType: string):
     if (scheme !== undefined && q > 0 && q <= 1 && (best === undefined || q > best.q)) best = { scheme, q };
   }
   if (best === undefined) return undefined;
-  return NAMES_UNCHANGED.has(best.scheme) ? best.scheme : 'underscores';
+  return (ESCAPING_SCHEMES as readonly string[]).includes(best.scheme) ? (best.scheme as EscapingScheme) : 'underscores';
 }

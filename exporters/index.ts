@@ -8,7 +8,7 @@
  */
 export { OmniPrometheusReader, type OmniPrometheusReaderOptions } from './prometheus-reader';
 export { serializePrometheus, type SerializeOptions } from './prometheus-serializer';
-export { TEXT_CONTENT_TYPE, OPENMETRICS_CONTENT_TYPE, type ExpositionFormat } from './exposition-text';
+export { TEXT_CONTENT_TYPE, OPENMETRICS_CONTENT_TYPE, type ExpositionFormat } from './exposition/exposition-text';
 export { createMetricsHandler, DEFAULT_METRICS_PATH, type MetricsHandlerOptions, type MetricsMiddleware, type MetricsTextSource } from './metrics-handler';
 export {
   startPrometheusServer,

@@ -1,7 +1,8 @@
 import { packageDiag } from '../views/package-diag';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { acceptsGzip, answeredEscaping, chooseFormat, type ExpositionChoice } from './content-negotiation';
-import { OPENMETRICS_CONTENT_TYPE, TEXT_CONTENT_TYPE, type ExpositionFormat } from './exposition-text';
+import { acceptsGzip, askedEscaping, chooseFormat, type ExpositionChoice } from './content-negotiation';
+import { OPENMETRICS_CONTENT_TYPE, renderKey, renderRequest, TEXT_CONTENT_TYPE, type ExpositionFormat, type RenderKey } from './exposition/exposition-text';
+import { nameEscapingFor } from './exposition/name-escaping';
 import { nextSlice, sliceDue } from './event-loop-slices';
 import { SharedRenderings, type SharedRendering } from './shared-rendering';
 import { PROTOBUF_CONTENT_TYPE, prefersProtobuf } from './protobuf-negotiation';
@@ -15,13 +16,14 @@ export interface MetricsTextSource {
   /** The same as UTF-8 bytes, when the source renders bytes directly (served without re-encoding). */
   metricsBytes?(format: ExpositionFormat): Promise<Buffer>;
   /**
-   * Where the source shares its renderings, when it renders in slices: HTTP scrapes and the
-   * source's own `metricsBytes()` then join each other's rendering. Other sources get one from
-   * the handler, rendering through `metricsBytes` / `metricsText`.
+   * Where the source shares its renderings, when it writes the exposition model itself: keyed by
+   * format and name escaping (`RenderKey`), so it answers every format and escaping a scraper may
+   * ask for, and HTTP scrapes and the source's own `metricsBytes()` join each other's rendering.
+   * Other sources get one from the handler, rendering through `metricsBytes` / `metricsText`.
    */
-  readonly sharedRenderings?: SharedRenderings<ExpositionFormat>;
-  /** A rendering of the Prometheus protobuf exposition, for a scraper that prefers it; undefined when the source does not offer it. */
-  protobufRendering?(gzip: boolean): SharedRendering | undefined;
+  readonly sharedRenderings?: SharedRenderings<RenderKey>;
+  /** Whether a scraper that prefers the Prometheus protobuf exposition gets it now (a source with `sharedRenderings` only). */
+  offersProtobuf?(): boolean;
   /** How a scrape's format is picked; default `negotiate`. */
   readonly expositionChoice?: ExpositionChoice;
 }
@@ -37,15 +39,17 @@ export interface MetricsHandlerOptions {
 }
 
 /** The renderings of sources that bring none of their own, one set per source (so two handlers on one source share). */
-const adoptedRenderings = new WeakMap<MetricsTextSource, SharedRenderings<ExpositionFormat>>();
+const adoptedRenderings = new WeakMap<MetricsTextSource, SharedRenderings<RenderKey>>();
 
-function renderingsOf(source: MetricsTextSource): SharedRenderings<ExpositionFormat> {
+function renderingsOf(source: MetricsTextSource): SharedRenderings<RenderKey> {
   if (source.sharedRenderings !== undefined) return source.sharedRenderings;
   let renderings = adoptedRenderings.get(source);
   if (renderings === undefined) {
-    renderings = new SharedRenderings(async (format: ExpositionFormat) => [
-      source.metricsBytes ? await source.metricsBytes(format) : await source.metricsText(format),
-    ]);
+    // Such a source is only ever asked for the text formats, names escaped with underscores.
+    renderings = new SharedRenderings(async (key: RenderKey) => {
+      const format = renderRequest(key).format as ExpositionFormat;
+      return [source.metricsBytes ? await source.metricsBytes(format) : await source.metricsText(format)];
+    });
     adoptedRenderings.set(source, renderings);
   }
   return renderings;
@@ -82,17 +86,20 @@ export function createMetricsHandler(source: MetricsTextSource, pathOrOptions: s
       response.setHeader('WWW-Authenticate', challenges(auth));
       return reply(response, 401, 'Unauthorized\n');
     }
-    const format = chooseFormat(source.expositionChoice, request.headers.accept);
+    const accept = request.headers.accept;
     const gzipped = acceptsGzip(request.headers['accept-encoding']);
     // `text` answers the 0.0.4 text whatever the scraper asks, protobuf included, as vLLM does.
     const negotiates = source.expositionChoice !== 'text';
-    const protobuf = negotiates && prefersProtobuf(request.headers.accept) ? source.protobufRendering?.(gzipped) : undefined;
-    const rendering = protobuf ?? renderings.rendering(format, gzipped);
+    const protobuf = negotiates && prefersProtobuf(accept) && source.sharedRenderings !== undefined && source.offersProtobuf?.() === true;
+    const format = protobuf ? 'protobuf' : chooseFormat(source.expositionChoice, accept);
+    const type = protobuf ? PROTOBUF_CONTENT_TYPE : format === 'openmetrics' ? OPENMETRICS_CONTENT_TYPE : TEXT_CONTENT_TYPE;
+    // A source that writes the model itself answers the escaping asked for; another prints names escaped with underscores, and says so.
+    const asked = askedEscaping(accept, type.slice(0, type.indexOf(';')));
+    const answered = source.sharedRenderings === undefined && (asked === 'dots' || asked === 'values') ? 'underscores' : asked;
+    const rendering = renderings.rendering(renderKey(format, nameEscapingFor(answered)), gzipped);
     const headers = (): void => {
       response.statusCode = 200;
-      const type = protobuf ? PROTOBUF_CONTENT_TYPE : format === 'openmetrics' ? OPENMETRICS_CONTENT_TYPE : TEXT_CONTENT_TYPE;
-      const escaping = answeredEscaping(request.headers.accept, type.slice(0, type.indexOf(';')));
-      response.setHeader('Content-Type', escaping === undefined ? type : `${type}; escaping=${escaping}`);
+      response.setHeader('Content-Type', answered === undefined ? type : `${type}; escaping=${answered}`);
       response.setHeader('Vary', 'Accept, Accept-Encoding');
       if (gzipped) response.setHeader('Content-Encoding', 'gzip');
     };

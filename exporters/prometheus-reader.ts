@@ -1,20 +1,22 @@
-import { MetricReader, type CollectionResult, type MetricCollectOptions, type ResourceMetrics } from '@opentelemetry/sdk-metrics';
+import { MetricReader, type CollectionResult, type MetricCollectOptions } from '@opentelemetry/sdk-metrics';
 import { emptyResource } from '@opentelemetry/resources';
 import { LimitedWarning } from '../views/diag-warnings';
 import { checkObject, checkOneOf, optionKeys } from '../views/option-checks';
 import { OmniMetricProducer } from '../views/store/metric-producer';
 import type { SeriesStore } from '../views/store/series-store';
-import { createdSeriesDisabledByEnv, type ExpositionFormat } from './exposition-text';
-import { EXPOSITION_CHOICES, type ExpositionChoice } from './content-negotiation';
+import { OMNI_METER_NAME, PACKAGE_VERSION } from '../views/views';
 import type { DeclaredFamily } from '../views/declared-families';
-import { prometheusPieces, serializeFamilies, targetInfoText } from './prometheus-serializer';
-import { SharedRenderings, type ExpositionPieces, type SharedRendering } from './shared-rendering';
-import { parseExposition } from './engine-pull/exposition-parser';
-import { collectedFamiliesProtobuf, parsedFamiliesProtobuf, storeProtobuf } from './protobuf-exposition';
-import { collectedFamilies, targetInfoFamily } from './collected-families';
-import { storeExposition } from './store-exposition';
-import { EnginePullProducer, printedByEngines } from './engine-pull/engine-pull-producer';
-import { joinedWithStore, pulledOnlyFamilies } from './engine-pull/pulled-exposition';
+import { EXPOSITION_CHOICES, type ExpositionChoice } from './content-negotiation';
+import { SharedRenderings, type ExpositionPieces } from './shared-rendering';
+import { EnginePullProducer } from './engine-pull/engine-pull-producer';
+import { joinPulled } from './engine-pull/pulled-families';
+import { createdSeriesDisabledByEnv, renderRequest, type ExpositionFormat, type RenderKey } from './exposition/exposition-text';
+import { collectedFamilies, targetInfoFamily } from './exposition/collected-families';
+import { exposedFamilies, withScopeLabels } from './exposition/exposed-families';
+import type { ExpositionFamily } from './exposition/model';
+import { protobufExposition } from './exposition/protobuf-writer';
+import { storeFamilies } from './exposition/store-families';
+import { textExposition } from './exposition/text-writer';
 
 export interface OmniPrometheusReaderOptions {
   /** The package's series store; registration attaches it when the reader was created first. */
@@ -25,7 +27,8 @@ export interface OmniPrometheusReaderOptions {
   readonly withScopeLabels?: boolean;
   /**
    * Print `<name>_created` for every counter and histogram series, as prometheus_client (and so
-   * vLLM) does. Default on, unless `PROMETHEUS_DISABLE_CREATED_SERIES` is `true`, `1` or `t`.
+   * vLLM) does, and carry the same time as `created_timestamp` in the protobuf exposition. Default
+   * on, unless `PROMETHEUS_DISABLE_CREATED_SERIES` is `true`, `1` or `t`.
    */
   readonly createdSeries?: boolean;
   /** `negotiate` (default): OpenMetrics to a scraper that prefers it; `text`: the 0.0.4 text to every scrape, as vLLM. */
@@ -41,33 +44,27 @@ const READER_OPTION_KEYS = optionKeys<OmniPrometheusReaderOptions>({
   exposition: true,
 });
 
+/** The scope the package's own families carry when scope labels are printed. */
+const PACKAGE_SCOPE = Object.freeze({ otel_scope_name: OMNI_METER_NAME, otel_scope_version: PACKAGE_VERSION });
+
 /**
- * A pull `MetricReader` whose output is vLLM's `/metrics` byte shape. The package's families are
- * rendered straight from the series store; whatever else the SDK collects (instruments of your
- * own on the same provider) follows through the generic serializer. Concurrent scrapes of one
- * format share one rendering. Serving it over HTTP is `prometheus-http.ts`'s job.
+ * A pull `MetricReader` whose output is vLLM's `/metrics` byte shape. Every format is written
+ * from one model of the exposition (`expositionFamilies()`): the package's families read straight
+ * from the series store, pulled engines' series joined in, then whatever else the SDK collects
+ * (instruments of your own on the same provider). Concurrent scrapes of one format share one
+ * rendering. Serving it over HTTP is `prometheus-http.ts`'s job.
  *
  * `collect()` returns the SDK's streams and the store's (cumulative), like any reader given an
  * `OmniMetricProducer`.
  */
 export class OmniPrometheusReader extends MetricReader {
   private declared: readonly DeclaredFamily[];
-  private store:
-    | {
-        readonly series: SeriesStore;
-        readonly producer: OmniMetricProducer;
-        readonly families: readonly DeclaredFamily[];
-        readonly names: ReadonlySet<string>;
-        readonly generic: boolean;
-      }
-    | undefined;
+  private store: { readonly series: SeriesStore; readonly producer: OmniMetricProducer } | undefined;
   private readonly createdSeries: boolean;
   /** How the HTTP handlers serving this reader pick a scrape's format (the `exposition` option). */
   readonly expositionChoice: ExpositionChoice;
-  /** Every rendering of this reader, HTTP scrapes and `metricsBytes()` alike: those that overlap share one. */
-  readonly sharedRenderings = new SharedRenderings((format: ExpositionFormat) => this.exposition(format));
-  /** The protobuf renderings, shared the same way. */
-  private readonly protobufRenderings = new SharedRenderings((_format: 'protobuf') => this.protobufExposition());
+  /** Every rendering of this reader, HTTP scrapes and `metricsBytes()` alike, per format and name escaping: those that overlap share one. */
+  readonly sharedRenderings = new SharedRenderings((key: RenderKey) => this.exposition(key));
   /** Set once a MeterProvider takes this reader: before that only the store can be read. */
   private inProvider = false;
 
@@ -83,24 +80,10 @@ export class OmniPrometheusReader extends MetricReader {
 
   /**
    * Reads `store` from now on. A `producer` of the store given here (one that adds series, as
-   * `enginePull`'s does) is rendered through the generic serializer, which joins families of the
-   * same name into one block.
+   * `enginePull`'s does) is what `collect()` returns, and its pulled engines join the exposition.
    */
   attachStore(store: SeriesStore, producer?: OmniMetricProducer): void {
-    const families = store.families.map(({ family, streamName }) => ({
-      name: family.name,
-      type: family.type,
-      help: family.help,
-      streamName,
-      omitCreated: family.omitCreated,
-    }));
-    this.store = {
-      series: store,
-      producer: producer ?? new OmniMetricProducer({ store, exponentialHistograms: false }),
-      families,
-      names: new Set(families.map((family) => family.name)),
-      generic: producer !== undefined,
-    };
+    this.store = { series: store, producer: producer ?? new OmniMetricProducer({ store, exponentialHistograms: false }) };
   }
 
   /** Stops reading the store it was given (a registration that failed after attaching it). */
@@ -137,105 +120,49 @@ export class OmniPrometheusReader extends MetricReader {
   }
 
   /**
-   * A rendering of the Prometheus protobuf exposition, when this reader offers it: only when some
-   * family keeps native histograms (the text formats carry everything else, as vLLM serves it),
-   * and not with scope labels or another producer's series (which only the text path prints).
+   * Whether a scraper that prefers the Prometheus protobuf exposition gets it: when some family
+   * keeps native histograms, which only that format carries (the text formats carry everything
+   * else, as vLLM serves it).
    */
-  protobufRendering(gzip: boolean): SharedRendering | undefined {
-    const store = this.store;
-    if (store === undefined || this.options.withScopeLabels) return undefined;
-    if (store.generic && !(store.producer instanceof EnginePullProducer)) return undefined;
-    if (!store.series.families.some((family) => family.native !== undefined)) return undefined;
-    return this.protobufRenderings.rendering('protobuf', gzip);
+  offersProtobuf(): boolean {
+    return this.store?.series.families.some((family) => family.native !== undefined) === true;
   }
 
   /** The exact protobuf bytes a scrape asking for them would receive, or undefined when this reader does not offer them. */
   protobufBytes(): Promise<Buffer> | undefined {
-    return this.protobufRendering(false)?.bytes();
+    return this.offersProtobuf() ? this.sharedRenderings.rendering('protobuf', false).bytes() : undefined;
   }
 
   /**
-   * The store's families encoded directly (native buckets included); then the rest of what the
-   * text exposition prints (`target_info`, the application's own instruments), encoded from the
-   * same collected families the text serializer prints, so both formats carry the same families.
+   * The exposition as a model, as of now: `target_info` when asked for, the store's families with
+   * pulled engines' series joined in, the engines' other families, then the SDK's (declared
+   * families first). What every format writes, and what a `node:cluster` worker sends its primary.
    */
-  private async protobufExposition(): Promise<ExpositionPieces> {
+  async expositionFamilies(): Promise<ExpositionFamily[]> {
     const store = this.store;
-    if (store === undefined) return [];
-    if (store.producer instanceof EnginePullProducer) return this.pulledProtobufExposition(store.series, store.names, store.producer);
-    const { resourceMetrics, errors } = await this.collectSdk();
+    const puller = store?.producer instanceof EnginePullProducer ? store.producer : undefined;
+    const [{ resourceMetrics, errors }, pulled] = await Promise.all([this.collectSdk(), puller?.pulled()]);
     reportErrors(errors);
-    const [targetInfo, own] = this.collectedProtobuf(resourceMetrics, store.names);
-    return (function* (): Generator<Buffer, void, undefined> {
-      yield* storeProtobuf(store.series);
-      if (targetInfo.length > 0) yield targetInfo;
-      if (own.length > 0) yield own;
-    })();
-  }
-
-  /**
-   * With pulled engines: the families only the package records (the pipeline's), native buckets and
-   * exemplars included, straight from the store; the families engines print too, joined with the
-   * engines' series, and those only engines print, from their text exposition read back (classic
-   * buckets, as pulled); then `target_info` and the application's instruments, as without engines.
-   */
-  private async pulledProtobufExposition(series: SeriesStore, storeNames: ReadonlySet<string>, producer: EnginePullProducer): Promise<ExpositionPieces> {
-    const [{ resourceMetrics, errors }, pulled] = await Promise.all([this.collectSdk(), producer.pulled()]);
-    reportErrors(errors);
-    const direct = new Set(series.families.filter((family) => !printedByEngines(family)).map((family) => family.family.name));
-    let text = '';
-    for (const piece of storeExposition(series, { format: 'text', createdSeries: false }, joinedWithStore(pulled.exposition, pulled.replicas))) text += piece;
-    for (const piece of pulledOnlyFamilies(pulled.exposition, storeNames, false, false)) text += piece;
-    const joined = parsedFamiliesProtobuf(parseExposition(text).filter((family) => !direct.has(family.name)));
-    const [targetInfo, own] = this.collectedProtobuf(resourceMetrics, new Set([...storeNames, ...pulled.exposition.families.keys()]));
-    return (function* (): Generator<Buffer, void, undefined> {
-      yield* storeProtobuf(series, (family) => direct.has(family.family.name));
-      for (const piece of [targetInfo, joined, own]) if (piece.length > 0) yield piece;
-    })();
-  }
-
-  /** `target_info` (empty when off) and the application's own families, encoded from the SDK's collected points; streams named like a `reserved` family are left out. */
-  private collectedProtobuf(resourceMetrics: ResourceMetrics, reserved: ReadonlySet<string>): [targetInfo: Buffer, own: Buffer] {
-    const targetInfo = collectedFamiliesProtobuf(this.options.withTargetInfo ? [targetInfoFamily(resourceMetrics)] : []);
-    return [targetInfo, collectedFamiliesProtobuf(collectedFamilies(resourceMetrics, this.declared, false, reserved))];
-  }
-
-  /**
-   * The exposition as pieces produced lazily: the SDK's streams are collected first (the one
-   * asynchronous step), then the store's families are rendered piece by piece as the caller pulls
-   * them, then the SDK's own families follow.
-   */
-  private async exposition(format: ExpositionFormat, createdSeries = this.createdSeries): Promise<ExpositionPieces> {
-    const serializeOptions = {
-      format,
-      withTargetInfo: this.options.withTargetInfo,
-      withScopeLabels: this.options.withScopeLabels,
-      createdSeries,
-    };
-    const store = this.store;
-    // The pulled engines' series are rendered once per pull and printed in the store's blocks; with families declared
-    // to the reader as well, the generic path keeps the declared order among them.
-    const pulling = store?.producer instanceof EnginePullProducer && this.declared.length === 0 ? store.producer : undefined;
-    // Scope labels are not part of the store's pre-rendered label blocks, nor are series another producer adds: those take the generic path.
-    if (store === undefined || (store.generic && pulling === undefined) || this.options.withScopeLabels) {
-      const { resourceMetrics, errors } = await this.collect();
-      reportErrors(errors);
-      return prometheusPieces(resourceMetrics, [...(store?.families ?? []), ...this.declared], serializeOptions);
+    const scopeLabels = this.options.withScopeLabels === true;
+    const targetInfo = this.options.withTargetInfo === true ? targetInfoFamily(resourceMetrics.resource) : undefined;
+    const application = collectedFamilies(resourceMetrics, this.declared, scopeLabels);
+    if (store === undefined) return exposedFamilies({ targetInfo, own: [], application });
+    let own = storeFamilies(store.series);
+    let pulledOnly: ExpositionFamily[] = [];
+    if (pulled !== undefined) ({ own, pulledOnly } = joinPulled(store.series, own, pulled.families, pulled.replicas));
+    if (scopeLabels) {
+      own = own.map((family) => withScopeLabels(family, PACKAGE_SCOPE));
+      pulledOnly = pulledOnly.map((family) => withScopeLabels(family, PACKAGE_SCOPE));
     }
-    const [{ resourceMetrics, errors }, pulled] = await Promise.all([this.collectSdk(), pulling?.pulled()]);
-    reportErrors(errors);
-    const openMetrics = format === 'openmetrics';
-    const targetInfo = this.options.withTargetInfo ? targetInfoText(resourceMetrics, openMetrics) : '';
-    const declared = this.declared;
-    // A stream of the application's named like a pulled family would print that family twice: it is left out, as one named like the store's.
-    const reserved = pulled === undefined ? store.names : new Set([...store.names, ...pulled.exposition.families.keys()]);
-    return (function* (): Generator<string, void, undefined> {
-      if (targetInfo !== '') yield targetInfo;
-      yield* storeExposition(store.series, { format, createdSeries }, pulled && joinedWithStore(pulled.exposition, pulled.replicas));
-      if (pulled !== undefined) yield* pulledOnlyFamilies(pulled.exposition, store.names, openMetrics, createdSeries);
-      const rest = `${serializeFamilies(resourceMetrics, declared, serializeOptions, reserved)}${openMetrics ? '# EOF\n' : ''}`;
-      if (rest !== '') yield rest;
-    })();
+    return exposedFamilies({ targetInfo, own, pulled: pulledOnly, application });
+  }
+
+  /** One rendering's pieces, produced lazily as the rendering pulls them. */
+  private async exposition(key: RenderKey): Promise<ExpositionPieces> {
+    const { format, escaping } = renderRequest(key);
+    const families = await this.expositionFamilies();
+    const createdSeries = this.createdSeries;
+    return format === 'protobuf' ? protobufExposition(families, { createdSeries, escaping }) : textExposition(families, { format, createdSeries, escaping });
   }
 
   /**

@@ -1,7 +1,7 @@
 import { StringDecoder } from 'node:string_decoder';
 import { createGzip, type Gzip } from 'node:zlib';
 import { nextSlice, sliceDue } from './event-loop-slices';
-import { PIECE_CHARACTERS } from './exposition-text';
+import { PIECE_CHARACTERS } from './exposition/exposition-text';
 import {
   dropsBefore,
   hold,

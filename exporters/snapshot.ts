@@ -1,16 +1,13 @@
-import { packageDiag } from '../views/package-diag';
 import { ValueType, type AttributeValue } from '@opentelemetry/api';
 import { emptyResource } from '@opentelemetry/resources';
 import { AggregationTemporality, DataPointType, type DataPoint, type Histogram, type MetricData, type ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import { OMNI_METER_NAME } from '../views/views';
-import { prometheusType } from './samples';
 
 /**
- * A collection's cumulative metrics as plain JSON, small enough for the `cluster` IPC channel:
- * per stream its name, kind, description and unit, and per series its attributes and value.
- * Scopes are flattened (the Prometheus exposition merges them too). A cluster worker sends one
- * per collection; the engine pull reads each engine's exposition into one, so both are merged
- * and rendered by the same code.
+ * Exposition families as plain JSON, small enough for the `cluster` IPC channel: per family its
+ * name, kind, description and unit, and per series its attributes, value, creation time and, when
+ * it keeps them, native buckets and exemplars. A cluster worker sends one per collection; the engine
+ * pull reads each engine's exposition into one; both are merged and written as any other source.
  */
 export interface ClusterSnapshot {
   readonly metrics: readonly SnapshotMetric[];
@@ -23,11 +20,37 @@ export const EMPTY_SNAPSHOT: ClusterSnapshot = Object.freeze({ metrics: Object.f
 export type SnapshotKind = 'counter' | 'updowncounter' | 'gauge' | 'histogram';
 
 export interface SnapshotMetric {
+  /** The exposed name (counters end in `_total`). */
   readonly name: string;
   readonly kind: SnapshotKind;
   readonly description: string;
   readonly unit: string;
+  /** The name as its source gave it, when that is not a legacy Prometheus name (see `FamilyMeta.sourceStem`). */
+  readonly sourceStem?: string;
   readonly points: readonly SnapshotPoint[];
+}
+
+/** An exemplar: the observation, when (seconds since the epoch), and its trace (W3C lowercase hex ids). */
+export interface SnapshotExemplar {
+  readonly value: number;
+  readonly timestampSeconds: number;
+  readonly traceId: string;
+  readonly spanId: string;
+}
+
+/** Consecutive native buckets: the index of the first, and one count per bucket. */
+export interface SnapshotBucketRun {
+  readonly offset: number;
+  readonly counts: readonly number[];
+}
+
+/** Native (sparse exponential) buckets, as Prometheus numbers them; they count the same observations as the classic buckets. */
+export interface SnapshotNative {
+  readonly schema: number;
+  readonly zeroThreshold: number;
+  readonly zeroCount: number;
+  readonly positive: SnapshotBucketRun;
+  readonly negative: SnapshotBucketRun;
 }
 
 export interface SnapshotHistogram {
@@ -36,6 +59,9 @@ export interface SnapshotHistogram {
   readonly counts: readonly number[];
   readonly sum: number;
   readonly count: number;
+  readonly native?: SnapshotNative;
+  /** Per classic bucket, its latest exemplar (`null` where none): `counts.length` entries. */
+  readonly exemplars?: ReadonlyArray<SnapshotExemplar | null>;
 }
 
 export interface SnapshotPoint {
@@ -44,43 +70,11 @@ export interface SnapshotPoint {
   readonly value: number | null | SnapshotHistogram;
   /** The point's start time, seconds since the epoch: a cumulative series' creation (`_created`). */
   readonly startTime?: number;
+  /** A counter's latest exemplar. */
+  readonly exemplar?: SnapshotExemplar;
 }
 
-/** The snapshot of one collection. Exponential histograms (never created by the catalog) are skipped. */
-export function takeSnapshot(resourceMetrics: ResourceMetrics): ClusterSnapshot {
-  const metrics: SnapshotMetric[] = [];
-  for (const scopeMetrics of resourceMetrics.scopeMetrics) {
-    for (const metric of scopeMetrics.metrics) {
-      const kind = snapshotKind(metric);
-      if (kind === undefined) {
-        packageDiag.warn(`omni-otel-metrics: ${metric.descriptor.name} is an exponential histogram; the cluster aggregate skips it`);
-        continue;
-      }
-      const points = (metric.dataPoints as Array<DataPoint<number> | DataPoint<Histogram>>).map((point) => ({
-        attributes: { ...(point.attributes as Record<string, AttributeValue>) },
-        startTime: point.startTime[0] + point.startTime[1] / 1e9,
-        value:
-          typeof point.value === 'number'
-            ? point.value
-            : {
-                boundaries: [...point.value.buckets.boundaries],
-                counts: [...point.value.buckets.counts],
-                sum: point.value.sum ?? 0,
-                count: point.value.count,
-              },
-      }));
-      metrics.push({ name: metric.descriptor.name, kind, description: metric.descriptor.description, unit: metric.descriptor.unit, points });
-    }
-  }
-  return { metrics };
-}
-
-/** The Prometheus type, except that a non-monotonic sum stays an up-down counter so it round-trips. */
-function snapshotKind(metric: MetricData): SnapshotKind | undefined {
-  return metric.dataPointType === DataPointType.SUM && !metric.isMonotonic ? 'updowncounter' : prometheusType(metric);
-}
-
-/** A snapshot as the `ResourceMetrics` the Prometheus serializer takes (one scope, empty resource). */
+/** A snapshot as OpenTelemetry's `ResourceMetrics` (one scope, empty resource), for push readers: classic buckets, no exemplars. */
 export function snapshotToResourceMetrics(snapshot: ClusterSnapshot, now: number = Date.now()): ResourceMetrics {
   const time: [number, number] = [Math.floor(now / 1000), (now % 1000) * 1_000_000];
   const metrics = snapshot.metrics.map((metric): MetricData => {

@@ -7,10 +7,13 @@ import { PrometheusExporter, PrometheusSerializer } from '@opentelemetry/exporte
 import { AggregationTemporality, InMemoryMetricExporter, MeterProvider, PeriodicExportingMetricReader, type MetricData } from '@opentelemetry/sdk-metrics';
 import { serveClusterWorker } from '../exporters/cluster/cluster-worker';
 import { mergeSnapshots } from '../exporters/cluster/merge';
-import { EMPTY_SNAPSHOT, snapshotToResourceMetrics, takeSnapshot } from '../exporters/snapshot';
+import { EMPTY_SNAPSHOT } from '../exporters/snapshot';
+import { aggregateFamilies } from '../exporters/cluster/cluster-primary';
+import { familiesSnapshot } from '../exporters/exposition/snapshot-families';
+import { writeText } from '../exporters/exposition/text-writer';
+import { writeProtobuf } from '../exporters/exposition/protobuf-writer';
 import { LogMetricExporter, type LogLineStream } from '../exporters/log-exporter/log-metric-exporter';
 import { OTLP_PROTOCOLS } from '../exporters/otlp/types';
-import { serializePrometheus } from '../exporters/prometheus-serializer';
 import type { OmniMetricsOptions } from '../options';
 import { registerOmniMetrics, type OmniMetricsHandle } from '../register';
 import { declaredFamilies } from '../views/declared-families';
@@ -265,14 +268,13 @@ const MODES: Record<string, () => Promise<ModeResult>> = {
         // What serveClusterWorker says at each worker's startup (its IPC channel is all this process lacks).
         for (const worker of workers) assert.throws(() => serveClusterWorker(worker), /must run in a worker started by cluster\.fork\(\)/);
         // What the primary does with the workers' snapshots on a scrape.
-        const snapshots = await Promise.all(workers.map(async (worker) => takeSnapshot((await worker.prometheusReader!.collect()).resourceMetrics)));
-        const merged = snapshotToResourceMetrics(mergeSnapshots(EMPTY_SNAPSHOT, JSON.parse(JSON.stringify(snapshots)), () => 'sum'));
-        const declared = declaredFamilies(workers[0]!.catalog, 'm');
+        const snapshots = await Promise.all(workers.map(async (worker) => familiesSnapshot(await worker.prometheusReader!.expositionFamilies())));
+        const merged = mergeSnapshots(EMPTY_SNAPSHOT, JSON.parse(JSON.stringify(snapshots)), () => 'sum');
+        const families = aggregateFamilies(merged, declaredFamilies(workers[0]!.catalog, 'm'));
         return [
-          { reader: 'text', format: TEXT, view: viewOfText(serializePrometheus(merged, declared, { format: 'text' })) },
-          { reader: 'OpenMetrics', format: OPENMETRICS, view: viewOfText(serializePrometheus(merged, declared, { format: 'openmetrics' })) },
-          // The primary serves the text formats only, whatever the scraper asks.
-          { reader: 'protobuf', format: FULL, view: undefined },
+          { reader: 'text', format: TEXT, view: viewOfText(writeText(families, { format: 'text', createdSeries: true })) },
+          { reader: 'OpenMetrics', format: OPENMETRICS, view: viewOfText(writeText(families, { format: 'openmetrics', createdSeries: true })) },
+          { reader: 'protobuf', format: FULL, view: viewOfProtobuf(writeProtobuf(families, { createdSeries: true })) },
         ];
       } finally {
         await Promise.all(workers.map((worker) => worker.shutdown()));

@@ -5,14 +5,18 @@ import { resolveCatalog, type CatalogOptions, type ResolvedCatalog, type Resolve
 import type { NamingScheme } from '../../views/views';
 import { createMetricsHandler, type MetricsHandlerOptions, type MetricsMiddleware, type MetricsTextSource } from '../metrics-handler';
 import { resolvePrometheusServerSettings, serveMetrics, type PrometheusServer, type PrometheusServerOptions } from '../prometheus-http';
-import { createdSeriesDisabledByEnv } from '../exposition-text';
+import { createdSeriesDisabledByEnv, renderRequest, type ExpositionFormat, type RenderKey } from '../exposition/exposition-text';
 import type { DeclaredFamily } from '../../views/declared-families';
-import type { ExpositionFormat } from '../exposition-text';
-import { prometheusPieces } from '../prometheus-serializer';
+import { withDeclared } from '../exposition/declared';
+import { exposedFamilies } from '../exposition/exposed-families';
+import type { ExpositionFamily } from '../exposition/model';
+import { protobufExposition } from '../exposition/protobuf-writer';
+import { snapshotFamilies } from '../exposition/snapshot-families';
+import { textExposition } from '../exposition/text-writer';
 import { SharedRenderings, type ExpositionPieces } from '../shared-rendering';
 import { mergeSnapshots, retireSnapshot, type GaugeMerge, type GaugeMergePolicy } from './merge';
 import { isProtocolMessage, type ProtocolMessage, type SnapshotMessage } from './protocol';
-import { EMPTY_SNAPSHOT, snapshotToResourceMetrics, type ClusterSnapshot } from '../snapshot';
+import { EMPTY_SNAPSHOT, type ClusterSnapshot, type SnapshotHistogram } from '../snapshot';
 import { SnapshotChecker } from './snapshot-check';
 import { checkObject, optionKeys } from '../../views/option-checks';
 import { WarnOnce } from '../../views/diag-warnings';
@@ -143,6 +147,8 @@ class ClusterAggregate implements MetricsTextSource {
   /** Connected workers that never answered: not asked again until they send a snapshot themselves. */
   private readonly silentIds = new Set<number>();
   private retired: ClusterSnapshot = EMPTY_SNAPSHOT;
+  /** Set once a worker's snapshot carried native buckets. */
+  private nativeSeen = false;
   private readonly pending = new Map<number, () => void>();
   private nextRequestId = 1;
 
@@ -184,22 +190,34 @@ class ClusterAggregate implements MetricsTextSource {
     cluster.on('exit', this.onGone);
   }
 
-  /** Every rendering of the aggregate, scrapes and `metricsText()` alike: those that overlap share one. */
-  readonly sharedRenderings = new SharedRenderings((format: ExpositionFormat) => this.exposition(format));
+  /** Every rendering of the aggregate, scrapes and `metricsText()` alike, per format and name escaping: those that overlap share one. */
+  readonly sharedRenderings = new SharedRenderings((key: RenderKey) => this.exposition(key));
 
   metricsText(format: ExpositionFormat = 'text'): Promise<string> {
     return this.sharedRenderings.rendering(format, false).text();
   }
 
-  /** Asks the live workers for fresh snapshots, merges them with the retired counts, and renders the merge piece by piece. */
-  private async exposition(format: ExpositionFormat): Promise<ExpositionPieces> {
+  /** Whether a scraper preferring protobuf gets it: once a worker sent native buckets, which only that format carries. */
+  offersProtobuf(): boolean {
+    return this.nativeSeen;
+  }
+
+  /**
+   * Asks the live workers for fresh snapshots, merges them with the retired counts, and writes the
+   * merge as any exposition is written: the catalog's families first, then the workers' own
+   * instruments (left out when their names collide with a family printed before them).
+   */
+  private async exposition(key: RenderKey): Promise<ExpositionPieces> {
     await this.collectLive();
     const merged = mergeSnapshots(
       this.retired,
       [...this.live.values()].map((entry) => entry.snapshot),
       this.policy,
     );
-    return prometheusPieces(snapshotToResourceMetrics(merged), this.declared, { format, createdSeries: this.createdSeries });
+    const all = aggregateFamilies(merged, this.declared);
+    const { format, escaping } = renderRequest(key);
+    const createdSeries = this.createdSeries;
+    return format === 'protobuf' ? protobufExposition(all, { createdSeries, escaping }) : textExposition(all, { format, createdSeries, escaping });
   }
 
   stop(): void {
@@ -216,6 +234,7 @@ class ClusterAggregate implements MetricsTextSource {
     if (entry !== undefined && message.seq <= entry.seq) return;
     // Only the well-formed points are kept, so the merge, a scrape and the worker's exit cannot fail on them.
     const { snapshot } = this.checker.check(message.snapshot, String(worker.id));
+    this.nativeSeen ||= carriesNativeBuckets(snapshot);
     if (entry === undefined) {
       this.live.set(worker.id, { snapshot, seq: message.seq });
     } else {
@@ -268,6 +287,22 @@ class ClusterAggregate implements MetricsTextSource {
       onError?.();
     }
   }
+}
+
+/**
+ * The merged snapshot as the primary serves it: the catalog's families first (with their zero
+ * series while no worker reported them), then the workers' own instruments, left out when their
+ * names collide with a family printed before them.
+ */
+export function aggregateFamilies(merged: ClusterSnapshot, declared: readonly DeclaredFamily[]): ExpositionFamily[] {
+  const families = withDeclared(snapshotFamilies(merged), declared);
+  return exposedFamilies({ own: families.slice(0, declared.length), application: families.slice(declared.length) });
+}
+
+function carriesNativeBuckets(snapshot: ClusterSnapshot): boolean {
+  return snapshot.metrics.some(
+    (metric) => metric.kind === 'histogram' && metric.points.some((point) => (point.value as SnapshotHistogram).native !== undefined),
+  );
 }
 
 function isResolvedCatalog(catalog: ResolvedCatalog | CatalogOptions): catalog is ResolvedCatalog {

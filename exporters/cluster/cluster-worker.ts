@@ -1,9 +1,8 @@
 import { packageDiag } from '../../views/package-diag';
-import type { MetricReader } from '@opentelemetry/sdk-metrics';
 import { isProtocolMessage, type ProtocolMessage, type SnapshotMessage } from './protocol';
-import { takeSnapshot } from '../snapshot';
+import { familiesSnapshot } from '../exposition/snapshot-families';
+import type { ExpositionFamily } from '../exposition/model';
 import { checkObject, OmniOptionError } from '../../views/option-checks';
-import type { SeriesStore } from '../../views/store/series-store';
 
 export interface ClusterWorkerOptions {
   /**
@@ -17,9 +16,8 @@ export interface ClusterWorkerOptions {
 
 /** What `serveClusterWorker` needs of a `registerOmniMetrics` handle. */
 export interface ClusterWorkerSource {
-  readonly prometheusReader?: MetricReader;
-  /** The registration's series: what the snapshots cannot carry (native buckets, exemplars) is said at startup. */
-  readonly store?: Pick<SeriesStore, 'families' | 'exemplars'>;
+  /** The reader whose exposition the worker sends, native buckets and exemplars included. */
+  readonly prometheusReader?: { expositionFamilies(): Promise<ExpositionFamily[]> };
   /** The registration's request labels: a `maxValues` bound is per process, so a worker refuses it. */
   readonly settings?: { readonly requestLabels?: ReadonlyArray<{ readonly name: string; readonly maxValues: number }> };
 }
@@ -40,9 +38,9 @@ const DEFAULT_FLUSH_TIMEOUT_MILLIS = 5000;
 
 /**
  * Makes this `cluster` worker a source for `startClusterPrimary`: it answers the primary's
- * collect requests over the IPC channel with its cumulative snapshot (`handle.prometheusReader`
- * collected, as plain JSON), announces itself with one at once, and pushes one every
- * `syncIntervalMillis` if set. No files, no ports: register the worker with `prometheus: false`.
+ * collect requests over the IPC channel with its cumulative snapshot (the exposition
+ * `handle.prometheusReader` would serve, native buckets and exemplars included, as plain JSON),
+ * announces itself with one at once, and pushes one every `syncIntervalMillis` if set. No files, no ports: register the worker with `prometheus: false`.
  *
  * Like any `'message'` listener, ours keeps the IPC channel referenced until `stop()` or disconnect.
  * A push on `'disconnect'` is impossible (the channel is already closed then), hence `flush()`.
@@ -52,7 +50,6 @@ export function serveClusterWorker(handle: ClusterWorkerSource, options: Cluster
   const reader = handle.prometheusReader;
   if (reader === undefined) throw new Error('serveClusterWorker needs a handle with a prometheusReader (registerOmniMetrics creates one)');
   refuseFirstSeenBounds(handle);
-  for (const line of uncarriedToThePrimary(handle)) packageDiag.warn(line);
   if (typeof process.send !== 'function') {
     throw new Error('serveClusterWorker must run in a worker started by cluster.fork() (this process has no IPC channel)');
   }
@@ -84,9 +81,8 @@ export function serveClusterWorker(handle: ClusterWorkerSource, options: Cluster
   const push = async (fields: Pick<SnapshotMessage, 'requestId' | 'ackId'> = {}): Promise<boolean> => {
     const mySeq = ++seq;
     try {
-      const { resourceMetrics, errors } = await reader.collect();
-      for (const error of errors) packageDiag.warn('omni-otel-metrics: error while collecting metrics for the cluster primary', error);
-      return await send({ omniOtelMetrics: 1, type: 'snapshot', ...fields, seq: mySeq, snapshot: takeSnapshot(resourceMetrics) });
+      const snapshot = familiesSnapshot(await reader.expositionFamilies());
+      return await send({ omniOtelMetrics: 1, type: 'snapshot', ...fields, seq: mySeq, snapshot });
     } catch (error) {
       packageDiag.warn('omni-otel-metrics: could not send a snapshot to the cluster primary', error);
       return false;
@@ -149,23 +145,4 @@ function refuseFirstSeenBounds(handle: ClusterWorkerSource): void {
       `requestLabels[${i}].maxValues (${JSON.stringify(label.name)}) cannot bound a node:cluster worker: each worker would admit its own first values, and the primary's sum would misattribute them. List the values in requestLabels[${i}].values instead, the same in every worker`,
     );
   });
-}
-
-/**
- * What the worker records that the primary's aggregate does not serve: the snapshots carry the
- * text families (counters, gauges, classic buckets), not native buckets nor exemplars.
- */
-export function uncarriedToThePrimary(handle: ClusterWorkerSource): string[] {
-  const lines: string[] = [];
-  if (handle.store?.families.some((family) => family.native !== undefined) === true) {
-    lines.push(
-      "omni-otel-metrics: nativeHistograms in a node:cluster worker: the primary aggregates the classic buckets only and serves the text formats. For native buckets, push OTLP from each worker (exporters: ['otlp']) or let Prometheus scrape each worker.",
-    );
-  }
-  if (handle.store?.exemplars === true) {
-    lines.push(
-      "omni-otel-metrics: exemplars in a node:cluster worker: the primary's aggregate carries none. For exemplars, let Prometheus scrape each worker's own /metrics.",
-    );
-  }
-  return lines;
 }

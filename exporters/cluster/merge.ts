@@ -1,6 +1,15 @@
 import type { AttributeValue } from '@opentelemetry/api';
 import { WarnOnce } from '../../views/diag-warnings';
-import { numberOrNaN, type ClusterSnapshot, type SnapshotHistogram, type SnapshotKind, type SnapshotMetric, type SnapshotPoint } from '../snapshot';
+import {
+  numberOrNaN,
+  type ClusterSnapshot,
+  type SnapshotExemplar,
+  type SnapshotHistogram,
+  type SnapshotKind,
+  type SnapshotMetric,
+  type SnapshotPoint,
+} from '../snapshot';
+import { NativeSum } from './native-merge';
 
 /** How the same gauge series of several live workers becomes one value. */
 export type GaugeMerge = 'sum' | 'max' | 'min';
@@ -13,6 +22,10 @@ interface MutableHistogram {
   counts: number[];
   sum: number;
   count: number;
+  /** The native buckets' sum; `null` once a part came without them (the sum would not count every observation). */
+  native: NativeSum | null | undefined;
+  /** Per classic bucket, the latest exemplar of any part. */
+  exemplars: Array<SnapshotExemplar | null> | undefined;
 }
 
 interface Series {
@@ -20,6 +33,8 @@ interface Series {
   value: number | MutableHistogram;
   /** The earliest start time any worker reported for the series (seconds since the epoch). */
   startTime?: number;
+  /** A counter's latest exemplar of any part. */
+  exemplar?: SnapshotExemplar;
 }
 
 interface Family {
@@ -27,6 +42,7 @@ interface Family {
   readonly kind: SnapshotKind;
   readonly description: string;
   readonly unit: string;
+  readonly sourceStem?: string;
   readonly merge?: GaugeMerge;
   readonly series: Map<string, Series>;
 }
@@ -38,8 +54,9 @@ interface Family {
  * - gauges and up-down counters are merged over live workers only (`policy`: summed where they
  *   count things, max for ratios, states and info families): an exited worker's running requests
  *   are not running any more.
- * Each live worker contributes its latest cumulative snapshot once; nothing here is kept between
- * calls, so a worker's values are never added twice.
+ * Native buckets are summed with the classic ones, and each bucket (a counter) keeps the latest
+ * exemplar of any worker. Each live worker contributes its latest cumulative snapshot once;
+ * nothing here is kept between calls, so a worker's values are never added twice.
  */
 export function mergeSnapshots(retired: ClusterSnapshot, live: readonly ClusterSnapshot[], policy: GaugeMergePolicy): ClusterSnapshot {
   const merged = new Merger(policy);
@@ -56,9 +73,10 @@ export function retireSnapshot(retired: ClusterSnapshot, exited: ClusterSnapshot
   return merged.result();
 }
 
+const mergeWarnings = new WarnOnce();
+
 class Merger {
   private readonly families = new Map<string, Family>();
-  private readonly warned = new WarnOnce();
 
   constructor(private readonly policy: GaugeMergePolicy) {}
 
@@ -80,11 +98,13 @@ class Merger {
         const value = series.value;
         points.push({
           attributes: series.attributes,
-          value: typeof value === 'number' ? value : { boundaries: value.boundaries, counts: value.counts, sum: value.sum, count: value.count },
+          value: typeof value === 'number' ? value : histogramValue(value),
           startTime: series.startTime,
+          ...(series.exemplar === undefined ? {} : { exemplar: series.exemplar }),
         });
       }
-      metrics.push({ name: family.name, kind: family.kind, description: family.description, unit: family.unit, points });
+      const sourceStem = family.sourceStem === undefined ? {} : { sourceStem: family.sourceStem };
+      metrics.push({ name: family.name, kind: family.kind, description: family.description, unit: family.unit, ...sourceStem, points });
     }
     return { metrics };
   }
@@ -102,6 +122,7 @@ class Merger {
       kind: metric.kind,
       description: metric.description,
       unit: metric.unit,
+      sourceStem: metric.sourceStem,
       merge: levels ? this.policy(metric) : undefined,
       series: new Map(),
     };
@@ -118,7 +139,14 @@ class Merger {
       if (series === undefined) {
         family.series.set(key, {
           attributes: point.attributes,
-          value: { boundaries: [...incoming.boundaries], counts: [...incoming.counts], sum: numberOrNaN(incoming.sum), count: incoming.count },
+          value: {
+            boundaries: [...incoming.boundaries],
+            counts: [...incoming.counts],
+            sum: numberOrNaN(incoming.sum),
+            count: incoming.count,
+            native: incoming.native === undefined ? undefined : new NativeSum(incoming.native),
+            exemplars: incoming.exemplars === undefined ? undefined : [...incoming.exemplars],
+          },
           startTime: point.startTime,
         });
         return;
@@ -131,13 +159,21 @@ class Merger {
       for (let i = 0; i < total.counts.length; i++) total.counts[i] = (total.counts[i] ?? 0) + (incoming.counts[i] ?? 0);
       total.sum += numberOrNaN(incoming.sum);
       total.count += incoming.count;
+      this.addNative(family.name, total, incoming);
+      total.exemplars = latestExemplars(total.exemplars, incoming.exemplars);
       return;
     }
     const value = numberOrNaN(point.value as number | null);
     if (series === undefined) {
-      family.series.set(key, { attributes: point.attributes, value, startTime: point.startTime });
+      family.series.set(key, {
+        attributes: point.attributes,
+        value,
+        startTime: point.startTime,
+        ...(point.exemplar === undefined ? {} : { exemplar: point.exemplar }),
+      });
       return;
     }
+    series.exemplar = later(series.exemplar, point.exemplar);
     const current = series.value as number;
     switch (family.merge) {
       case 'max':
@@ -151,9 +187,51 @@ class Merger {
     }
   }
 
-  private warn(name: string, message: string): void {
-    this.warned.warn(name, message);
+  /** Native buckets join when every part has them; a part without them (another configuration) leaves the series classic. */
+  private addNative(name: string, total: MutableHistogram, incoming: SnapshotHistogram): void {
+    if (total.native === null) return;
+    if (total.native === undefined || incoming.native === undefined) {
+      if (total.native !== undefined || incoming.native !== undefined) {
+        this.warn(`${name} native`, `${name}: some workers keep native buckets and some do not; the aggregate serves its classic buckets only`);
+      }
+      total.native = total.native === undefined && incoming.native === undefined ? undefined : null;
+      return;
+    }
+    total.native.add(incoming.native);
   }
+
+  private warn(key: string, message: string): void {
+    // Shared by every merge (one per scrape): a mismatch that lasts is said once, not on every scrape.
+    mergeWarnings.warn(key, message);
+  }
+}
+
+function histogramValue(value: MutableHistogram): SnapshotHistogram {
+  const { boundaries, counts, sum, count, native, exemplars } = value;
+  return {
+    boundaries,
+    counts,
+    sum,
+    count,
+    ...(native === undefined || native === null ? {} : { native: native.snapshot() }),
+    ...(exemplars === undefined ? {} : { exemplars }),
+  };
+}
+
+/** Per bucket, the later of two exemplars. */
+function latestExemplars(
+  kept: Array<SnapshotExemplar | null> | undefined,
+  incoming: ReadonlyArray<SnapshotExemplar | null> | undefined,
+): Array<SnapshotExemplar | null> | undefined {
+  if (incoming === undefined) return kept;
+  if (kept === undefined) return [...incoming];
+  return kept.map((exemplar, i) => later(exemplar ?? undefined, incoming[i] ?? undefined) ?? null);
+}
+
+function later(a: SnapshotExemplar | undefined, b: SnapshotExemplar | undefined): SnapshotExemplar | undefined {
+  if (a === undefined) return b;
+  if (b === undefined) return a;
+  return b.timestampSeconds > a.timestampSeconds ? b : a;
 }
 
 /** The label set as a key independent of attribute order. */

@@ -1,7 +1,18 @@
 import type { AttributeValue } from '@opentelemetry/api';
 import type { ResolvedCatalog } from '../../views/catalog';
 import { LimitedWarning } from '../../views/diag-warnings';
-import type { ClusterSnapshot, SnapshotHistogram, SnapshotKind, SnapshotMetric, SnapshotPoint } from '../snapshot';
+import { MAX_NATIVE_SCHEMA, MIN_NATIVE_SCHEMA } from '../../views/store/native-buckets';
+import { isPrintableTrace } from '../../views/store/exemplar-trace-ids';
+import type {
+  ClusterSnapshot,
+  SnapshotBucketRun,
+  SnapshotExemplar,
+  SnapshotHistogram,
+  SnapshotKind,
+  SnapshotMetric,
+  SnapshotNative,
+  SnapshotPoint,
+} from '../snapshot';
 
 /** What a stream is fixed to once and for all: its kind and, for a histogram, its bucket bounds. */
 interface StreamLayout {
@@ -101,6 +112,7 @@ export class SnapshotChecker {
       kind,
       description: typeof entry.description === 'string' ? entry.description : '',
       unit: typeof entry.unit === 'string' ? entry.unit : '',
+      ...(typeof entry.sourceStem === 'string' && entry.sourceStem !== '' ? { sourceStem: entry.sourceStem } : {}),
       points,
     };
   }
@@ -132,8 +144,12 @@ function checkPoint(raw: unknown, kind: SnapshotKind, layout: StreamLayout): Sna
   const point = (checked: SnapshotPoint['value']): SnapshotPoint =>
     startTime === undefined ? { attributes, value: checked } : { attributes, value: checked, startTime };
   switch (kind) {
-    case 'counter':
-      return isFiniteNumber(value) && value >= 0 ? point(value) : 'a counter value that is not a finite number >= 0';
+    case 'counter': {
+      if (!(isFiniteNumber(value) && value >= 0)) return 'a counter value that is not a finite number >= 0';
+      if (raw.exemplar === undefined) return point(value);
+      const exemplar = checkExemplar(raw.exemplar);
+      return exemplar === undefined ? 'an exemplar that is not a value, a time and a W3C trace' : { ...point(value), exemplar };
+    }
     case 'gauge':
     case 'updowncounter':
       // JSON carries NaN and infinities as null.
@@ -165,7 +181,54 @@ function checkHistogram(value: unknown, bounds: readonly number[] | undefined): 
   const total = (counts as number[]).reduce((a, b) => a + b, 0);
   if (value.count !== total) return 'a count that is not the sum of the bucket counts';
   if (!isFiniteNumber(value.sum)) return 'a sum that is not a finite number';
-  return { boundaries: bounds, counts: [...(counts as number[])], sum: value.sum, count: total };
+  const checked: SnapshotHistogram = { boundaries: bounds, counts: [...(counts as number[])], sum: value.sum, count: total };
+  let native: SnapshotNative | undefined;
+  if (value.native !== undefined) {
+    native = checkNative(value.native, total);
+    if (native === undefined) return 'native buckets that are not a schema, a zero bucket and runs counting the same observations';
+  }
+  let exemplars: Array<SnapshotExemplar | null> | undefined;
+  if (value.exemplars !== undefined) {
+    if (!Array.isArray(value.exemplars) || value.exemplars.length !== counts.length) return 'exemplars that are not one per bucket';
+    exemplars = [];
+    for (const raw of value.exemplars as unknown[]) {
+      const exemplar = raw === null ? null : checkExemplar(raw);
+      if (exemplar === undefined) return 'an exemplar that is not a value, a time and a W3C trace';
+      exemplars.push(exemplar);
+    }
+  }
+  return { ...checked, ...(native === undefined ? {} : { native }), ...(exemplars === undefined ? {} : { exemplars }) };
+}
+
+/** Native buckets the writers can print: a schema Prometheus knows, whole counts, and as many observations as the classic buckets. */
+function checkNative(value: unknown, count: number): SnapshotNative | undefined {
+  if (!isRecord(value)) return undefined;
+  const { schema, zeroThreshold, zeroCount } = value;
+  if (!Number.isInteger(schema) || (schema as number) < MIN_NATIVE_SCHEMA || (schema as number) > MAX_NATIVE_SCHEMA) return undefined;
+  if (!isFiniteNumber(zeroThreshold) || zeroThreshold < 0 || !isCount(zeroCount)) return undefined;
+  const positive = checkRun(value.positive);
+  const negative = checkRun(value.negative);
+  if (positive === undefined || negative === undefined) return undefined;
+  const total = [...positive.counts, ...negative.counts].reduce((a, b) => a + b, zeroCount as number);
+  if (total !== count) return undefined;
+  return { schema: schema as number, zeroThreshold, zeroCount: zeroCount as number, positive, negative };
+}
+
+/** At most this many buckets in one run: a schema-8 run over the whole range of doubles is 2^8 × 2 × 1024 wide. */
+const MAX_RUN_WIDTH = 2 ** 19;
+
+function checkRun(value: unknown): SnapshotBucketRun | undefined {
+  if (!isRecord(value) || !Number.isSafeInteger(value.offset) || !Array.isArray(value.counts)) return undefined;
+  if (value.counts.length > MAX_RUN_WIDTH || !value.counts.every(isCount)) return undefined;
+  return { offset: value.offset as number, counts: [...(value.counts as number[])] };
+}
+
+/** An exemplar as the package keeps them: finite value and time, and a trace it would print. */
+function checkExemplar(value: unknown): SnapshotExemplar | undefined {
+  if (!isRecord(value) || !isFiniteNumber(value.value) || !isFiniteNumber(value.timestampSeconds) || value.timestampSeconds < 0) return undefined;
+  if (typeof value.traceId !== 'string' || typeof value.spanId !== 'string') return undefined;
+  const trace = { traceId: value.traceId, spanId: value.spanId };
+  return isPrintableTrace(trace) ? { value: value.value, timestampSeconds: value.timestampSeconds, ...trace } : undefined;
 }
 
 /** A histogram value's bounds, when they are finite and strictly increasing. */

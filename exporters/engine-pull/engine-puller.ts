@@ -7,7 +7,7 @@ import { EngineConnections } from './engine-fetch';
 import type { EnginePullSettings } from './engine-pull-settings';
 import { nextSlice, sliceDue } from '../event-loop-slices';
 import { engineSnapshot, PullWarnings, SeriesBudget } from './engine-snapshot';
-import { PulledExposition } from './pulled-exposition';
+import { PulledFamilies } from './pulled-families';
 import { parseExpositionInSlices } from './exposition-parser';
 import type { ParsedFamily, ParsedSample } from '../parsed-family';
 import { FamilyNames, type OwnFamily } from './family-names';
@@ -22,8 +22,8 @@ export interface PulledEngines {
    * series of these replicas in `vllm:*` families are left out (the pulled ones win).
    */
   readonly replicas: ReadonlySet<string>;
-  /** The same families rendered as `/metrics` lines, once per pull. */
-  readonly exposition: PulledExposition;
+  /** The same families as exposition families, built once per pull for every scrape until the next. */
+  readonly families: PulledFamilies;
 }
 
 /** What the pulled families must fit beside: the package's own families and its series bound. */
@@ -143,7 +143,7 @@ export class EnginePuller {
     names.claim(this.upFamily.name, 'gauge');
     const budget = new SeriesBudget(this.bounds.cardinalityLimit);
     const joined = new Map<string, { metric: SnapshotMetric; points: SnapshotPoint[] }>();
-    const exposition = new PulledExposition();
+    const model = new PulledFamilies();
     const up = new Map<string, number>();
     // In configuration order, whichever URL answered first: series keep their place from scrape to scrape.
     for (const { target, engineIndex } of active) {
@@ -170,7 +170,7 @@ export class EnginePuller {
           return seen;
         },
       });
-      exposition.add(metrics, this.now());
+      model.add(metrics);
       // The engines' families join by name: the names check made them one kind, their label sets never collide (stage/replica differ).
       for (const metric of metrics) {
         const entry = joined.get(metric.name);
@@ -190,8 +190,8 @@ export class EnginePuller {
       })),
     };
     const snapshot: ClusterSnapshot = { metrics: [...[...joined.values()].map(({ metric, points }) => ({ ...metric, points })), upMetric] };
-    exposition.add([upMetric], this.now());
-    const result: PulledEngines = { snapshot, replicas: new Set(active.map(({ target }) => replicaKey(target.stage, target.replica))), exposition };
+    model.add([upMetric]);
+    const result: PulledEngines = { snapshot, replicas: new Set(active.map(({ target }) => replicaKey(target.stage, target.replica))), families: model };
     if (!this.stopped) this.cached = { atMillis: this.now(), mapVersion, result };
     return result;
   }
@@ -228,7 +228,7 @@ export class EnginePuller {
 }
 
 function nothingPulled(): PulledEngines {
-  return { snapshot: EMPTY_SNAPSHOT, replicas: new Set(), exposition: new PulledExposition() };
+  return { snapshot: EMPTY_SNAPSHOT, replicas: new Set(), families: new PulledFamilies() };
 }
 
 /** One URL's families split by their `engine` label value: samples without one belong to every engine (key `undefined` holds only those). */

@@ -1,4 +1,5 @@
 import { PIPELINE_PREFIXES } from '../../views/names';
+import { occupiedNames } from '../exposition/name-claims';
 
 /** The kinds a pulled family is printed as. */
 export type PrintedKind = 'counter' | 'gauge' | 'histogram';
@@ -10,15 +11,13 @@ export interface OwnFamily {
 }
 
 /**
- * Which names the families of one exposition occupy, so that a family pulled from an engine is
- * printed only when the result stays valid in both the 0.0.4 text format and OpenMetrics:
- * a counter `X_total` occupies `X` (its OpenMetrics family), `X_total` and `X_created`; a
- * histogram `H` occupies `H`, `H_bucket`, `H_count`, `H_sum` and `H_created`; a gauge its name.
- * Two families may share a name only when they are one family (same name, same kind): they are
- * printed as one block. Any other overlap (a gauge `X_created` beside a counter `X_total`, a gauge
- * `X` beside it, a gauge `H_count` beside a histogram `H`) would print two HELP lines or clash in
- * OpenMetrics, so the later family is refused. The package's own families are claimed first, and
- * the pipeline's prefixes and `target_info` are never an engine's.
+ * Which names the families of one pull occupy (see `occupiedNames`), so that a family pulled from
+ * an engine is kept only when the exposition stays valid. Unlike the exposition's own claims,
+ * families of one name and kind are one family: every engine's `vllm:num_requests_running` joins
+ * the others', and the store's family of that name. Any other overlap (a gauge `X_created` beside
+ * a counter `X_total`, a gauge `H_count` beside a histogram `H`) refuses the later family. The
+ * package's own families are claimed first, and the pipeline's prefixes and `target_info` are
+ * never an engine's.
  */
 export class FamilyNames {
   private readonly kinds = new Map<string, PrintedKind>();
@@ -50,13 +49,4 @@ export class FamilyNames {
     for (const sample of occupied) this.owners.set(sample, name);
     return undefined;
   }
-}
-
-function occupiedNames(name: string, kind: PrintedKind): string[] {
-  if (kind === 'histogram') return [name, `${name}_bucket`, `${name}_count`, `${name}_sum`, `${name}_created`];
-  if (kind === 'counter') {
-    const stem = name.endsWith('_total') ? name.slice(0, -'_total'.length) : name;
-    return [stem, `${stem}_total`, `${stem}_created`];
-  }
-  return [name];
 }

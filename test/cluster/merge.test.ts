@@ -2,9 +2,11 @@ import assert from 'node:assert/strict';
 import { startClusterPrimary } from '../../exporters/cluster/cluster-primary';
 import { mergeSnapshots, retireSnapshot, type GaugeMergePolicy } from '../../exporters/cluster/merge';
 import { isProtocolMessage } from '../../exporters/cluster/protocol';
-import { EMPTY_SNAPSHOT, snapshotToResourceMetrics, takeSnapshot, type ClusterSnapshot, type SnapshotMetric } from '../../exporters/snapshot';
+import { EMPTY_SNAPSHOT, type ClusterSnapshot, type SnapshotMetric } from '../../exporters/snapshot';
+import { familiesSnapshot } from '../../exporters/exposition/snapshot-families';
+import { writeText } from '../../exporters/exposition/text-writer';
+import { aggregateFamilies } from '../../exporters/cluster/cluster-primary';
 import type { OmniPrometheusReader } from '../../exporters/prometheus-reader';
-import { serializePrometheus } from '../../exporters/prometheus-serializer';
 import type { OmniMetricsOptions } from '../../options';
 import { registerOmniMetrics } from '../../register';
 import { declaredFamilies } from '../../views/declared-families';
@@ -118,17 +120,17 @@ describe('cluster snapshots and their merge', () => {
     handle.transfer.observeSize(0, 0, 1, 1, 5000);
     const own = await handle.metricsText();
     const ownOpenMetrics = await handle.metricsText('openmetrics');
-    const { resourceMetrics } = await (handle.prometheusReader as OmniPrometheusReader).collect();
+    const families = await (handle.prometheusReader as OmniPrometheusReader).expositionFamilies();
     await handle.shutdown();
 
-    const snapshot = overIpc(takeSnapshot(resourceMetrics));
+    const snapshot = overIpc(familiesSnapshot(families));
     const message = { omniOtelMetrics: 1, type: 'snapshot', seq: 1, snapshot };
     assert.ok(isProtocolMessage(overIpc(message)));
     const merged = mergeSnapshots(EMPTY_SNAPSHOT, [snapshot], SUM_ALL);
     const declared = declaredFamilies(handle.catalog, 'm');
     // `_created` included: each series' creation time crosses the IPC channel with it.
-    assert.equal(serializePrometheus(snapshotToResourceMetrics(merged), declared, { createdSeries: true }), own);
-    assert.equal(serializePrometheus(snapshotToResourceMetrics(merged), declared, { format: 'openmetrics', createdSeries: true }), ownOpenMetrics);
+    assert.equal(writeText(aggregateFamilies(merged, declared), { format: 'text', createdSeries: true }), own);
+    assert.equal(writeText(aggregateFamilies(merged, declared), { format: 'openmetrics', createdSeries: true }), ownOpenMetrics);
   });
 
   it('tenant-labelled workers behind a primary whose catalog names no request labels: no zero {model_name} series beside the tenant ones', async () => {
@@ -144,11 +146,11 @@ describe('cluster snapshots and their merge', () => {
       labelled.observeTokens(['alpha'], 16, 4);
       labelled.observeQueueWait(['alpha'], 0.25);
       const own = await handle.metricsText();
-      const snapshot = overIpc(takeSnapshot((await (handle.prometheusReader as OmniPrometheusReader).collect()).resourceMetrics));
-      const merged = snapshotToResourceMetrics(mergeSnapshots(EMPTY_SNAPSHOT, [snapshot], SUM_ALL));
+      const snapshot = overIpc(familiesSnapshot(await (handle.prometheusReader as OmniPrometheusReader).expositionFamilies()));
+      const merged = mergeSnapshots(EMPTY_SNAPSHOT, [snapshot], SUM_ALL);
       // The primary of the documented example: `catalog: { logStats: true }`, no `requestLabels`.
       const declared = declaredFamilies(resolveCatalog({ logStats: true }), 'm');
-      const served = serializePrometheus(merged, declared, { createdSeries: true });
+      const served = writeText(aggregateFamilies(merged, declared), { format: 'text', createdSeries: true });
       const modelOnly = parseSamples(served).filter(
         (sample) => /^vllm:omni_(e2e_request_latency_s|request_queue_wait_s|prompt_tokens|generation_tokens)/.test(sample.name) && !('tenant' in sample.labels),
       );
@@ -163,7 +165,7 @@ describe('cluster snapshots and their merge', () => {
     const scaling = await registerOmniMetrics(WORKER_OPTIONS);
     const steady = await registerOmniMetrics(WORKER_OPTIONS);
     const snapshotOf = async (handle: typeof scaling): Promise<ClusterSnapshot> =>
-      overIpc(takeSnapshot((await (handle.prometheusReader as OmniPrometheusReader).collect()).resourceMetrics));
+      overIpc(familiesSnapshot(await (handle.prometheusReader as OmniPrometheusReader).expositionFamilies()));
     const replicasIn = (snapshot: ClusterSnapshot): string[] =>
       [...new Set(snapshot.metrics.flatMap((metric) => metric.points.map((point) => `${String(point.attributes.stage)}/${String(point.attributes.replica)}`)))]
         // Model-level series, and per-stage ones such as stage_waiting_requests, name no replica.
@@ -199,7 +201,7 @@ describe('cluster snapshots and their merge', () => {
     const snapshot = overIpc({ metrics: [gauge('g', [[{}, NaN]])] });
     const merged = mergeSnapshots(EMPTY_SNAPSHOT, [snapshot], SUM_ALL);
     assert.ok(Number.isNaN(valueOf(merged, 'g') as number));
-    assert.match(serializePrometheus(snapshotToResourceMetrics(merged), []), /^g NaN$/m);
+    assert.match(writeText(aggregateFamilies(merged, []), { format: 'text', createdSeries: false }), /^g NaN$/m);
   });
 
   it('ignores messages of other protocols on the channel', () => {

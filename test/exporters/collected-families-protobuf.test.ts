@@ -13,33 +13,40 @@ import {
   type ResourceMetrics,
 } from '@opentelemetry/sdk-metrics';
 import fc from 'fast-check';
-import { collectedFamilies, targetInfoFamily } from '../../exporters/collected-families';
-import { parseExposition } from '../../exporters/engine-pull/exposition-parser';
-import { serializeFamilies, targetInfoText } from '../../exporters/prometheus-serializer';
-import { collectedFamiliesProtobuf, parsedFamiliesProtobuf } from '../../exporters/protobuf-exposition';
+import { collectedFamilies, targetInfoFamily } from '../../exporters/exposition/collected-families';
+import { exposedFamilies } from '../../exporters/exposition/exposed-families';
+import type { ExpositionFamily } from '../../exporters/exposition/model';
+import { writeProtobuf } from '../../exporters/exposition/protobuf-writer';
+import { writeText } from '../../exporters/exposition/text-writer';
 import type { DeclaredFamily } from '../../views/declared-families';
 import { prometheusLabelName, prometheusMetricName } from '../../views/names';
 import { decodeMetricFamilies } from '../support/prometheus-protobuf';
 import { quietHandle } from '../support/quiet-handle';
+import { familiesFromText } from '../support/text-families';
 
 class TestReader extends MetricReader {
   protected override async onForceFlush(): Promise<void> {}
   protected override async onShutdown(): Promise<void> {}
 }
 
-/** The SDK's families encoded straight from the collected points, `target_info` first. */
-function direct(resourceMetrics: ResourceMetrics, declared: readonly DeclaredFamily[] = [], reserved?: ReadonlySet<string>): Buffer {
-  return collectedFamiliesProtobuf([targetInfoFamily(resourceMetrics), ...collectedFamilies(resourceMetrics, declared, false, reserved)]);
+/** The SDK's families as an exposition prints them, `target_info` first, after the package's own (`own`). */
+function families(resourceMetrics: ResourceMetrics, declared: readonly DeclaredFamily[] = [], own: readonly ExpositionFamily[] = []): ExpositionFamily[] {
+  return exposedFamilies({ targetInfo: targetInfoFamily(resourceMetrics.resource), own, application: collectedFamilies(resourceMetrics, declared) });
 }
 
-/** The same families printed as 0.0.4 text and read back by the engine-pull parser: how they used to be encoded. */
-function throughText(resourceMetrics: ResourceMetrics, declared: readonly DeclaredFamily[] = [], reserved?: ReadonlySet<string>): Buffer {
-  const text = `${targetInfoText(resourceMetrics, false)}${serializeFamilies(resourceMetrics, declared, { format: 'text', createdSeries: false }, reserved)}`;
-  return parsedFamiliesProtobuf(parseExposition(text));
+/** The families as the protobuf exposition. */
+function direct(resourceMetrics: ResourceMetrics, declared: readonly DeclaredFamily[] = [], own: readonly ExpositionFamily[] = []): Buffer {
+  return writeProtobuf(families(resourceMetrics, declared, own), { createdSeries: false });
 }
 
-describe('protobuf exposition: the SDK families encoded directly', () => {
-  it("counters, gauges, histograms, up-down counters, odd attributes, declared zero series and target_info: the text path's bytes", async () => {
+/** The same families printed as 0.0.4 text, read back, and encoded: every format carries the same families, series and values. */
+function throughText(resourceMetrics: ResourceMetrics, declared: readonly DeclaredFamily[] = [], own: readonly ExpositionFamily[] = []): Buffer {
+  const text = writeText(families(resourceMetrics, declared, own), { format: 'text', createdSeries: false });
+  return writeProtobuf(familiesFromText(text), { createdSeries: false });
+}
+
+describe("protobuf exposition: the SDK's families carry what the text carries", () => {
+  it("counters, gauges, histograms, up-down counters, odd attributes, declared zero series and target_info: the text's families, series and values", async () => {
     const reader = new TestReader();
     const provider = new MeterProvider({
       readers: [reader],
@@ -116,16 +123,16 @@ describe('protobuf exposition: the SDK families encoded directly', () => {
     );
   });
 
-  it('leaves out streams named like a family printed elsewhere, as the text path does', async () => {
+  it("leaves out streams named like a family of the package's, as the text does", async () => {
     const reader = new TestReader();
     const provider = new MeterProvider({ readers: [reader] });
     provider.getMeter('my-app').createCounter('vllm:omni_requests_success').add(1);
     provider.getMeter('my-app').createCounter('app.kept').add(1);
     const { resourceMetrics } = await reader.collect();
     await provider.shutdown();
-    const reserved = new Set(['vllm:omni_requests_success_total']);
-    const bytes = direct(resourceMetrics, [], reserved);
-    assert.deepEqual(bytes, throughText(resourceMetrics, [], reserved));
+    const own: ExpositionFamily[] = [{ meta: { name: 'vllm:omni_requests_success_total', type: 'counter', help: 'Successful requests.' }, series: [] }];
+    const bytes = direct(resourceMetrics, [], own);
+    assert.deepEqual(bytes, throughText(resourceMetrics, [], own));
     assert.deepEqual(
       decodeMetricFamilies(bytes).map((family) => family.name),
       ['target_info', 'app_kept_total'],
@@ -138,15 +145,23 @@ describe('protobuf exposition: the SDK families encoded directly', () => {
       const meter = (handle.meterProvider as MeterProvider).getMeter('my-app');
       meter.createCounter('app.long').add(1, { prompt: 'x'.repeat(5000) });
       const families = decodeMetricFamilies(await (handle.prometheusReader?.protobufBytes() as Promise<Buffer>));
-      assert.deepEqual(families.find((family) => family.name === 'app_long_total')?.metric, [
-        { label: [{ name: 'prompt', value: 'x'.repeat(5000) }], counter: { value: 1 } },
-      ]);
+      const [metric, ...more] = families.find((family) => family.name === 'app_long_total')?.metric ?? [];
+      assert.deepEqual(more, []);
+      assert.deepEqual(metric?.label, [{ name: 'prompt', value: 'x'.repeat(5000) }]);
+      assert.equal(metric?.counter?.value, 1);
+      // The counter's start, as `_created` prints it.
+      const created = (await handle.metricsText('openmetrics'))
+        .split('\n')
+        .find((line) => line.startsWith('app_long_created'))
+        ?.split(' ')[1];
+      const { seconds = 0, nanos = 0 } = metric?.counter?.createdTimestamp ?? {};
+      assert.equal(seconds + nanos / 1e9, Number(created));
     } finally {
       await handle.shutdown();
     }
   });
 
-  it('property: any collected streams encode to the bytes of their text exposition read back', () => {
+  it('property: any collected streams encode to the bytes of their text exposition read back and encoded', () => {
     const oddText = fc.string({
       unit: fc.oneof(
         fc.constantFrom('\\', '"', '\n', '\r', '\uD800', '\uDC00', '€', '{', '}', ',', '=', ' ', '.'),

@@ -5,9 +5,8 @@ import { context, ROOT_CONTEXT, trace, TraceFlags, type SpanContext } from '@ope
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { BasicTracerProvider } from '@opentelemetry/sdk-trace-base';
 import fc from 'fast-check';
-import { exemplarText } from '../../exporters/exemplar-text';
-import { renderStore } from '../../exporters/store-exposition';
-import { storeProtobuf } from '../../exporters/protobuf-exposition';
+import { exemplarText } from '../../exporters/exposition/exemplar-text';
+import { renderStore, storeProtobuf } from '../support/exposition';
 import { decodeMetricFamilies, type DecodedExemplar } from '../support/prometheus-protobuf';
 import { requestTraceOf } from '../../instrumentation/pipeline/request-trace';
 import { resolveCatalog, type FamilyKey, type ResolvedCatalog } from '../../views/catalog';
@@ -109,7 +108,7 @@ function scenario(exemplars: boolean): { store: SeriesStore; python: object } {
 }
 
 function openMetrics(store: SeriesStore): string {
-  return `${renderStore(store, { format: 'openmetrics', createdSeries: true }).toString('utf8')}# EOF\n`;
+  return renderStore(store, { format: 'openmetrics', createdSeries: true }).toString('utf8');
 }
 
 function python(args: string[], input: string): string {
@@ -176,7 +175,7 @@ describe('exemplars', function () {
         ['span_id', 'trace_id'],
       );
     };
-    for (const family of decodeMetricFamilies(Buffer.concat(Array.from(storeProtobuf(store))))) {
+    for (const family of decodeMetricFamilies(storeProtobuf(store))) {
       const name = family.name.replace(/_total$/, '');
       for (const metric of family.metric) {
         push(name, null, metric.counter?.exemplar);

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { createdSeriesDisabledByEnv } from '../../exporters/exposition-text';
+import { createdSeriesDisabledByEnv } from '../../exporters/exposition/exposition-text';
 import { AdmissionRejections } from '../../instrumentation/recorders/admission-rejections';
 import { bindEngineSeries, type EngineSeries } from '../../instrumentation/recorders/engine-series';
 import { recordKvOffload, recordSimpleKvOffload } from '../../instrumentation/recorders/kv-offload-recorder';

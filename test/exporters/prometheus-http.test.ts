@@ -6,7 +6,7 @@ import { negotiateFormat } from '../../exporters/content-negotiation';
 import { createMetricsHandler } from '../../exporters/metrics-handler';
 import { startPrometheusServer, type PrometheusServer } from '../../exporters/prometheus-http';
 import { OmniPrometheusReader } from '../../exporters/prometheus-reader';
-import { OPENMETRICS_CONTENT_TYPE, TEXT_CONTENT_TYPE } from '../../exporters/exposition-text';
+import { OPENMETRICS_CONTENT_TYPE, TEXT_CONTENT_TYPE } from '../../exporters/exposition/exposition-text';
 import { httpGet } from '../support/http';
 
 describe('Prometheus HTTP endpoint', () => {

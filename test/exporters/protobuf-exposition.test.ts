@@ -3,8 +3,9 @@ import * as http from 'node:http';
 import type { MeterProvider } from '@opentelemetry/sdk-metrics';
 import fc from 'fast-check';
 import { registerOmniMetrics } from '../../register';
-import { parsedFamiliesProtobuf, sparseBuckets, storeProtobuf } from '../../exporters/protobuf-exposition';
-import { parseExposition } from '../../exporters/engine-pull/exposition-parser';
+import { protobufExposition, sparseBuckets } from '../../exporters/exposition/protobuf-writer';
+import { storeFamilies } from '../../exporters/exposition/store-families';
+import { storeProtobuf } from '../support/exposition';
 import { prefersProtobuf, PROTOBUF_CONTENT_TYPE } from '../../exporters/protobuf-negotiation';
 import type { NativeBucketConfig } from '../../views/store/native-buckets';
 import { fixedClockStore, withWarnings } from '../views/store/store-fixture';
@@ -21,7 +22,7 @@ function nativeHistogramOf(observations: readonly number[], config: Partial<Nati
   );
   const series = store.bind('upstream.timeToFirstTokenSeconds', ['m', '0', '0']);
   for (const value of observations) series.record(value);
-  const family = decodeMetricFamilies(Buffer.concat(Array.from(storeProtobuf(store)))).find((one) => one.name === TTFT);
+  const family = decodeMetricFamilies(storeProtobuf(store)).find((one) => one.name === TTFT);
   assert.ok(family?.metric[0]?.histogram);
   return family.metric[0].histogram;
 }
@@ -171,7 +172,7 @@ describe('protobuf exposition: native histograms', () => {
       const series = store.bind('upstream.timeToFirstTokenSeconds', ['m', '0', String(s)]);
       for (let k = 0; k < 400; k++) series.record(2 ** ((k - 200) / 8) * 1.001);
     }
-    const pieces = Array.from(storeProtobuf(store));
+    const pieces = Array.from(protobufExposition(storeFamilies(store), { createdSeries: false }));
     const handedOn = pieces.filter((piece) => piece.length > 0);
     const family = decodeMetricFamilies(Buffer.concat(handedOn)).find((one) => one.name === TTFT);
     assert.equal(family?.metric.length, 200);
@@ -196,58 +197,6 @@ describe('protobuf exposition: native histograms', () => {
     assert.deepEqual(sparseBuckets({ offset: 0, counts: [] }), { spans: [], deltas: [] });
   });
 });
-
-describe('protobuf exposition: families read from the text exposition', () => {
-  it('gauges, untyped samples, histograms and summaries keep their labels, buckets and quantiles', () => {
-    const text = [
-      '# HELP target_info Target metadata',
-      '# TYPE target_info gauge',
-      'target_info{service_name="svc"} 1',
-      'loose_value{a="1"} 7',
-      '# HELP app_latency_seconds Latency.',
-      '# TYPE app_latency_seconds histogram',
-      'app_latency_seconds_bucket{le="0.1",route="/a"} 1',
-      'app_latency_seconds_bucket{le="+Inf",route="/a"} 3',
-      'app_latency_seconds_count{route="/a"} 3',
-      'app_latency_seconds_sum{route="/a"} 2.5',
-      '# TYPE app_size summary',
-      'app_size{quantile="0.5"} 4',
-      'app_size_count 2',
-      'app_size_sum 9',
-      '',
-    ].join('\n');
-    assert.deepEqual(decodeMetricFamilies(parsedFamiliesProtobuf(parseExposition(text))), [
-      { name: 'target_info', help: 'Target metadata', type: 'GAUGE', metric: [{ label: [{ name: 'service_name', value: 'svc' }], gauge: { value: 1 } }] },
-      { name: 'loose_value', type: 'UNTYPED', metric: [{ label: [{ name: 'a', value: '1' }], untyped: { value: 7 } }] },
-      {
-        name: 'app_latency_seconds',
-        help: 'Latency.',
-        type: 'HISTOGRAM',
-        metric: [
-          {
-            label: [{ name: 'route', value: '/a' }],
-            histogram: {
-              sampleCount: 3,
-              sampleSum: 2.5,
-              bucket: [
-                { cumulativeCount: 1, upperBound: 0.1 },
-                { cumulativeCount: 3, upperBound: Infinity },
-              ],
-              negativeSpan: [],
-              negativeDelta: [],
-              negativeCount: [],
-              positiveSpan: [],
-              positiveDelta: [],
-              positiveCount: [],
-            },
-          },
-        ],
-      },
-      { name: 'app_size', type: 'SUMMARY', metric: [{ label: [], summary: { sampleCount: 2, sampleSum: 9, quantile: [{ quantile: 0.5, value: 4 }] } }] },
-    ]);
-  });
-});
-
 describe('protobuf exposition: negotiation and serving', () => {
   /** Prometheus 2.42's scrape `Accept` with native histograms enabled. */
   const PROMETHEUS_NATIVE_ACCEPT =

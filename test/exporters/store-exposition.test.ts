@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { MeterProvider } from '@opentelemetry/sdk-metrics';
 import { OmniPrometheusReader } from '../../exporters/prometheus-reader';
-import { renderStore } from '../../exporters/store-exposition';
+import { renderStore } from '../support/exposition';
 import { OmniPrometheusMetrics } from '../../instrumentation/recorders/pipeline-metrics';
 import { registerOmniMetrics } from '../../register';
 import { SECONDS_BUCKETS } from '../../views/buckets';

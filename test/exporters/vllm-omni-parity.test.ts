@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { createdSeriesDisabledByEnv } from '../../exporters/exposition-text';
+import { createdSeriesDisabledByEnv } from '../../exporters/exposition/exposition-text';
 import { resolveCatalog, type FamilyKey, type ResolvedCatalog } from '../../views/catalog';
 import type { LabelValue } from '../../views/store/family-series';
 import { SeriesStore } from '../../views/store/series-store';

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { renderStore } from '../../exporters/store-exposition';
+import { renderStore } from '../support/exposition';
 import { ProcessCollector } from '../../instrumentation/process/process-collector';
 import { parseBootTime, parseMaxOpenFiles, parseProcStat } from '../../instrumentation/process/proc-parsers';
 import { fakeProc, processStore, pythonProcessCollector, sampleLines, type FakeProc } from './process-fixture';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { OmniPrometheusReader } from '../../exporters/prometheus-reader';
-import { renderStore } from '../../exporters/store-exposition';
+import { renderStore } from '../support/exposition';
 import { startProcessMetrics, type ProcessMetrics } from '../../instrumentation/process/process-metrics';
 import { resolveCatalog } from '../../views/catalog';
 import { PROCESS_FAMILIES } from '../../views/process-families';

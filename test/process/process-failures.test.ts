@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { OmniPrometheusReader } from '../../exporters/prometheus-reader';
-import { renderStore } from '../../exporters/store-exposition';
+import { renderStore } from '../support/exposition';
 import { ProcessCollector } from '../../instrumentation/process/process-collector';
 import type { ProcReader } from '../../instrumentation/process/proc-files';
 import { OmniMetricProducer } from '../../views/store/metric-producer';

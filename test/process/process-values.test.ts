@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { renderStore } from '../../exporters/store-exposition';
+import { renderStore } from '../support/exposition';
 import { startProcessMetrics, type ProcessMetrics } from '../../instrumentation/process/process-metrics';
 import type { SeriesStore } from '../../views/store/series-store';
 import { processStore, sampleLines, sampleValue } from './process-fixture';

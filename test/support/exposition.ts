@@ -3,6 +3,11 @@
  * sample values. Sample lines are tokenized properly (`name{a="x",b="y"} value [timestamp]`, label values with
  * `\\`, `\"` and `\n` escapes), never matched with ad-hoc regular expressions.
  */
+import type { SeriesStore } from '../../views/store/series-store';
+import type { ExpositionFormat } from '../../exporters/exposition/exposition-text';
+import { storeFamilies } from '../../exporters/exposition/store-families';
+import { writeText } from '../../exporters/exposition/text-writer';
+import { writeProtobuf } from '../../exporters/exposition/protobuf-writer';
 
 export type Labels = Record<string, string>;
 
@@ -175,4 +180,14 @@ export function declaredFamilyNames(text: string): string[] {
     .split('\n')
     .filter((line) => line.startsWith('# TYPE '))
     .map((line) => line.split(' ')[2] as string);
+}
+
+/** The store's families alone, written as a scrape writes them (OpenMetrics ends with `# EOF`). */
+export function renderStore(store: SeriesStore, options: { readonly format: ExpositionFormat; readonly createdSeries: boolean }): Buffer {
+  return Buffer.from(writeText(storeFamilies(store), options), 'utf8');
+}
+
+/** The store's families alone as the protobuf exposition. */
+export function storeProtobuf(store: SeriesStore, createdSeries = false): Buffer {
+  return writeProtobuf(storeFamilies(store), { createdSeries });
 }

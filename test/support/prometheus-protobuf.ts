@@ -3,7 +3,8 @@ import * as protobuf from 'protobufjs';
 
 /**
  * The Prometheus protobuf exposition read back with protobufjs and the `.proto` schema of
- * client_model (as Prometheus 2.42 vendors it), independently of the package's own encoder.
+ * client_model (as Prometheus 2.42 vendors it, with the created timestamps and native exemplars of
+ * client_model 0.6), independently of the package's own encoder.
  */
 const root = protobuf.loadSync(join(__dirname, '..', 'exporters', 'fixtures', 'io-prometheus-client-metrics.proto'));
 const MetricFamily = root.lookupType('io.prometheus.client.MetricFamily');
@@ -18,7 +19,7 @@ export interface DecodedSpan {
 export interface DecodedExemplar {
   label: Array<{ name: string; value: string }>;
   value?: number;
-  timestamp?: { seconds?: number; nanos?: number };
+  timestamp?: DecodedTimestamp;
 }
 
 export interface DecodedHistogram {
@@ -32,11 +33,19 @@ export interface DecodedHistogram {
   negativeDelta: number[];
   positiveSpan: DecodedSpan[];
   positiveDelta: number[];
+  createdTimestamp?: DecodedTimestamp;
+  /** A native histogram's own exemplars. */
+  exemplars: DecodedExemplar[];
+}
+
+export interface DecodedTimestamp {
+  seconds?: number;
+  nanos?: number;
 }
 
 export interface DecodedMetric {
   label: Array<{ name: string; value: string }>;
-  counter?: { value?: number; exemplar?: DecodedExemplar };
+  counter?: { value?: number; exemplar?: DecodedExemplar; createdTimestamp?: DecodedTimestamp };
   gauge?: { value?: number };
   untyped?: { value?: number };
   histogram?: DecodedHistogram;

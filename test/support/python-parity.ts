@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { renderStore } from '../../exporters/store-exposition';
+import { renderStore } from './exposition';
 import type { SeriesStore } from '../../views/store/series-store';
 import { peerProgram } from './peers/need-peer';
 
@@ -35,8 +35,7 @@ export function renderWithPython(script: string, input: unknown, env: NodeJS.Pro
   return JSON.parse(output) as PythonReference;
 }
 
-/** The store's exposition as a scrape gets it (the reader appends OpenMetrics' `# EOF`). */
+/** The store's exposition as a scrape gets it. */
 export function renderOurs(store: SeriesStore, format: 'text' | 'openmetrics', createdSeries: boolean): string {
-  const text = renderStore(store, { format, createdSeries }).toString('utf8');
-  return format === 'openmetrics' ? `${text}# EOF\n` : text;
+  return renderStore(store, { format, createdSeries }).toString('utf8');
 }

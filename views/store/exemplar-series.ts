@@ -1,5 +1,6 @@
 import type { ExemplarScope } from './exemplar-scope';
 import { ExemplarSlots } from './exemplar-slots';
+import { NativeHistogramSeries } from './native-histogram-series';
 import { CounterSeries, HistogramSeries } from './series';
 
 /**
@@ -33,5 +34,7 @@ export class ExemplarHistogramSeries extends HistogramSeries {
 
 /** The exemplars a series keeps, if its family keeps them. */
 export function exemplarsOf(series: object): ExemplarSlots | undefined {
-  return series instanceof ExemplarHistogramSeries || series instanceof ExemplarCounterSeries ? series.exemplars : undefined;
+  return series instanceof ExemplarHistogramSeries || series instanceof ExemplarCounterSeries || series instanceof NativeHistogramSeries
+    ? series.exemplars
+    : undefined;
 }

@@ -111,6 +111,11 @@ export class FamilySeries implements SeriesOwner {
     return this.family.name;
   }
 
+  /** The series new label sets went into once the family was full, if it came to that. */
+  get overflowed(): StoredSeries | undefined {
+    return this.overflow;
+  }
+
   /**
    * The series with these label values, in the family's label order (`family.labels`), created
    * at zero on first bind. `extraLabels` carry an info family's labels beyond its declared ones
@@ -223,7 +228,7 @@ export class FamilySeries implements SeriesOwner {
     }
     const series =
       this.native !== undefined
-        ? new NativeHistogramSeries(this, labels.plain, labels.leOffset, created, attributes, this.page, this.pageUsed, this.native)
+        ? new NativeHistogramSeries(this, labels.plain, labels.leOffset, created, attributes, this.page, this.pageUsed, this.native, this.exemplarScope)
         : new (this.exemplars ? ExemplarHistogramSeries : HistogramSeries)(this, labels.plain, labels.leOffset, created, attributes, this.page, this.pageUsed);
     this.pageUsed += stride;
     return series;

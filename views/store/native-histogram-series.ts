@@ -1,4 +1,6 @@
 import type { Attributes } from '@opentelemetry/api';
+import type { ExemplarScope } from './exemplar-scope';
+import { ExemplarSlots } from './exemplar-slots';
 import { NativeBuckets, type NativeBucketConfig } from './native-buckets';
 import { HistogramSeries, type CreationTime, type SeriesOwner } from './series';
 
@@ -7,10 +9,12 @@ import { HistogramSeries, type CreationTime, type SeriesOwner } from './series';
  * count and sum are those of any histogram series, so the text exposition prints it unchanged;
  * the protobuf exposition and OpenTelemetry's exponential points read `native` as well. Only the
  * families configured for native histograms bind these: the others keep the plain series and its
- * record path.
+ * record path. When its family keeps exemplars, each classic bucket keeps its latest one, which
+ * every format carries: on the buckets, and in the protobuf as the native histogram's own.
  */
 export class NativeHistogramSeries extends HistogramSeries {
   readonly native: NativeBuckets;
+  readonly exemplars: ExemplarSlots | undefined;
 
   constructor(
     owner: SeriesOwner,
@@ -21,14 +25,19 @@ export class NativeHistogramSeries extends HistogramSeries {
     cells: Float64Array,
     offset: number,
     config: NativeBucketConfig,
+    exemplarScope: ExemplarScope | undefined,
   ) {
     super(owner, plain, leOffset, created, attributes, cells, offset);
     this.native = new NativeBuckets(config);
+    this.exemplars = exemplarScope === undefined ? undefined : new ExemplarSlots(owner.bounds, exemplarScope);
   }
 
   override record(value: number): void {
     // The classic series rejects what it cannot count (NaN, ±∞, a sum that would overflow): the native buckets follow it.
-    if (this.observe(value) >= 0) this.native.observe(value);
+    const bucket = this.observe(value);
+    if (bucket < 0) return;
+    this.native.observe(value);
+    this.exemplars?.take(bucket, value);
   }
 }
 

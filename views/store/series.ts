@@ -194,6 +194,11 @@ export class HistogramSeries extends StoredSeries {
     return -1;
   }
 
+  /** The classic buckets' upper bounds, shared with the family's other series. */
+  get bounds(): Float64Array {
+    return this.owner.bounds;
+  }
+
   get count(): number {
     return this.cells[this.countAt];
   }

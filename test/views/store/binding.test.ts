@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { renderStore } from '../../../exporters/store-exposition';
+import { renderStore } from '../../support/exposition';
 import { registerOmniMetrics } from '../../../register';
 import { StageReplicaMap } from '../../../views/stage-replica-map';
 import { parseSamples, seriesOf } from '../../support/exposition';

@@ -5,7 +5,7 @@ import { measureMemory } from 'node:vm';
 import fc from 'fast-check';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { context, ROOT_CONTEXT, trace, TraceFlags, type SpanContext } from '@opentelemetry/api';
-import { renderStore } from '../../../exporters/store-exposition';
+import { renderStore } from '../../support/exposition';
 import { requestTraceOf } from '../../../instrumentation/pipeline/request-trace';
 import { resolveCatalog } from '../../../views/catalog';
 import { exemplarsOf } from '../../../views/store/exemplar-series';
@@ -29,7 +29,7 @@ function successLines(store: SeriesStore): string[] {
 
 /** prometheus_client's OpenMetrics parser over the whole exposition: the sample count, or its error. */
 function pythonParse(store: SeriesStore): string {
-  const text = `${renderStore(store, { format: 'openmetrics', createdSeries: true }).toString('utf8')}# EOF\n`;
+  const text = renderStore(store, { format: 'openmetrics', createdSeries: true }).toString('utf8');
   const script = join(__dirname, '..', '..', 'recorders', 'fixtures', 'parse_exposition.py');
   try {
     return execFileSync(debianPython(), [script, 'openmetrics'], { input: text, encoding: 'utf8', stdio: ['pipe', 'pipe', 'pipe'] }).trim();

@@ -5,7 +5,7 @@ import fc from 'fast-check';
 import { OmniInstrumentation } from '../../../instrumentation/hooks/omni-instrumentation';
 import { resolveRequestLabels } from '../../../instrumentation/pipeline/request-labels';
 import { parseExposition } from '../../../exporters/engine-pull/exposition-parser';
-import { renderStore } from '../../../exporters/store-exposition';
+import { renderStore } from '../../support/exposition';
 import { registerOmniMetrics } from '../../../register';
 import { OmniOptionError } from '../../../views/option-checks';
 import { validateMetricsConfig } from '../../../views/metrics-config';
@@ -140,7 +140,7 @@ describe('label values are well-formed text before they are a series', function 
         for (const value of values) expected.set(wellFormedText(value), (expected.get(wellFormedText(value)) ?? 0) + 1);
         assert.deepEqual(new Map(samples.map((sample) => [sample.labels.finished_reason as string, sample.value])), expected);
         assert.equal(Buffer.from(text, 'utf8').toString('utf8'), text);
-        if (printed.length < 20) printed.push(`${renderStore(store, { format: 'openmetrics', createdSeries: true }).toString('utf8')}# EOF\n`);
+        if (printed.length < 20) printed.push(renderStore(store, { format: 'openmetrics', createdSeries: true }).toString('utf8'));
       }),
       { numRuns: 300 },
     );

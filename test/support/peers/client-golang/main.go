@@ -1,8 +1,9 @@
 // Program omni-client-golang holds client_golang's side of the package's differential tests.
 //
 //	omni-client-golang histogram < spec.json   native histograms fed the observations of each
-//	                                            spec; prints the gathered families as the
-//	                                            delimited protobuf exposition
+//	                                            spec, then its exemplars (ObserveWithExemplar);
+//	                                            prints the gathered families as the delimited
+//	                                            protobuf exposition
 //	omni-client-golang decode CONTENT-TYPE < body
 //	                                            reads a scrape body with expfmt's decoder for
 //	                                            that Content-Type; prints each family as JSON
@@ -29,9 +30,17 @@ type histogramSpec struct {
 	Buckets []float64 `json:"buckets"`
 	Schema  int       `json:"schema"`
 	// A negative zero threshold stands for client_golang's "exactly zero" setting.
-	ZeroThreshold float64   `json:"zeroThreshold"`
-	MaxBuckets    uint32    `json:"maxBuckets"`
-	Observations  []float64 `json:"observations"`
+	ZeroThreshold float64        `json:"zeroThreshold"`
+	MaxBuckets    uint32         `json:"maxBuckets"`
+	Observations  []float64      `json:"observations"`
+	Exemplars     []exemplarSpec `json:"exemplars"`
+}
+
+// An observation made within a trace: its exemplar carries the trace's ids.
+type exemplarSpec struct {
+	Value   float64 `json:"value"`
+	TraceID string  `json:"traceId"`
+	SpanID  string  `json:"spanId"`
 }
 
 // bucketFactor is the smallest factor for which client_golang picks the schema: its
@@ -64,6 +73,9 @@ func histograms(in io.Reader, out io.Writer) error {
 		}
 		for _, value := range spec.Observations {
 			histogram.Observe(value)
+		}
+		for _, exemplar := range spec.Exemplars {
+			histogram.(prometheus.ExemplarObserver).ObserveWithExemplar(exemplar.Value, prometheus.Labels{"trace_id": exemplar.TraceID, "span_id": exemplar.SpanID})
 		}
 	}
 	families, err := registry.Gather()

@@ -1,5 +1,5 @@
-import { formatGoFloat, pythonFloatRepr } from '../views/go-float';
-import type { Exemplar } from '../views/store/exemplar-slots';
+import { formatGoFloat, pythonFloatRepr } from '../../views/go-float';
+import type { Exemplar } from '../../views/store/exemplar-slots';
 
 /**
  * An exemplar as the OpenMetrics exposition appends it to a bucket or `_total` sample, byte for

@@ -9,7 +9,7 @@ const VARINT = 0;
 const FIXED64 = 1;
 const LENGTH_DELIMITED = 2;
 
-export class ProtobufWriter {
+export class ProtobufEncoder {
   private buffer = Buffer.allocUnsafe(4096);
   private length = 0;
   /** Where each open message's contents begin (after the reserved length byte). */
