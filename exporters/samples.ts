@@ -4,9 +4,9 @@ import { prometheusMetricName } from '../views/names';
 import { formatGoFloat } from '../views/go-float';
 
 /**
- * How one collected stream becomes Prometheus samples, shared by every exporter that prints
- * samples one by one (the text serializer, the log exporter), so their names, `le` values and
- * order never drift apart.
+ * How one collected stream becomes Prometheus samples: its type and name for the exposition model
+ * (`collectedFamilies`), and its samples one by one for the log lines, so their names, `le` values
+ * and order never drift apart.
  */
 
 /** The Prometheus family type of a stream; `undefined` for exponential histograms (no text form). */

@@ -52,16 +52,17 @@ const BASE: OmniMetricsOptions = {
 /** The scenario, one event at a time (a cluster spreads them over its workers). */
 const EVENTS: ReadonlyArray<(handle: OmniMetricsHandle) => void> = [
   (handle) => {
+    // One request recorded within its trace: its e2e latency, its queue wait (the native-histogram family) and its success keep exemplars.
     const previous = handle.store.exemplarScope?.enter({ traceId: TRACE_ID, spanId: '00f067aa0ba902b7', traceFlags: TraceFlags.SAMPLED });
     try {
       handle.requestLabelled?.requestSucceeded(['alpha'], 0.5, 'stop');
+      handle.requestLabelled?.observeQueueWait(['alpha'], 0.5);
     } finally {
       handle.store.exemplarScope?.leave(previous);
     }
   },
   (handle) => handle.requestLabelled?.requestSucceeded(['alpha'], 1.5, 'stop'),
   (handle) => handle.requestLabelled?.requestSucceeded(['other'], 3, 'length'),
-  (handle) => handle.requestLabelled?.observeQueueWait(['alpha'], 0.5),
   (handle) => handle.requestLabelled?.observeQueueWait(['alpha'], 1),
   (handle) => handle.requestLabelled?.observeQueueWait(['other'], 1.5),
   (handle) => handle.realtimeVad.observeInference(250),
@@ -77,7 +78,7 @@ const EXPECTED: FeatureView = {
   tenants: { alpha: 2, other: 1 },
   // Schema 3: 0.5 = 2^-1 in bucket -8, 1 in bucket 0, 1.5 in bucket 5 (Prometheus's numbering).
   queueWait: { count: 3, native: { schema: 3, buckets: { '-8': 1, '0': 1, '5': 1 } } },
-  exemplarTraceIds: [TRACE_ID],
+  exemplars: { 'vllm:omni_e2e_request_latency_s': [TRACE_ID], 'vllm:omni_request_queue_wait_s': [TRACE_ID], 'vllm:omni_requests_success_total': [TRACE_ID] },
   vad: { count: 2, sum: 0.75 },
 };
 
@@ -112,8 +113,8 @@ function outcome(feature: Feature, reading: Reading, warnings: readonly string[]
     case 'realtime VAD':
       return JSON.stringify(view.vad) === JSON.stringify(EXPECTED.vad) ? 'yes' : `LOST ${JSON.stringify(view.vad)}`;
     case 'exemplars':
-      if (JSON.stringify(view.exemplarTraceIds) === JSON.stringify(EXPECTED.exemplarTraceIds)) return 'yes';
-      if (view.exemplarTraceIds.length > 0) return `WRONG ${JSON.stringify(view.exemplarTraceIds)}`;
+      if (JSON.stringify(view.exemplars) === JSON.stringify(EXPECTED.exemplars)) return 'yes';
+      if (Object.keys(view.exemplars).length > 0) return `LOST ${JSON.stringify(view.exemplars)}`;
       return format.exemplars ? `none, ${warned('exemplars')}` : 'not in the format';
     case 'native histograms':
       if (JSON.stringify(view.queueWait) === JSON.stringify(EXPECTED.queueWait)) return 'yes';

@@ -4,8 +4,8 @@ import type { SnapshotBucketRun, SnapshotNative } from '../snapshot';
  * Native buckets of one series summed over workers. Workers of one configuration start at the same
  * schema and zero threshold, but each series lowers its schema (and, at the lowest, widens its zero
  * bucket) on its own as observations spread: the sum takes the lowest schema and the widest zero
- * bucket of its parts, as Prometheus adds two native histograms, so every observation is counted
- * once and the total always equals the classic buckets' count.
+ * bucket of its parts (reconciled as Prometheus adds two native histograms), so every observation
+ * is counted once and the total always equals the classic buckets' count.
  */
 export class NativeSum {
   private schema: number;
@@ -24,16 +24,26 @@ export class NativeSum {
 
   add(native: SnapshotNative): void {
     if (native.schema < this.schema) {
-      this.rescale(this.positive, this.schema - native.schema);
-      this.rescale(this.negative, this.schema - native.schema);
+      rescale(this.positive, this.schema - native.schema);
+      rescale(this.negative, this.schema - native.schema);
       this.schema = native.schema;
     }
-    const lower = native.schema - this.schema;
-    addRun(this.positive, native.positive, lower);
-    addRun(this.negative, native.negative, lower);
-    this.zeroCount += native.zeroCount;
-    this.zeroThreshold = Math.max(this.zeroThreshold, native.zeroThreshold);
-    this.foldIntoZeroBucket();
+    const steps = native.schema - this.schema;
+    const positive = new Map<number, number>();
+    const negative = new Map<number, number>();
+    addRun(positive, native.positive, steps);
+    addRun(negative, native.negative, steps);
+    // As Prometheus reconciles two zero buckets: the narrower widens to the wider, each time to a bucket boundary, until both agree.
+    let zeroCount = native.zeroCount;
+    let zeroThreshold = native.zeroThreshold;
+    while (zeroThreshold !== this.zeroThreshold) {
+      if (this.zeroThreshold > zeroThreshold) [zeroCount, zeroThreshold] = widenZeroBucket(positive, negative, this.schema, zeroCount, this.zeroThreshold);
+      if (zeroThreshold > this.zeroThreshold)
+        [this.zeroCount, this.zeroThreshold] = widenZeroBucket(this.positive, this.negative, this.schema, this.zeroCount, zeroThreshold);
+    }
+    for (const [index, count] of positive) this.positive.set(index, (this.positive.get(index) ?? 0) + count);
+    for (const [index, count] of negative) this.negative.set(index, (this.negative.get(index) ?? 0) + count);
+    this.zeroCount += zeroCount;
   }
 
   snapshot(): SnapshotNative {
@@ -45,31 +55,42 @@ export class NativeSum {
       negative: runOf(this.negative),
     };
   }
+}
 
-  private rescale(buckets: Map<number, number>, steps: number): void {
-    const rescaled = new Map<number, number>();
-    for (const [index, count] of buckets) {
-      const wider = widerIndex(index, steps);
-      rescaled.set(wider, (rescaled.get(wider) ?? 0) + count);
-    }
-    buckets.clear();
-    for (const [index, count] of rescaled) buckets.set(index, count);
+/** Takes the buckets `steps` schemas lower. */
+function rescale(buckets: Map<number, number>, steps: number): void {
+  const rescaled = new Map<number, number>();
+  for (const [index, count] of buckets) {
+    const wider = widerIndex(index, steps);
+    rescaled.set(wider, (rescaled.get(wider) ?? 0) + count);
   }
+  buckets.clear();
+  for (const [index, count] of rescaled) buckets.set(index, count);
+}
 
-  /**
-   * Buckets that start below the zero threshold go into the zero bucket, which then reaches up to
-   * the end of the last one folded (a threshold inside a bucket would count it twice).
-   */
-  private foldIntoZeroBucket(): void {
-    const indexes = [...new Set([...this.positive.keys(), ...this.negative.keys()])].sort((a, b) => a - b);
-    for (const index of indexes) {
-      if (upperBound(index - 1, this.schema) >= this.zeroThreshold) break;
-      this.zeroCount += (this.positive.get(index) ?? 0) + (this.negative.get(index) ?? 0);
-      this.positive.delete(index);
-      this.negative.delete(index);
-      this.zeroThreshold = Math.max(this.zeroThreshold, upperBound(index, this.schema));
-    }
+/**
+ * The zero bucket widened to `threshold`: every bucket that starts below it moves into it, and a
+ * bucket that `threshold` falls inside takes the threshold up to its end (a threshold inside a
+ * bucket would count that bucket's observations twice). Returns the new zero count and threshold.
+ */
+function widenZeroBucket(
+  positive: Map<number, number>,
+  negative: Map<number, number>,
+  schema: number,
+  zeroCount: number,
+  threshold: number,
+): [zeroCount: number, threshold: number] {
+  let count = zeroCount;
+  let widened = threshold;
+  const indexes = [...new Set([...positive.keys(), ...negative.keys()])].sort((a, b) => a - b);
+  for (const index of indexes) {
+    if (upperBound(index - 1, schema) >= widened) break;
+    count += (positive.get(index) ?? 0) + (negative.get(index) ?? 0);
+    positive.delete(index);
+    negative.delete(index);
+    widened = Math.max(widened, upperBound(index, schema));
   }
+  return [count, widened];
 }
 
 /** Adds a run's counts, its indexes taken `steps` schemas lower. */

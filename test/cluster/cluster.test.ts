@@ -2,9 +2,14 @@ import assert from 'node:assert/strict';
 import cluster, { type Worker } from 'node:cluster';
 import { join } from 'node:path';
 import { startClusterPrimary, type ClusterPrimary } from '../../exporters/cluster/cluster-primary';
-import { httpGet } from '../support/http';
+import { httpGet, httpGetBytes } from '../support/http';
+import { PROTOBUF_CONTENT_TYPE } from '../../exporters/protobuf-negotiation';
+import { decodeMetricFamilies, type DecodedExemplar, type DecodedHistogram } from '../support/prometheus-protobuf';
+import { quietHandle } from '../support/quiet-handle';
 import { parseSamples } from '../support/exposition';
-import type { TestCommand, TestReply } from './fixtures/metrics-worker';
+import { tracedRequest, type TestCommand, type TestReply } from './fixtures/metrics-worker';
+
+const E2E = 'vllm:omni_e2e_request_latency_s';
 
 const FIXTURE = join(__dirname, 'fixtures', 'metrics-worker.ts');
 const COLLECT_TIMEOUT_MILLIS = 1500;
@@ -209,6 +214,77 @@ describe('cluster scale-out: the primary serves the sum of its workers', functio
     // The scrape ends (a primary that waited on the muted worker for good would fail the test by its own timeout), after the timeout.
     assert.ok(elapsed >= COLLECT_TIMEOUT_MILLIS - 50, `scrape took ${elapsed} ms`);
     assertMerged(valuesOf(fifth), valuesOf(fourth), 'a hung worker');
+  });
+});
+
+describe('cluster scale-out: native buckets and exemplars reach the primary', function () {
+  this.timeout(30_000);
+  const workers: Worker[] = [];
+  let primary: ClusterPrimary | undefined;
+
+  before(() => {
+    cluster.setupPrimary({ exec: FIXTURE, execArgv: ['--require', require.resolve('tsx/cjs')], args: [] });
+  });
+
+  after(async () => {
+    for (const worker of workers) if (!worker.isDead()) worker.process.kill('SIGKILL');
+    await Promise.all(workers.map(exited));
+    await primary?.stop();
+  });
+
+  it('the protobuf scrape of the primary: the sum of the workers as one native histogram, every exemplar with its trace; OpenMetrics: the same exemplars', async () => {
+    primary = await startClusterPrimary({
+      modelName: 'm',
+      catalog: { logStats: true },
+      prometheus: { host: '127.0.0.1', port: 0 },
+      collectTimeoutMillis: COLLECT_TIMEOUT_MILLIS,
+    });
+    for (const k of [0, 1]) {
+      const worker = cluster.fork({ OMNI_TEST_NATIVE: '1' });
+      workers.push(worker);
+      await nextReply(worker, 'ready');
+      const done = nextReply(worker, 'done');
+      command(worker, { test: 'work', k });
+      await done;
+    }
+    const url = (primary.server?.url as string).replace('localhost', '127.0.0.1');
+    const response = await httpGetBytes(url, { Accept: 'application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited' });
+    assert.equal(response.headers['content-type'], PROTOBUF_CONTENT_TYPE);
+    const served = decodeMetricFamilies(response.body).find((family) => family.name === E2E)?.metric[0]?.histogram;
+
+    // The same requests observed by one process: what the sum of the workers' native buckets must be.
+    const single = await quietHandle({ logStats: true, nativeHistograms: { families: [E2E] }, exemplars: true });
+    try {
+      for (const k of [0, 1]) for (let i = 0; i < 3 + k; i++) single.pipeline.requestSucceeded(0.25 * (i + 1 + k), 'stop');
+      const expected = decodeMetricFamilies((await single.prometheusReader?.protobufBytes()) ?? Buffer.alloc(0)).find((family) => family.name === E2E)
+        ?.metric[0]?.histogram;
+      const nativePart = (histogram: DecodedHistogram | undefined) => ({
+        count: histogram?.sampleCount,
+        sum: histogram?.sampleSum,
+        schema: histogram?.schema,
+        zeroCount: histogram?.zeroCount,
+        spans: histogram?.positiveSpan,
+        deltas: histogram?.positiveDelta,
+      });
+      assert.equal(served?.sampleCount, 7);
+      assert.deepEqual(nativePart(served), nativePart(expected));
+    } finally {
+      await single.shutdown();
+    }
+    // Each bucket keeps the latest exemplar of any worker; the native histogram carries the same ones.
+    const traces = (exemplars: ReadonlyArray<DecodedExemplar | undefined>): string[] =>
+      exemplars.flatMap((exemplar) => exemplar?.label.filter((label) => label.name === 'trace_id').map((label) => label.value) ?? []);
+    const bucketTraces = traces(served?.bucket.map((bucket) => bucket.exemplar) ?? []);
+    const every = [0, 1].flatMap((k) => Array.from({ length: 3 + k }, (_, i) => tracedRequest(k, i).traceId));
+    assert.ok(bucketTraces.length >= 3, bucketTraces.join());
+    assert.ok(bucketTraces.every((id) => every.includes(id)));
+    assert.deepEqual(traces(served?.exemplars ?? []), bucketTraces);
+    const openMetrics = await httpGet(url, { Accept: 'application/openmetrics-text;version=1.0.0' });
+    const omTraces = openMetrics.body
+      .split('\n')
+      .filter((line) => line.startsWith(`${E2E}_bucket`))
+      .flatMap((line) => /trace_id="([0-9a-f]{32})"/.exec(line)?.slice(1) ?? []);
+    assert.deepEqual(omTraces, bucketTraces);
   });
 });
 

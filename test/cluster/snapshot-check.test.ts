@@ -2,9 +2,11 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { mergeSnapshots, retireSnapshot, type GaugeMergePolicy } from '../../exporters/cluster/merge';
 import { isProtocolMessage } from '../../exporters/cluster/protocol';
-import { EMPTY_SNAPSHOT, snapshotToResourceMetrics, type ClusterSnapshot } from '../../exporters/snapshot';
+import { EMPTY_SNAPSHOT, type ClusterSnapshot } from '../../exporters/snapshot';
 import { MAX_PINNED_STREAMS, SnapshotChecker } from '../../exporters/cluster/snapshot-check';
-import { serializePrometheus } from '../../exporters/prometheus-serializer';
+import { aggregateFamilies } from '../../exporters/cluster/cluster-primary';
+import { writeText } from '../../exporters/exposition/text-writer';
+import { writeProtobuf } from '../../exporters/exposition/protobuf-writer';
 import { resolveCatalog } from '../../views/catalog';
 import { declaredFamilies } from '../../views/declared-families';
 import { withWarnings } from '../views/store/store-fixture';
@@ -77,7 +79,7 @@ describe('cluster: worker snapshots are checked point by point on arrival', () =
     );
     // What is kept merges, retires and renders.
     const retired = retireSnapshot(EMPTY_SNAPSHOT, result.snapshot);
-    const text = serializePrometheus(snapshotToResourceMetrics(mergeSnapshots(retired, [], SUM_ALL)), []);
+    const text = writeText(aggregateFamilies(mergeSnapshots(retired, [], SUM_ALL), []), { format: 'text', createdSeries: false });
     assert.match(text, /^vllm:omni_requests_success_total\{finished_reason="stop",model_name="m"\} 7\.0$/m);
   });
 
@@ -119,6 +121,48 @@ describe('cluster: worker snapshots are checked point by point on arrival', () =
       assert.equal(result.snapshot.metrics[0]?.points.length, problem === undefined ? 1 : 0, problem);
       if (problem !== undefined) assert.ok(result.dropped[0]?.includes(problem), `${result.dropped[0]} names ${problem}`);
     }
+  });
+
+  it('native buckets must count the observations the classic buckets count, at a schema Prometheus knows; exemplars must be a value, a time and a W3C trace', () => {
+    const checker = new SnapshotChecker(CATALOG);
+    const counts = new Array<number>(LATENCY_BOUNDS.length + 1).fill(0);
+    counts[0] = 3;
+    const exemplar = { value: 0.01, timestampSeconds: 1.7e9, traceId: '4bf92f3577b34da6a3ce929d0e0e4736', spanId: '00f067aa0ba902b7' };
+    const native = { schema: 3, zeroThreshold: 2 ** -128, zeroCount: 1, positive: { offset: -60, counts: [2] }, negative: { offset: 0, counts: [] } };
+    const exemplars = counts.map((_, i) => (i === 0 ? exemplar : null));
+    const point = (value: object, extra: object = {}) => ({
+      attributes: { model_name: 'm' },
+      value: { boundaries: LATENCY_BOUNDS, counts, sum: 0.03, count: 3, ...value },
+      ...extra,
+    });
+    const sent = {
+      metrics: [
+        {
+          name: LATENCY,
+          kind: 'histogram',
+          description: 'E2E latency',
+          unit: '',
+          points: [
+            point({ native, exemplars }),
+            point({ native: { ...native, zeroCount: 2 } }),
+            point({ native: { ...native, schema: 9 } }),
+            point({ exemplars: exemplars.map((one) => (one === null ? null : { ...one, traceId: '"} injected' })) }),
+            point({ exemplars: exemplars.slice(1) }),
+          ],
+        },
+        { ...(success(1) as object), points: [{ attributes: { model_name: 'm' }, value: 1, exemplar: { ...exemplar, spanId: '0000000000000000' } }] },
+      ],
+    };
+    const { result, warnings } = withWarnings(() => checker.check(sent, '4'));
+    assert.deepEqual(result.snapshot.metrics[0]?.points, [
+      { attributes: { model_name: 'm' }, value: { boundaries: LATENCY_BOUNDS, counts, sum: 0.03, count: 3, native, exemplars } },
+    ]);
+    assert.deepEqual(result.snapshot.metrics[1]?.points, []);
+    assert.deepEqual(result.dropped, [
+      `${LATENCY}: 4 point(s) dropped (native buckets that are not a schema, a zero bucket and runs counting the same observations)`,
+      'vllm:omni_requests_success_total: 1 point(s) dropped (an exemplar that is not a value, a time and a W3C trace)',
+    ]);
+    assert.equal(warnings.length, 1);
   });
 
   it('a worker with other bucket bounds is left out before and after it exits: the aggregated count never goes backwards', () => {
@@ -174,18 +218,38 @@ describe('cluster: worker snapshots are checked point by point on arrival', () =
       fc.string({ maxLength: 2 }),
       fc.array(fc.integer({ min: 0, max: 3 }), { maxLength: 3 }),
     );
-    const histogramValue = fc.record({
-      boundaries: fc.oneof(fc.constant(LATENCY_BOUNDS), fc.array(fc.double(), { maxLength: 3 }), value),
-      counts: fc.oneof(fc.array(fc.nat(4), { minLength: LATENCY_BOUNDS.length + 1, maxLength: LATENCY_BOUNDS.length + 1 }), value),
-      sum: value,
-      count: value,
-    });
-    const point = fc.oneof(
+    const exemplar = fc.oneof(
+      value,
       fc.record({
-        attributes: fc.oneof(fc.constant({ model_name: 'm' }), fc.dictionary(fc.string({ maxLength: 2 }), value), value),
-        value: fc.oneof(value, histogramValue),
-        startTime: fc.oneof(fc.constant(undefined), value),
+        value: value,
+        timestampSeconds: value,
+        traceId: fc.oneof(fc.constant('4bf92f3577b34da6a3ce929d0e0e4736'), fc.string({ maxLength: 40 }), value),
+        spanId: fc.oneof(fc.constant('00f067aa0ba902b7'), fc.string({ maxLength: 20 }), value),
       }),
+    );
+    const run = fc.oneof(value, fc.record({ offset: value, counts: fc.oneof(value, fc.array(fc.nat(3), { maxLength: 4 })) }));
+    const native = fc.oneof(value, fc.record({ schema: value, zeroThreshold: value, zeroCount: value, positive: run, negative: run }));
+    const histogramValue = fc.record(
+      {
+        boundaries: fc.oneof(fc.constant(LATENCY_BOUNDS), fc.array(fc.double(), { maxLength: 3 }), value),
+        counts: fc.oneof(fc.array(fc.nat(4), { minLength: LATENCY_BOUNDS.length + 1, maxLength: LATENCY_BOUNDS.length + 1 }), value),
+        sum: value,
+        count: value,
+        native,
+        exemplars: fc.oneof(value, fc.array(exemplar, { minLength: LATENCY_BOUNDS.length + 1, maxLength: LATENCY_BOUNDS.length + 1 })),
+      },
+      { requiredKeys: ['boundaries', 'counts', 'sum', 'count'] },
+    );
+    const point = fc.oneof(
+      fc.record(
+        {
+          attributes: fc.oneof(fc.constant({ model_name: 'm' }), fc.dictionary(fc.string({ maxLength: 2 }), value), value),
+          value: fc.oneof(value, histogramValue),
+          startTime: fc.oneof(fc.constant(undefined), value),
+          exemplar,
+        },
+        { requiredKeys: ['attributes', 'value', 'startTime'] },
+      ),
       value,
     );
     const metric = fc.oneof(
@@ -212,8 +276,10 @@ describe('cluster: worker snapshots are checked point by point on arrival', () =
             const count = latencyCount(merged) ?? 0;
             assert.ok(count >= previous, `${count} >= ${previous}`);
             previous = count;
-            serializePrometheus(snapshotToResourceMetrics(merged), declared, { createdSeries: true });
-            serializePrometheus(snapshotToResourceMetrics(merged), declared, { format: 'openmetrics', createdSeries: true });
+            const families = aggregateFamilies(merged, declared);
+            writeText(families, { format: 'text', createdSeries: true });
+            writeText(families, { format: 'openmetrics', createdSeries: true });
+            writeProtobuf(families, { createdSeries: true });
           }
         });
       }),

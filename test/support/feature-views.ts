@@ -5,15 +5,20 @@ import { parseSamples } from './exposition';
 /**
  * What one reader received of the feature scenario, in one shape for every format: the tenant
  * series of the success counter, the native-histogram family (queue wait) as native buckets or as
- * classic ones, the trace ids of the e2e latency exemplars, and the realtime VAD histogram.
+ * classic ones, the trace ids of the exemplars on each family that carries them (a latency
+ * histogram, the native-histogram family, the success counter), and the realtime VAD histogram.
  */
 export interface FeatureView {
   /** `vllm:omni_requests_success_total` per tenant (summed over finish reasons). */
   readonly tenants: Readonly<Record<string, number>>;
   /** `vllm:omni_request_queue_wait_s`: count over every series, and its native buckets (Prometheus numbering) or none. */
   readonly queueWait: { readonly count: number; readonly native?: NativeView };
-  /** Trace ids of the exemplars on `vllm:omni_e2e_request_latency_s`, sorted, each once. */
-  readonly exemplarTraceIds: readonly string[];
+  /**
+   * Per family whose exemplars were read, their trace ids, sorted, each once. In the protobuf the
+   * native-histogram family counts only when its native histogram carries them too (the
+   * `exemplars` Prometheus reads for one), besides its buckets.
+   */
+  readonly exemplars: Readonly<Record<string, readonly string[]>>;
   /** `vllm:omni_realtime_vad_inference_latency_s` count and sum. */
   readonly vad: { readonly count: number; readonly sum: number };
 }
@@ -37,6 +42,13 @@ function sortedUnique(ids: readonly string[]): string[] {
   return [...new Set(ids)].sort();
 }
 
+/** The families with exemplars, each with its trace ids. */
+function exemplarsByFamily(entries: ReadonlyArray<readonly [family: string, traceIds: readonly string[]]>): Record<string, string[]> {
+  const out: Record<string, string[]> = {};
+  for (const [family, ids] of entries) if (ids.length > 0) out[family] = sortedUnique(ids);
+  return out;
+}
+
 /** From a text exposition (0.0.4 or OpenMetrics); `rename` maps a family name to how that exposition spells it. */
 export function viewOfText(text: string, rename: (name: string) => string = (name) => name): FeatureView {
   const tenants: Record<string, number> = {};
@@ -50,11 +62,15 @@ export function viewOfText(text: string, rename: (name: string) => string = (nam
     if (sample.name === `${rename(VAD)}_count`) vadCount += sample.value;
     if (sample.name === `${rename(VAD)}_sum`) vadSum += sample.value;
   }
-  const exemplarTraceIds = text
-    .split('\n')
-    .filter((line) => line.startsWith(`${rename(E2E)}_bucket`))
-    .flatMap((line) => [...(/trace_id="([0-9a-f]{32})"/.exec(line)?.slice(1) ?? [])]);
-  return { tenants, queueWait: { count: queueCount }, exemplarTraceIds: sortedUnique(exemplarTraceIds), vad: { count: vadCount, sum: vadSum } };
+  const lines = text.split('\n');
+  const traceIds = (sample: string): string[] =>
+    lines.filter((line) => line.startsWith(`${sample}{`)).flatMap((line) => [...(/trace_id="([0-9a-f]{32})"/.exec(line)?.slice(1) ?? [])]);
+  const exemplars = exemplarsByFamily([
+    [E2E, traceIds(`${rename(E2E)}_bucket`)],
+    [QUEUE, traceIds(`${rename(QUEUE)}_bucket`)],
+    [SUCCESS, traceIds(rename(SUCCESS))],
+  ]);
+  return { tenants, queueWait: { count: queueCount }, exemplars, vad: { count: vadCount, sum: vadSum } };
 }
 
 function traceIdOf(exemplar: DecodedExemplar | undefined): string[] {
@@ -90,12 +106,20 @@ export function viewOfProtobuf(body: Uint8Array): FeatureView {
       }
     }
   }
-  const exemplarTraceIds = family(E2E).flatMap((metric) => (metric.histogram?.bucket ?? []).flatMap((bucket) => traceIdOf(bucket.exemplar)));
+  const bucketTraceIds = (name: string): string[] =>
+    family(name).flatMap((metric) => (metric.histogram?.bucket ?? []).flatMap((bucket) => traceIdOf(bucket.exemplar)));
+  const nativeTraceIds = family(QUEUE).flatMap((metric) => (metric.histogram?.exemplars ?? []).flatMap(traceIdOf));
+  const queueTraceIds = bucketTraceIds(QUEUE).filter((id) => nativeTraceIds.includes(id));
+  const exemplars = exemplarsByFamily([
+    [E2E, bucketTraceIds(E2E)],
+    [QUEUE, queueTraceIds],
+    [SUCCESS, family(SUCCESS).flatMap((metric) => traceIdOf(metric.counter?.exemplar))],
+  ]);
   const vad = family(VAD)[0]?.histogram;
   return {
     tenants,
     queueWait: native === undefined ? { count } : { count, native },
-    exemplarTraceIds: sortedUnique(exemplarTraceIds),
+    exemplars,
     vad: { count: vad?.sampleCount ?? 0, sum: vad?.sampleSum ?? 0 },
   };
 }
@@ -125,7 +149,7 @@ export function viewOfMetricData(metrics: readonly MetricData[]): FeatureView {
     tenants,
     queueWait: native === undefined ? { count } : { count, native },
     // The SDK's data points have no exemplar field.
-    exemplarTraceIds: [],
+    exemplars: {},
     vad: { count: vad?.value.count ?? 0, sum: vad?.value.sum ?? 0 },
   };
 }
@@ -158,13 +182,17 @@ export function viewOfOtlp(request: Wire): FeatureView {
     });
   }
   const vad = (named(VAD)?.histogram?.dataPoints ?? [])[0] as Wire | undefined;
-  const exemplarTraceIds = ((named(E2E)?.histogram?.dataPoints ?? []) as Wire[]).flatMap((point) =>
-    ((point.exemplars ?? []) as Wire[]).map((exemplar) => Buffer.from(exemplar.traceId as Uint8Array).toString('hex')),
-  );
+  const traceIds = (points: Wire[]): string[] =>
+    points.flatMap((point) => ((point.exemplars ?? []) as Wire[]).map((exemplar) => Buffer.from(exemplar.traceId as Uint8Array).toString('hex')));
+  const exemplars = exemplarsByFamily([
+    [E2E, traceIds((named(E2E)?.histogram?.dataPoints ?? []) as Wire[])],
+    [QUEUE, traceIds([...((queue?.histogram?.dataPoints ?? []) as Wire[]), ...((queue?.exponentialHistogram?.dataPoints ?? []) as Wire[])])],
+    [SUCCESS, traceIds((named(SUCCESS)?.sum?.dataPoints ?? []) as Wire[])],
+  ]);
   return {
     tenants,
     queueWait: native === undefined ? { count } : { count, native },
-    exemplarTraceIds: sortedUnique(exemplarTraceIds),
+    exemplars,
     vad: { count: Number(vad?.count ?? 0), sum: Number(vad?.sum ?? 0) },
   };
 }

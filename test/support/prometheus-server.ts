@@ -108,6 +108,8 @@ export interface PrometheusHandle {
   readonly configPath: string;
   /** Instant query via /api/v1/query. Scalar results come back as one sample with `{}` labels. */
   query(promql: string, time?: number | Date): Promise<InstantSample[]>;
+  /** The raw samples stored in the last `seconds` for a selector (`selector[Ns]`, a range vector): per series, `[time, value]` in order. */
+  rawSamples(selector: string, seconds: number): Promise<Array<{ metric: Record<string, string>; values: Array<[number, string]> }>>;
   /** Label sets via /api/v1/series (`match[]`), over the whole retained time range. */
   series(match: string | string[]): Promise<Array<Record<string, string>>>;
   /**
@@ -417,6 +419,14 @@ export async function startPrometheus(opts: StartPrometheusOptions): Promise<Pro
     }
   }
 
+  async function rawSamples(selector: string, seconds: number): Promise<Array<{ metric: Record<string, string>; values: Array<[number, string]> }>> {
+    const data = await api<{ resultType: string; result: Array<{ metric: Record<string, string>; values?: Array<[number, string]> }> }>(
+      `/api/v1/query?${new URLSearchParams({ query: `${selector}[${seconds}s]` })}`,
+    );
+    if (data.resultType !== 'matrix') throw new Error(`rawSamples(${selector}) returned a ${data.resultType}`);
+    return data.result.map(({ metric, values }) => ({ metric, values: values ?? [] }));
+  }
+
   async function series(match: string | string[]): Promise<Array<Record<string, string>>> {
     const params = new URLSearchParams();
     for (const m of Array.isArray(match) ? match : [match]) params.append('match[]', m);
@@ -508,6 +518,7 @@ export async function startPrometheus(opts: StartPrometheusOptions): Promise<Pro
     waitFor,
     targets,
     queryExemplars,
+    rawSamples,
     waitForScrape,
     logs: (lines = 50) => log.lastLines(lines),
     stop,
