@@ -9,8 +9,6 @@ import { needPeer } from '../support/peers/need-peer';
 import { freePort } from '../support/ports';
 import { startRefusingProxy, type ProxiedRequest, type RefusingProxy } from '../support/refusing-proxy';
 
-const collector = needPeer('collector', 'OTLP/HTTP to a Collector that answers 429 and 503 with Retry-After');
-
 const SUCCESS = 'vllm:omni_requests_success_total';
 /** `Retry-After: 1`, in the milliseconds the retries are timed in. */
 const RETRY_AFTER_MILLIS = 1000;
@@ -31,6 +29,7 @@ const pause = (millis: number): Promise<void> => new Promise((resolve) => setTim
  * Collector's `prometheus` exporter holds each one's values apart, to compare with its `/metrics`.
  */
 describe('OTLP/HTTP to a Collector that answers 429 and 503 with Retry-After', function () {
+  const collector = needPeer('collector', this);
   this.timeout(60_000);
   let otelcol: CollectorProcess;
   let proxy: RefusingProxy;
@@ -38,7 +37,7 @@ describe('OTLP/HTTP to a Collector that answers 429 and 503 with Retry-After', f
   const running = new Set<OmniMetricsHandle>();
 
   before(async function () {
-    const { bin } = collector.paths(this);
+    const { bin } = collector.paths();
     const [httpPort, exporterPort] = [await freePort(), await freePort()];
     exporterUrl = `http://127.0.0.1:${exporterPort}/metrics`;
     otelcol = startCollector(bin['omni-otelcol'] as string, {

@@ -11,8 +11,6 @@ import { httpGet } from '../support/http';
 import { needPeer } from '../support/peers/need-peer';
 import { startPrometheus, type PrometheusHandle, type ScrapeTarget } from '../support/prometheus-server';
 
-const prometheus3 = needPeer('prometheus3', 'Prometheus 3 scraping the reference pipeline');
-
 const E2E = 'vllm:omni_e2e_request_latency_s';
 const EXAMPLES = join(__dirname, '..', '..', 'examples');
 
@@ -82,13 +80,14 @@ function startAcceptProbe(): Promise<{ server: Server; accepts: Map<string, stri
  * the shipped dashboard and alert rules finds the series it draws, in each protocol's data.
  */
 describe('Prometheus 3 scraping the reference pipeline, every scrape protocol', function () {
+  const prometheus3 = needPeer('prometheus3', this);
   this.timeout(120_000);
   let pipeline: ReferencePipeline;
   let prometheus: PrometheusHandle;
   let probe: { server: Server; accepts: Map<string, string> };
 
   before(async function () {
-    const { bin } = prometheus3.paths(this);
+    const { bin } = prometheus3.paths();
     pipeline = await startReferencePipeline({
       port: 0,
       metricsPort: 0,
