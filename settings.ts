@@ -183,7 +183,7 @@ export function resolveOmniSettings(options: OmniMetricsOptions, env: NodeJS.Pro
 
   const stagePools = options.stagePools ?? [];
   const stageReplicaMap = checked('stagePools', () => new StageReplicaMap(stagePools));
-  const stageNames = resolveStageNames(options.stageNames);
+  const stageNames = resolveStageNames(options.stageNames, stagePools.length);
   const sdkDisabled = isTrue(env.OTEL_SDK_DISABLED);
   const otelEnv = checked('environment', () => parseOtelEnv(env));
   const exportSettings = checked('otlp', () => resolveExportSettings(options, otelEnv));

@@ -2,7 +2,7 @@ import { packageDiag } from '../../views/package-diag';
 import type { MetricReader } from '@opentelemetry/sdk-metrics';
 import { isProtocolMessage, type ProtocolMessage, type SnapshotMessage } from './protocol';
 import { takeSnapshot } from '../snapshot';
-import { checkObject, OmniOptionError } from '../../views/option-checks';
+import { checkObject, OmniOptionError, shown } from '../../views/option-checks';
 import type { SeriesStore } from '../../views/store/series-store';
 
 export interface ClusterWorkerOptions {
@@ -58,11 +58,11 @@ export function serveClusterWorker(handle: ClusterWorkerSource, options: Cluster
   }
   const syncIntervalMillis = options.syncIntervalMillis ?? 0;
   if (!(syncIntervalMillis >= 0) || !Number.isFinite(syncIntervalMillis)) {
-    throw new RangeError(`syncIntervalMillis must be a finite number >= 0, got ${String(syncIntervalMillis)}`);
+    throw new RangeError(`syncIntervalMillis must be a finite number >= 0, got ${shown(syncIntervalMillis)}`);
   }
   const flushTimeoutMillis = options.flushTimeoutMillis ?? DEFAULT_FLUSH_TIMEOUT_MILLIS;
   if (!(flushTimeoutMillis > 0) || !Number.isFinite(flushTimeoutMillis)) {
-    throw new RangeError(`flushTimeoutMillis must be a finite number > 0, got ${String(flushTimeoutMillis)}`);
+    throw new RangeError(`flushTimeoutMillis must be a finite number > 0, got ${shown(flushTimeoutMillis)}`);
   }
 
   let stopped = false;

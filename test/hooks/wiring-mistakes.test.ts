@@ -46,7 +46,7 @@ describe('wiring mistakes are refused, naming the option', () => {
     refused(
       { orchestratorClass: 'Orchestrator' },
       'orchestratorClass',
-      'orchestratorClass must be the host\'s class (its prototype is patched); got "Orchestrator"',
+      'orchestratorClass must be the host\'s class (its prototype is patched); got the string "Orchestrator"',
     );
     refused({ servingClass: {} }, 'servingClass', "servingClass must be the host's class (its prototype is patched); got {}");
     refused(

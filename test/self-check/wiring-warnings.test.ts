@@ -130,8 +130,8 @@ describe('OmniInstrumentation given nothing to hook', () => {
     metrics = undefined;
   });
 
-  const construct = async (config: { diagnosticsChannels?: boolean }): Promise<string[]> => {
-    metrics = await registerOmniMetrics({ modelName: 'm', prometheus: false, logIntervalSeconds: 0, selfCheck: false, processMetrics: false });
+  const construct = async (config: { diagnosticsChannels?: boolean }, logStats = true): Promise<string[]> => {
+    metrics = await registerOmniMetrics({ modelName: 'm', logStats, prometheus: false, logIntervalSeconds: 0, selfCheck: false, processMetrics: false });
     const handle = metrics;
     const printed = await captureConsole(() => new OmniInstrumentation({ metrics: handle, ...config }).disable());
     return printed.map((line) => `${line.method}: ${line.text}`);
@@ -148,5 +148,11 @@ describe('OmniInstrumentation given nothing to hook', () => {
 
   it('says nothing when the host publishes on the channels by choice (diagnosticsChannels: true)', async () => {
     assert.deepEqual(await construct({ diagnosticsChannels: true }), []);
+  });
+
+  it('says when it attaches to a handle registered with logStats off, at once rather than a self-check later', async () => {
+    assert.deepEqual(await construct({ diagnosticsChannels: true }, false), [
+      'warn: omni-otel-metrics: OmniInstrumentation hooks attached to a handle registered with logStats off: the pipeline families drop every observation they make and no vllm:* engine family is registered (vLLM-Omni gates them on --log-stats); register with logStats: true',
+    ]);
   });
 });

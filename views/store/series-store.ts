@@ -1,7 +1,7 @@
 import type { Attributes } from '@opentelemetry/api';
 import type { FamilyKey, ResolvedCatalog, ResolvedFamily } from '../catalog';
 import { WarnOnce } from '../diag-warnings';
-import { checkObject, optionKeys } from '../option-checks';
+import { checkObject, optionKeys, shown } from '../option-checks';
 import { EngineRelabelProcessor } from '../engine-relabel-processor';
 import type { StageReplicaMap } from '../stage-replica-map';
 import { streamNameFor, type NamingScheme } from '../views';
@@ -75,7 +75,7 @@ export class SeriesStore {
     this.exemplars = options.exemplars === true;
     this.exemplarScope = this.exemplars ? new ExemplarScope() : undefined;
     if (!Number.isInteger(cardinalityLimit) || cardinalityLimit < 1) {
-      throw new RangeError(`cardinalityLimit must be a positive integer, got ${String(cardinalityLimit)}`);
+      throw new RangeError(`cardinalityLimit must be a positive integer, got ${shown(cardinalityLimit)}`);
     }
     const naming = options.naming ?? 'vllm';
     const nativeHistograms = options.nativeHistograms;
