@@ -119,7 +119,7 @@ describe('label values are well-formed text before they are a series', function 
         error instanceof OmniOptionError &&
         error.option === 'requestLabels[0].values[1]' &&
         error.message ===
-          'omni-otel-metrics: requestLabels[0].values[1] must be a non-empty string of at most 128 characters, without lone surrogates; got "a\\ud800"',
+          'omni-otel-metrics: requestLabels[0].values[1] must be a non-empty string of at most 128 characters, without lone surrogates; got the string "a\\ud800"',
     );
     assert.throws(
       () => validateMetricsConfig({ families: [{ name: 'tts_hits_total', type: 'counter', help: 'Hits \uDC00.' }] }, 'metrics.yaml'),
