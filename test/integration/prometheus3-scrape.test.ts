@@ -8,6 +8,7 @@ import { parse as parseYaml } from 'yaml';
 import { startReferencePipeline, TENANT_LABELS, type ReferencePipeline } from '../../examples/reference-pipeline';
 import { runLoad } from '../../examples/load/run-load';
 import { httpGet } from '../support/http';
+import { queryResultChoices, queryResultExpr, type GrafanaVariable } from '../support/grafana-variables';
 import { needPeer } from '../support/peers/need-peer';
 import { startPrometheus, type PrometheusHandle, type ScrapeTarget } from '../support/prometheus-server';
 
@@ -194,6 +195,24 @@ describe('Prometheus 3 scraping the reference pipeline, every scrape protocol', 
     // Over protobuf: no `_created` series, and one native series per e2e label set beside the classic ones.
     assert.equal(Number(all.protobuf), Number(all[text]) - Number(created[text]) + Number(native.protobuf));
     assert.equal(native.protobuf, '3', 'the e2e family has three label sets (tenant and priority), each a native histogram');
+  });
+
+  it("the dashboard's stage variable lists every stage of the pipeline by its name, the image stage included", async () => {
+    const dashboard = JSON.parse(readFileSync(join(EXAMPLES, 'grafana', 'omni-pipeline-dashboard.json'), 'utf8')) as {
+      templating: { list: GrafanaVariable[] };
+    };
+    const stage = dashboard.templating.list.find((variable) => variable.name === 'stage') as GrafanaVariable;
+    const job = JOBS[0]?.job as string;
+    const results = await prometheus.query(forJob(queryResultExpr(stage), job, pipeline.modelName));
+    assert.deepEqual(
+      queryResultChoices(stage, results).sort((a, b) => a.value.localeCompare(b.value)),
+      [
+        { value: '0', text: 'thinker' },
+        { value: '1', text: 'talker' },
+        { value: '2', text: 'code2wav' },
+        { value: '3', text: 'diffusion' },
+      ],
+    );
   });
 
   for (const { job } of JOBS) {
