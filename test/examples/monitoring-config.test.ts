@@ -7,7 +7,7 @@ import { parse as parseYaml } from 'yaml';
 import { DASHBOARD_PATH, dashboardJson } from '../../examples/grafana/build-dashboard';
 import { resolveFullCatalog } from '../../views/catalog';
 import { checkConfig, checkRules } from '../support/promtool';
-import { queryResultChoices, queryResultExpr, type GrafanaVariable } from '../support/grafana-variables';
+import { queryResultChoices, queryResultExpr, type GrafanaVariable, type InstantSample } from '../support/grafana-variables';
 import { needPeer } from '../support/peers/need-peer';
 
 const PROMETHEUS_DIR = path.join(__dirname, '../../examples/prometheus');
@@ -190,7 +190,7 @@ describe('omni-pipeline-dashboard.json: its variables and tenant panels', () => 
 
   it('the stage variable offers every stage from vllm:omni_stage_info, its name as the text, and stages it does not name by id', () => {
     assert.match(queryResultExpr(stage), /^max by \(stage, stage_name\) \(vllm:omni_stage_info\{model_name="\$model_name"\}\) or on \(stage\) /);
-    const results = [
+    const results: InstantSample[] = [
       { metric: { stage: '0', stage_name: 'thinker' } },
       { metric: { stage: '3', stage_name: 'diffusion' } },
       { metric: { stage: '1', stage_name: 'talker' } },
