@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { execFile, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -47,28 +47,45 @@ export function docPrograms(page: string): DocProgram[] {
   return programs;
 }
 
+/** A documentation program started in a project of its own (see `startDocProgram`). */
+export interface StartedDocProgram {
+  readonly child: ChildProcess;
+  /** What it printed so far. */
+  readonly stdout: () => string;
+  /** Settles when it exits: what it printed, or a rejection with it when it failed; the project is removed then. */
+  readonly exited: Promise<{ stdout: string; stderr: string }>;
+}
+
 /**
- * Runs a documentation program with node in a project of its own whose node_modules hold the
+ * Starts a documentation program with node in a project of its own whose node_modules hold the
  * package (this checkout: `npm run build` first, as `npm test` does) and the repository's
- * dependencies, as a user's project would; resolves with what it printed, rejects with it when it
- * fails. `env` adds to a copy of this process's environment without its OTEL_ variables.
+ * dependencies, as a user's project would. `env` adds to a copy of this process's environment
+ * without its OTEL_ variables.
  */
-export async function runDocProgram(program: DocProgram, env: NodeJS.ProcessEnv = {}, timeoutMillis = 60_000): Promise<{ stdout: string; stderr: string }> {
+export function startDocProgram(program: DocProgram, env: NodeJS.ProcessEnv = {}, timeoutMillis = 60_000): StartedDocProgram {
   const project = mkdtempSync(join(tmpdir(), 'omni-doc-program-'));
-  try {
-    const modules = join(project, 'node_modules');
-    mkdirSync(modules);
-    symlinkSync(ROOT, join(modules, 'omni-otel-metrics'), 'dir');
-    symlinkSync(join(ROOT, 'node_modules', '@opentelemetry'), join(modules, '@opentelemetry'), 'dir');
-    for (const [file, source] of program.files) writeFileSync(join(project, file), source);
-    const clean = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('OTEL_')));
-    return await new Promise((resolve, reject) => {
-      execFile(process.execPath, [...program.nodeArgs], { cwd: project, env: { ...clean, ...env }, timeout: timeoutMillis }, (error, stdout, stderr) => {
-        if (error) reject(Object.assign(error, { stdout, stderr }));
-        else resolve({ stdout, stderr });
-      });
+  const modules = join(project, 'node_modules');
+  mkdirSync(modules);
+  symlinkSync(ROOT, join(modules, 'omni-otel-metrics'), 'dir');
+  symlinkSync(join(ROOT, 'node_modules', '@opentelemetry'), join(modules, '@opentelemetry'), 'dir');
+  for (const [file, source] of program.files) writeFileSync(join(project, file), source);
+  const clean = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('OTEL_')));
+  let stdout = '';
+  let stderr = '';
+  const child = execFile(process.execPath, [...program.nodeArgs], { cwd: project, env: { ...clean, ...env }, timeout: timeoutMillis });
+  child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const exited = new Promise<{ stdout: string; stderr: string }>((resolve, reject) => {
+    child.on('close', (code, signal) => {
+      rmSync(project, { recursive: true, force: true });
+      if (code === 0) resolve({ stdout, stderr });
+      else reject(Object.assign(new Error(`the program exited with ${code ?? signal}:\n${stdout}${stderr}`), { stdout, stderr }));
     });
-  } finally {
-    rmSync(project, { recursive: true, force: true });
-  }
+  });
+  return { child, stdout: () => stdout, exited };
+}
+
+/** Runs a documentation program to its end (see `startDocProgram`): what it printed. */
+export function runDocProgram(program: DocProgram, env: NodeJS.ProcessEnv = {}, timeoutMillis = 60_000): Promise<{ stdout: string; stderr: string }> {
+  return startDocProgram(program, env, timeoutMillis).exited;
 }
