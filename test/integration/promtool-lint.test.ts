@@ -30,6 +30,7 @@ for (const [title, peer] of PROMTOOLS)
         features: { specDecode: { numSpeculativeTokens: 2 }, kvConnector: 'nixl', lora: { maxLoras: 1 }, kvCacheMetrics: true, corruptedRequests: true },
         prometheus: false,
         logIntervalSeconds: 0,
+        selfCheck: false,
       });
       populateEveryFamily(handle);
       const text = await handle.metricsText();

@@ -5,6 +5,7 @@ import { registerOmniMetrics, type OmniMetricsHandle } from '../../register';
 import type { SelfCheckReport, SilentFamily } from '../../instrumentation/self-check/types';
 import type { OmniRequestOutput } from '../../instrumentation/pipeline/host-contract';
 import { createSchedulerStats } from '../../instrumentation/stats/types';
+import { expectPrinted } from '../support/console-capture';
 import { drain, FullOrchestrator, OrchestratorWithoutTransfers, SelfCheckServing, TextOnlyServing } from './self-check-host';
 
 const TRANSFER_SOURCE = {
@@ -163,7 +164,9 @@ describe('self-check: families that stay silent', () => {
 
   it('gives logStats off as the reason for every pipeline family that needs it', async () => {
     const handle = await register({ logStats: false });
-    instrument(handle, FullOrchestrator);
+    await expectPrinted([/^omni-otel-metrics: OmniInstrumentation hooks attached to a handle registered with logStats off: /], () =>
+      instrument(handle, FullOrchestrator),
+    );
     await drain(new SelfCheckServing(new FullOrchestrator()), 'a', 0);
     const report = handle.selfCheck();
     assert.deepEqual(
