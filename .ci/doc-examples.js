@@ -82,7 +82,9 @@ for (const example of examples) {
   writeFileSync(file, transpiled(example.source));
   process.stdout.write(`\n--- ${example.page}:${example.lineNo} (OpenTelemetry ${line}.x)\n`);
   try {
-    execFileSync(process.execPath, [...example.nodeArgs, file], { cwd: APP, stdio: 'inherit', timeout: 60_000 });
+    // A program serving /metrics on the default port takes a free one here (as a reader's second run would need to).
+    const env = { OTEL_EXPORTER_PROMETHEUS_PORT: '0', ...process.env };
+    execFileSync(process.execPath, [...example.nodeArgs, file], { cwd: APP, stdio: 'inherit', timeout: 60_000, env });
   } catch (error) {
     failed++;
     console.error(`FAILED: ${example.page}:${example.lineNo}: ${error.message}`);
