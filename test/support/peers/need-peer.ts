@@ -22,15 +22,20 @@ export function needPeer(name: PeerName, suite: Mocha.Suite): PeerHandle {
   return { paths: () => readyPeer(name) };
 }
 
-/** The peers named so far, with the suites that named them. */
-export function wantedPeers(): ReadonlyMap<PeerName, readonly Mocha.Suite[]> {
-  return wanted;
+/**
+ * The peers named since the last call, with the suites that named them; forgets them, so that a
+ * worker of `mocha --parallel`, which loads one file after another, names each suite once.
+ */
+export function takeWantedPeers(): ReadonlyMap<PeerName, readonly Mocha.Suite[]> {
+  const taken = new Map(wanted);
+  wanted.clear();
+  return taken;
 }
 
-/** Records how looking for a peer went; a missing peer marks the suites declared with it as skipped. */
-export function recordOutcome(name: PeerName, outcome: Provisioned): void {
+/** Records how looking for a peer went; a missing peer marks `suites`, which declared it, as skipped. */
+export function recordOutcome(name: PeerName, outcome: Provisioned, suites: readonly Mocha.Suite[]): void {
   outcomes.set(name, outcome);
-  if (!outcome.ok) for (const suite of wanted.get(name) ?? []) suite.pending = true;
+  if (!outcome.ok) for (const suite of suites) suite.pending = true;
 }
 
 /**
