@@ -36,7 +36,7 @@ describe('tests that need a real peer, on a machine without it', function () {
     assert.equal(status, 0, output);
     const lines = output.split('\n').filter((line) => line.includes('did not run'));
     const prometheus3 =
-      'Prometheus 3 (github.com/prometheus/prometheus@v0.316.0) and its promtool, and it is not built in <cache>; `npm run peers prometheus3` builds it (about 15 minutes on 2 cores, with Go 1.26 and the Go module proxy)';
+      'Prometheus 3 (github.com/prometheus/prometheus@v0.316.0) and its promtool, and it is not built in <cache>; `npm run peers prometheus3` builds it (about 10 minutes on 2 cores, with Go 1.26 and the Go module proxy)';
     const cacheNamed = lines.map((line) => line.replace(/ in \S*omni-peers-empty-\w+/, ' in <cache>'));
     assert.equal(cacheNamed.length, 2, output);
     assert.equal(cacheNamed[0], `  peers: 1 suite(s) did not run (the fixture suite): they need ${prometheus3}`);
@@ -48,7 +48,7 @@ describe('tests that need a real peer, on a machine without it', function () {
     );
     assert.match(
       cacheNamed[1] ?? '',
-      /, and it is not built in \S+; `npm run peers collector` builds it \(about 10 minutes on 2 cores, with Go 1\.26 and the Go module proxy\)$/,
+      /, and it is not built in \S+; `npm run peers collector` builds it \(about 11 minutes on 2 cores, with Go 1\.26 and the Go module proxy\)$/,
     );
     assert.doesNotMatch(output, /FIXTURE (HOOK|TEST) RAN/);
     assert.match(output, /0 passing[\s\S]*2 pending/);

@@ -140,7 +140,7 @@ const RECIPES: Readonly<Record<BuiltPeerName, PeerRecipe>> = {
     title: `Prometheus 3 (${PROMETHEUS_MODULE}@${PROMETHEUS_MODULE_VERSION}) and its promtool`,
     toolchain: goToolchain,
     toolchainHint: GO_HINT,
-    buildCost: 'about 15 minutes on 2 cores, with Go 1.26 and the Go module proxy',
+    buildCost: 'about 10 minutes on 2 cores, with Go 1.26 and the Go module proxy',
     key: () => `prometheus-${PROMETHEUS_MODULE_VERSION}-${PROMETHEUS_BUILD_TAGS}`,
     version: PROMETHEUS_MODULE_VERSION,
     build: async (go, dir, log) => {
@@ -154,7 +154,7 @@ const RECIPES: Readonly<Record<BuiltPeerName, PeerRecipe>> = {
     'omni-otelcol',
     `an OpenTelemetry Collector (otelcol ${goModuleVersion('collector', 'go.opentelemetry.io/collector/otelcol')}, contrib ${goModuleVersion('collector', 'github.com/open-telemetry/opentelemetry-collector-contrib/receiver/prometheusreceiver')})`,
     goModuleVersion('collector', 'go.opentelemetry.io/collector/otelcol'),
-    'about 10 minutes on 2 cores, with Go 1.26 and the Go module proxy',
+    'about 11 minutes on 2 cores, with Go 1.26 and the Go module proxy',
   ),
   'client-golang': goProgram(
     'client-golang',
