@@ -15,14 +15,14 @@ export function uncarriedFeatures(settings: OmniSettings, reader: OmniPrometheus
         "omni-otel-metrics: nativeHistograms with prometheus.exposition 'text': /metrics serves the 0.0.4 text only, so scrapers get the classic buckets (OTLP and metric producers still carry the exponential points). Use exposition 'negotiate' (the default) to offer the protobuf exposition.",
       );
     }
-    if (settings.exemplars) {
+    if (settings.exemplars === true) {
       lines.push(
         "omni-otel-metrics: exemplars with prometheus.exposition 'text': only OpenMetrics carries exemplars, so /metrics serves none. Use exposition 'negotiate' (the default).",
       );
     }
   }
   const { exporters } = settings.exportSettings;
-  if (settings.exemplars && settings.provider.kind === 'own' && (exporters.has('otlp') || exporters.has('console'))) {
+  if (settings.exemplars === true && settings.provider.kind === 'own' && (exporters.has('otlp') || exporters.has('console'))) {
     lines.push(`omni-otel-metrics: ${EXEMPLARS_NOT_PRODUCED}`);
   }
   return lines;

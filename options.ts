@@ -173,8 +173,9 @@ export interface OmniMetricsOptions {
   /**
    * Keep exemplars on the latency histograms and request counters: per bucket (per series for a
    * counter) the latest observation's value, time, trace id and span id, printed in the
-   * OpenMetrics exposition. Default: on when a tracer provider is registered globally (other than
-   * the API's no-op one) when this call runs, off otherwise. See docs/exemplars.md.
+   * OpenMetrics exposition. Default: on once a tracer provider is registered globally (other than
+   * the API's no-op one), before this call or after it (NodeSDK's `start()`): looked for at the
+   * first record, and again after each scrape or export while there is none. See docs/exemplars.md.
    */
   readonly exemplars?: boolean;
 }

@@ -136,7 +136,7 @@ export async function registerOmniMetrics(options: OmniMetricsOptions): Promise<
   // Said once per handle: its producers are alike.
   const producersWarning = new WarnOnce();
   for (const producer of settings.metricProducers) producer.attach(store);
-  if (settings.exemplars && settings.metricProducers.length > 0) producersWarning.warn('producers', EXEMPLARS_NOT_PRODUCED);
+  if (settings.exemplars === true && settings.metricProducers.length > 0) producersWarning.warn('producers', EXEMPLARS_NOT_PRODUCED);
   const recorderSettings: RecorderSettings = {
     catalog: settings.catalog,
     naming: settings.naming,
@@ -190,7 +190,7 @@ export async function registerOmniMetrics(options: OmniMetricsOptions): Promise<
       const producer = newProducer(
         typeof producerOptions === 'function' ? { store, aggregationTemporalitySelector: producerOptions } : { ...producerOptions, store },
       );
-      if (settings.exemplars) producersWarning.warn('producers', EXEMPLARS_NOT_PRODUCED);
+      if (settings.exemplars === true) producersWarning.warn('producers', EXEMPLARS_NOT_PRODUCED);
       return producer;
     },
     addReplica: (stage, replica) => {

@@ -68,8 +68,12 @@ export interface OmniSettings {
   readonly logSink?: LogSink;
   readonly genAiMetrics: boolean;
   readonly processMetrics: boolean;
-  /** Whether the latency histograms and request counters keep exemplars (the option, else whether tracing is registered). */
-  readonly exemplars: boolean;
+  /**
+   * Whether the latency histograms and request counters keep exemplars: the option, else on when a
+   * tracer provider is registered now, else `'when-traced'`: on once one is (NodeSDK's `start()`
+   * registers its own after this call), found at a record or after a collection.
+   */
+  readonly exemplars: boolean | 'when-traced';
   /** Seconds between self-checks; undefined turns the periodic check off. */
   readonly selfCheckIntervalSeconds?: number;
   readonly enginePull?: EnginePullSettings;
@@ -183,7 +187,7 @@ export function resolveOmniSettings(options: OmniMetricsOptions, env: NodeJS.Pro
 
   const stagePools = options.stagePools ?? [];
   const stageReplicaMap = checked('stagePools', () => new StageReplicaMap(stagePools));
-  const stageNames = resolveStageNames(options.stageNames);
+  const stageNames = resolveStageNames(options.stageNames, stagePools.length);
   const sdkDisabled = isTrue(env.OTEL_SDK_DISABLED);
   const otelEnv = checked('environment', () => parseOtelEnv(env));
   const exportSettings = checked('otlp', () => resolveExportSettings(options, otelEnv));
@@ -259,7 +263,7 @@ export function resolveOmniSettings(options: OmniMetricsOptions, env: NodeJS.Pro
     logSink: options.logSink,
     genAiMetrics: options.genAiMetrics === true,
     processMetrics: options.processMetrics !== false,
-    exemplars: options.exemplars ?? tracingRegistered(),
+    exemplars: options.exemplars ?? (tracingRegistered() || 'when-traced'),
     selfCheckIntervalSeconds: sdkDisabled ? undefined : selfCheckIntervalSeconds,
     enginePull: sdkDisabled ? undefined : enginePull,
     exportSettings,

@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerOptions, type ServerResponse } from 'node:http';
 import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { checkObject, checkString, optionKeys } from '../views/option-checks';
+import { checkObject, checkString, optionKeys, shown } from '../views/option-checks';
 import { ConnectionSlots } from './connection-slots';
 import { holdPort, portHeldHere, releasePort } from './ports-held-here';
 import { createMetricsHandler, DEFAULT_METRICS_PATH, type MetricsTextSource } from './metrics-handler';
@@ -101,10 +101,10 @@ export function resolvePrometheusServerSettings(options: PrometheusServerOptions
   const host = options.host ?? nonEmpty(env.OTEL_EXPORTER_PROMETHEUS_HOST) ?? DEFAULT_PROMETHEUS_HOST;
   const port = options.port ?? parsePort(env.OTEL_EXPORTER_PROMETHEUS_PORT) ?? DEFAULT_PROMETHEUS_PORT;
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
-    throw new RangeError(`prometheus.port must be an integer from 0 to 65535, got ${String(port)}`);
+    throw new RangeError(`prometheus.port must be an integer from 0 to 65535, got ${shown(port)}`);
   }
   const path = options.path ?? DEFAULT_METRICS_PATH;
-  if (typeof path !== 'string' || !path.startsWith('/')) throw new TypeError(`prometheus.path must start with '/', got ${String(path)}`);
+  if (typeof path !== 'string' || !path.startsWith('/')) throw new TypeError(`prometheus.path must start with '/', got ${shown(path)}`);
   validateScrapeAuth(options.auth, 'prometheus.auth');
   const writeTimeoutMillis = positiveInteger(options.writeTimeoutMillis, DEFAULT_WRITE_TIMEOUT_MILLIS, 'prometheus.writeTimeoutMillis');
   return {
@@ -247,7 +247,7 @@ function connectionsCheckingInterval(headersTimeoutMillis: number): number {
 
 function positiveInteger(value: number | undefined, fallback: number, option: string): number {
   if (value === undefined) return fallback;
-  if (!Number.isInteger(value) || value < 1) throw new RangeError(`${option} must be a positive integer, got ${String(value)}`);
+  if (!Number.isInteger(value) || value < 1) throw new RangeError(`${option} must be a positive integer, got ${shown(value)}`);
   return value;
 }
 

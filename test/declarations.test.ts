@@ -10,7 +10,8 @@ const ENTRIES = ['omni-otel-metrics', 'omni-otel-metrics/views', 'omni-otel-metr
 
 /**
  * The built `.d.ts` / `.d.mts` as a consumer compiles them with TypeScript's strictest library
- * settings (`tsc --init` now writes `types: []`; `skipLibCheck: false` checks every declaration):
+ * settings (`tsc --init` now writes `types: []`; `skipLibCheck: false` checks every declaration;
+ * `exactOptionalPropertyTypes`, which `tsc --init` turns on too, tells `x?: T` from `x?: T | undefined`):
  * a project of its own whose node_modules hold the package, the OpenTelemetry packages and
  * @types/node, importing every entry from CommonJS and from ESM. Needs `dist/` (`npm run build`,
  * which `npm test` runs first).
@@ -22,7 +23,7 @@ describe('the built declarations', () => {
     if (project !== undefined) rmSync(project, { recursive: true, force: true });
   });
 
-  it('compile under types: [] and skipLibCheck: false, from CommonJS and from ESM', async function () {
+  it('compile under types: [], skipLibCheck: false and exactOptionalPropertyTypes, from CommonJS and from ESM', async function () {
     this.timeout(120_000);
     project = mkdtempSync(join(tmpdir(), 'omni-declarations-'));
     const modules = join(project, 'node_modules');
@@ -38,7 +39,16 @@ describe('the built declarations', () => {
     writeFileSync(
       join(project, 'tsconfig.json'),
       JSON.stringify({
-        compilerOptions: { strict: true, noEmit: true, types: [], skipLibCheck: false, module: 'nodenext', moduleResolution: 'nodenext', target: 'es2022' },
+        compilerOptions: {
+          strict: true,
+          exactOptionalPropertyTypes: true,
+          noEmit: true,
+          types: [],
+          skipLibCheck: false,
+          module: 'nodenext',
+          moduleResolution: 'nodenext',
+          target: 'es2022',
+        },
         files: ['use-cjs.cts', 'use-esm.mts'],
       }),
     );

@@ -23,6 +23,7 @@ import { EngineServer, fixtureText } from './engine-pull/support/engine-server';
 import { startOtlpReceiver } from './otlp/support/otlp-receiver';
 import { captureConsole } from './support/console-capture';
 import { viewOfLogLines, viewOfMetricData, viewOfOtlp, viewOfProtobuf, viewOfText, type FeatureView } from './support/feature-views';
+import { withoutIpcChannel } from './support/ipc-channel';
 import { httpGet } from './support/http';
 
 /**
@@ -267,7 +268,8 @@ const MODES: Record<string, () => Promise<ModeResult>> = {
       try {
         EVENTS.forEach((event, i) => event(workers[i % 2]!));
         // What serveClusterWorker says at each worker's startup (its IPC channel is all this process lacks).
-        for (const worker of workers) assert.throws(() => serveClusterWorker(worker), /must run in a worker started by cluster\.fork\(\)/);
+        for (const worker of workers)
+          assert.throws(() => withoutIpcChannel(() => serveClusterWorker(worker)), /must run in a worker started by cluster\.fork\(\)/);
         // What the primary does with the workers' snapshots on a scrape.
         const snapshots = await Promise.all(workers.map(async (worker) => familiesSnapshot(await worker.prometheusReader!.expositionFamilies())));
         const merged = mergeSnapshots(EMPTY_SNAPSHOT, JSON.parse(JSON.stringify(snapshots)), () => 'sum');

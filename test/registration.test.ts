@@ -63,6 +63,7 @@ describe('registerOmniMetrics', () => {
       prometheusReader: reader,
       prometheus: false,
       logIntervalSeconds: 0,
+      selfCheck: false,
     });
     handle.pipeline.requestFailed();
     const text = await handle.metricsText();

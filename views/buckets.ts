@@ -1,3 +1,5 @@
+import { shown } from './option-checks';
+
 /**
  * Bucket boundaries, in the units the families observe (seconds, bytes, tokens, ratios).
  * Values are the upstream projects' own: vLLM's `vllm/v1/metrics/buckets.py` and vLLM-Omni's
@@ -42,7 +44,7 @@ export const NIXL_NUM_DESCRIPTORS_BUCKETS = [10, 20, 30, 50, 75, 100, 200, 400, 
  */
 export function build125Buckets(maxModelLen: number): number[] {
   if (!Number.isInteger(maxModelLen) || maxModelLen < 1) {
-    throw new RangeError(`maxModelLen must be a positive integer, got ${String(maxModelLen)}`);
+    throw new RangeError(`maxModelLen must be a positive integer, got ${shown(maxModelLen)}`);
   }
   const buckets: number[] = [];
   for (let exponent = 0; ; exponent++) {

@@ -7,6 +7,7 @@ import { findPrintedNameClash } from './printed-names';
 import { REQUEST_LABEL_FAMILIES } from './request-label-families';
 import { PROCESS_FAMILIES, type ProcessFamilyKey } from './process-families';
 import { UPSTREAM_FAMILIES, type UpstreamFamilyKey } from './upstream-families';
+import { checkObject, optionKeys, shown } from './option-checks';
 
 /** Optional vLLM features whose families vLLM registers only when the feature is configured. */
 export interface FeatureOptions {
@@ -67,6 +68,21 @@ export interface CatalogOptions {
   readonly requestLabels?: readonly string[];
 }
 
+const CATALOG_OPTION_KEYS = optionKeys<CatalogOptions>({
+  logStats: true,
+  prefix: true,
+  maxModelLen: true,
+  features: true,
+  showHiddenMetrics: true,
+  showHiddenMetricsForVersion: true,
+  buckets: true,
+  customFamilies: true,
+  processMetrics: true,
+  stageNames: true,
+  everyGroup: true,
+  requestLabels: true,
+});
+
 /** A user family from the config file; `name` is the exposed name. */
 export interface CustomFamily {
   readonly name: string;
@@ -115,9 +131,10 @@ export const DEFAULT_MAX_MODEL_LEN = 4096;
 
 /** Settles the catalog for one configuration: which families are registered, and their exact shape. */
 export function resolveCatalog(options: CatalogOptions = {}): ResolvedCatalog {
+  checkObject(options, 'catalog', CATALOG_OPTION_KEYS);
   const prefix = options.prefix ?? DEFAULT_PIPELINE_PREFIX;
   if (!PIPELINE_PREFIXES.includes(prefix)) {
-    throw new RangeError(`prefix must be one of ${PIPELINE_PREFIXES.join(', ')}; got ${String(prefix)}`);
+    throw new RangeError(`prefix must be one of ${PIPELINE_PREFIXES.join(', ')}; got ${shown(prefix)}`);
   }
   const requestTokenBuckets = build125Buckets(options.maxModelLen ?? DEFAULT_MAX_MODEL_LEN);
   const enabled = enabledGroups(options);

@@ -29,11 +29,15 @@ export function checked<T>(option: string, check: () => T): T {
   }
 }
 
-/** How a rejected value is shown: strings quoted, everything else as JSON where it can be. */
+/**
+ * How a rejected value is shown: a string quoted and named as one (`'9464'` where a number belongs
+ * must not read as `9464`), a number as JavaScript prints it (`NaN`, not JSON's `null`), everything
+ * else as JSON where it can be.
+ */
 export function shown(value: unknown): string {
-  if (typeof value === 'string') return JSON.stringify(value);
+  if (typeof value === 'string') return `the string ${JSON.stringify(value)}`;
   if (typeof value === 'function') return 'a function';
-  if (typeof value === 'bigint' || typeof value === 'symbol' || value === undefined) return String(value);
+  if (typeof value === 'number' || typeof value === 'bigint' || typeof value === 'symbol' || value === undefined) return String(value);
   try {
     return JSON.stringify(value) ?? String(value);
   } catch {
@@ -54,14 +58,33 @@ export function checkObject(value: unknown, option: string, accepted: readonly s
   for (const key of Object.keys(value)) {
     if (accepted.includes(key)) continue;
     const path = option === '' ? key : `${option}.${key}`;
-    const guess = closest(key, accepted);
-    const hint = guess === undefined ? '' : ` (did you mean ${JSON.stringify(guess)}?)`;
-    throw new OmniOptionError(path, `unknown option ${JSON.stringify(path)}${hint}; ${option === '' ? 'options' : option} accepts ${accepted.join(', ')}`);
+    throw new OmniOptionError(
+      path,
+      `unknown option ${JSON.stringify(path)}${didYouMean(key, accepted)}; ${option === '' ? 'options' : option} accepts ${accepted.join(', ')}`,
+    );
   }
 }
 
 export function checkOneOf<T>(value: unknown, option: string, accepted: readonly T[]): asserts value is T | undefined {
-  if (value !== undefined && !accepted.includes(value as T)) fail(option, `one of ${accepted.map(shown).join(', ')}`, value);
+  if (value !== undefined && !accepted.includes(value as T)) {
+    throw new OmniOptionError(
+      option,
+      `${option} must be one of ${accepted.map((one) => JSON.stringify(one)).join(', ')}; got ${shown(value)}${didYouMean(value, accepted)}`,
+    );
+  }
+}
+
+/**
+ * ` (did you mean "x"?)` when a refused value is a string close to exactly one accepted one (a typo,
+ * another case, or the start of a longer name: `orchestrator` for `orchestratorClass`), else ''.
+ */
+export function didYouMean(value: unknown, accepted: readonly unknown[]): string {
+  if (typeof value !== 'string') return '';
+  const guess = closest(
+    value,
+    accepted.filter((one): one is string => typeof one === 'string'),
+  );
+  return guess === undefined ? '' : ` (did you mean ${JSON.stringify(guess)}?)`;
 }
 
 export function checkBoolean(value: unknown, option: string): asserts value is boolean | undefined {
@@ -93,11 +116,22 @@ export function checkMethods(value: unknown, option: string, methods: readonly s
   }
 }
 
-/** The accepted key within edit distance 2 or equal ignoring case, if exactly one is that close. */
+/**
+ * The accepted name nearest `key` ignoring case, if exactly one is nearest: within edit distance 2,
+ * or (for a key of 4 letters or more) one that starts with it or that it starts with.
+ */
 function closest(key: string, accepted: readonly string[]): string | undefined {
   const lower = key.toLowerCase();
-  const near = accepted.filter((candidate) => candidate.toLowerCase() === lower || editDistance(candidate.toLowerCase(), lower) <= 2);
-  return near.length === 1 ? near[0] : undefined;
+  const distanceTo = (candidate: string): number => {
+    const other = candidate.toLowerCase();
+    const distance = editDistance(other, lower);
+    if (distance <= 2) return distance;
+    return lower.length >= 4 && (other.startsWith(lower) || lower.startsWith(other)) ? 3 : Infinity;
+  };
+  const ranked = accepted.map((candidate) => ({ candidate, distance: distanceTo(candidate) })).filter((one) => one.distance < Infinity);
+  const best = Math.min(...ranked.map((one) => one.distance));
+  const nearest = ranked.filter((one) => one.distance === best);
+  return nearest.length === 1 ? nearest[0]?.candidate : undefined;
 }
 
 function editDistance(a: string, b: string): number {

@@ -29,8 +29,13 @@ const ENGINE = 'model_name="$model_name", stage=~"$stage", replica=~"$replica"';
 const MODEL = 'model_name="$model_name"';
 /** Series of a per-stage family (no replica label). */
 const STAGE = 'model_name="$model_name", stage=~"$stage"';
-/** Series of a request family labelled by tenant (the `requestLabels` option), narrowed by the tenant variable. */
-const TENANT = 'model_name="$model_name", tenant=~"$tenant"';
+/**
+ * The tenant series of a request family (the `requestLabels` option), narrowed by the tenant
+ * variable. `tenant!=""` keeps out the series without a tenant label, which `tenant=~".*"` (All)
+ * would match: a tenant panel is empty without the option.
+ */
+const TENANT_ONLY = 'tenant=~"$tenant", tenant!=""';
+const TENANT = `model_name="$model_name", ${TENANT_ONLY}`;
 const RATE = '[$__rate_interval]';
 const STAGE_REPLICA = 'stage {{stage}} / replica {{replica}}';
 const EDGE = '{{from_stage}}/{{from_replica}} → {{to_stage}}/{{to_replica}}';
@@ -399,7 +404,7 @@ const ROWS: ReadonlyArray<{ readonly title: string; readonly panels: readonly Pa
         title: 'Audio time to first packet per priority',
         description: 'p99 arrival to the first audio packet, per priority class (all tenants of the selection).',
         unit: 's',
-        targets: [{ expr: quantile(0.99, 'vllm:omni_audio_ttfp_s', 'priority', `${ENGINE}, tenant=~"$tenant"`), legend: 'p99 {{priority}}' }],
+        targets: [{ expr: quantile(0.99, 'vllm:omni_audio_ttfp_s', 'priority', `${ENGINE}, ${TENANT_ONLY}`), legend: 'p99 {{priority}}' }],
       },
       {
         title: 'Queue wait per priority',
@@ -420,7 +425,16 @@ const ROWS: ReadonlyArray<{ readonly title: string; readonly panels: readonly Pa
   },
 ];
 
-function queryVariable(name: string, label: string, query: string, multi: boolean): object {
+/**
+ * Every stage, named where `vllm:omni_stage_info` names it: its series (stage and stage_name) and,
+ * for stages it does not name, the stages engines report. Grafana's `query_result` lists them; the
+ * variable's regex takes the id as the value and the name, when there is one, as the text.
+ */
+const STAGE_CHOICES = `query_result(max by (stage, stage_name) (vllm:omni_stage_info{model_name="$model_name"}) or on (stage) max by (stage) (vllm:num_requests_running{model_name="$model_name"}))`;
+/** Grafana prints each result as `{stage="3",stage_name="diffusion"} 1 1764113643000`: labels sorted, joined by commas. */
+const STAGE_CHOICE_REGEX = '/stage="(?<value>[^"]*)"(?:,stage_name="(?<text>[^"]*)")?/';
+
+function queryVariable(name: string, label: string, query: string, multi: boolean, regex?: string): object {
   return {
     name,
     label,
@@ -428,6 +442,7 @@ function queryVariable(name: string, label: string, query: string, multi: boolea
     datasource: DATASOURCE,
     query: { query, refId: `${name}-query` },
     definition: query,
+    ...(regex === undefined ? {} : { regex }),
     refresh: 2,
     sort: 1,
     multi,
@@ -506,7 +521,7 @@ export function buildDashboard(): object {
       list: [
         { name: 'datasource', label: 'Data source', type: 'datasource', query: 'prometheus', current: {}, hide: 0, options: [], refresh: 1 },
         queryVariable('model_name', 'Model', 'label_values(vllm:omni_num_requests_running, model_name)', false),
-        queryVariable('stage', 'Stage', 'label_values(vllm:num_requests_running{model_name="$model_name"}, stage)', true),
+        queryVariable('stage', 'Stage', STAGE_CHOICES, true, STAGE_CHOICE_REGEX),
         queryVariable('replica', 'Replica', 'label_values(vllm:num_requests_running{model_name="$model_name", stage=~"$stage"}, replica)', true),
         queryVariable('tenant', 'Tenant', 'label_values(vllm:omni_requests_success_total{model_name="$model_name"}, tenant)', true),
       ],

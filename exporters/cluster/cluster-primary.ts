@@ -18,7 +18,7 @@ import { mergeSnapshots, retireSnapshot, type GaugeMerge, type GaugeMergePolicy 
 import { isProtocolMessage, type ProtocolMessage, type SnapshotMessage } from './protocol';
 import { EMPTY_SNAPSHOT, type ClusterSnapshot, type SnapshotHistogram } from '../snapshot';
 import { SnapshotChecker } from './snapshot-check';
-import { checkObject, optionKeys } from '../../views/option-checks';
+import { checkObject, optionKeys, shown } from '../../views/option-checks';
 import { WarnOnce } from '../../views/diag-warnings';
 
 const CLUSTER_PRIMARY_OPTION_KEYS = optionKeys<ClusterPrimaryOptions>({
@@ -103,10 +103,10 @@ export async function startClusterPrimary(options: ClusterPrimaryOptions): Promi
   if (!cluster.isPrimary) throw new Error('startClusterPrimary must run in the cluster primary (cluster.isPrimary)');
   const collectTimeoutMillis = options.collectTimeoutMillis ?? DEFAULT_COLLECT_TIMEOUT_MILLIS;
   if (!(collectTimeoutMillis > 0) || !Number.isFinite(collectTimeoutMillis)) {
-    throw new RangeError(`collectTimeoutMillis must be a finite number > 0, got ${String(collectTimeoutMillis)}`);
+    throw new RangeError(`collectTimeoutMillis must be a finite number > 0, got ${shown(collectTimeoutMillis)}`);
   }
   for (const [name, merge] of Object.entries(options.gaugeMerge ?? {})) {
-    if (!GAUGE_MERGES.includes(merge)) throw new RangeError(`gaugeMerge[${name}] must be one of ${GAUGE_MERGES.join(', ')}, got ${String(merge)}`);
+    if (!GAUGE_MERGES.includes(merge)) throw new RangeError(`gaugeMerge[${name}] must be one of ${GAUGE_MERGES.join(', ')}, got ${shown(merge)}`);
   }
   const catalog = isResolvedCatalog(options.catalog) ? options.catalog : resolveCatalog(options.catalog);
   const naming = options.naming ?? 'vllm';

@@ -2,7 +2,7 @@ import { packageDiag } from '../../views/package-diag';
 import { isProtocolMessage, type ProtocolMessage, type SnapshotMessage } from './protocol';
 import { familiesSnapshot } from '../exposition/snapshot-families';
 import type { ExpositionFamily } from '../exposition/model';
-import { checkObject, OmniOptionError } from '../../views/option-checks';
+import { checkObject, OmniOptionError, shown } from '../../views/option-checks';
 
 export interface ClusterWorkerOptions {
   /**
@@ -55,11 +55,11 @@ export function serveClusterWorker(handle: ClusterWorkerSource, options: Cluster
   }
   const syncIntervalMillis = options.syncIntervalMillis ?? 0;
   if (!(syncIntervalMillis >= 0) || !Number.isFinite(syncIntervalMillis)) {
-    throw new RangeError(`syncIntervalMillis must be a finite number >= 0, got ${String(syncIntervalMillis)}`);
+    throw new RangeError(`syncIntervalMillis must be a finite number >= 0, got ${shown(syncIntervalMillis)}`);
   }
   const flushTimeoutMillis = options.flushTimeoutMillis ?? DEFAULT_FLUSH_TIMEOUT_MILLIS;
   if (!(flushTimeoutMillis > 0) || !Number.isFinite(flushTimeoutMillis)) {
-    throw new RangeError(`flushTimeoutMillis must be a finite number > 0, got ${String(flushTimeoutMillis)}`);
+    throw new RangeError(`flushTimeoutMillis must be a finite number > 0, got ${shown(flushTimeoutMillis)}`);
   }
 
   let stopped = false;

@@ -6,7 +6,7 @@ import type { ResolvedCatalog } from '../../views/catalog';
 import { WarnOnce } from '../../views/diag-warnings';
 import { knownFamilies, type KnownFamily } from './known-families';
 import { formatLogLines, type LogMetricFormat } from './log-lines';
-import { checkObject } from '../../views/option-checks';
+import { checkObject, shown } from '../../views/option-checks';
 
 /** The part of a writable stream the exporter uses. */
 export interface LogLineStream {
@@ -65,7 +65,7 @@ export class LogMetricExporter implements PushMetricExporter {
   constructor(options: LogMetricExporterOptions = {}) {
     checkObject(options, 'LogMetricExporter options', ['format', 'destination', 'hostname', 'catalog']);
     const format = options.format ?? 'statsd';
-    if (format !== 'statsd' && format !== 'json') throw new RangeError(`format must be "statsd" or "json", got ${String(format)}`);
+    if (format !== 'statsd' && format !== 'json') throw new RangeError(`format must be "statsd" or "json", got ${shown(format)}`);
     const destination = options.destination ?? 'stdout';
     if (!isDestination(destination)) {
       throw new TypeError('destination must be "stdout", "stderr", a writable stream or { file: path }');

@@ -1,5 +1,5 @@
 import { packageDiag } from '../../views/package-diag';
-import { checkObject, OmniOptionError, optionKeys } from '../../views/option-checks';
+import { checkObject, didYouMean, OmniOptionError, optionKeys, shown } from '../../views/option-checks';
 import { isHttpUrl, type FromVariable, type OtelEnvConfig } from './otel-env';
 import {
   DEFAULT_EXPORT_INTERVAL_MILLIS,
@@ -123,11 +123,15 @@ const OTLP_OPTION_KEYS = optionKeys<OtlpOptions>({
 
 function validateOptions(options: ExportOptions): void {
   if (options.exporters !== undefined) {
-    if (!Array.isArray(options.exporters) || options.exporters.some((name) => !METRICS_EXPORTER_NAMES.includes(name))) {
-      throw new OmniOptionError('exporters', `exporters must list only ${METRICS_EXPORTER_NAMES.join(', ')}; got ${JSON.stringify(options.exporters)}`);
+    const unknown = Array.isArray(options.exporters) ? options.exporters.find((name) => !METRICS_EXPORTER_NAMES.includes(name)) : options.exporters;
+    if (unknown !== undefined) {
+      throw new OmniOptionError(
+        'exporters',
+        `exporters must list only ${METRICS_EXPORTER_NAMES.join(', ')}; got ${shown(options.exporters)}${didYouMean(unknown, METRICS_EXPORTER_NAMES)}`,
+      );
     }
     if (options.exporters.includes('none') && options.exporters.length > 1) {
-      throw new OmniOptionError('exporters', `exporters: "none" cannot be combined with other exporters; got ${JSON.stringify(options.exporters)}`);
+      throw new OmniOptionError('exporters', `exporters: "none" cannot be combined with other exporters; got ${shown(options.exporters)}`);
     }
   }
   const otlp = options.otlp;
@@ -140,22 +144,22 @@ function validateOptions(options: ExportOptions): void {
   positiveOption('otlp.exportIntervalMillis', otlp.exportIntervalMillis);
   positiveOption('otlp.exportTimeoutMillis', otlp.exportTimeoutMillis);
   if (otlp.endpoint !== undefined && (typeof otlp.endpoint !== 'string' || otlp.endpoint.trim() === '')) {
-    throw new RangeError(`otlp.endpoint must be a non-empty URL string; got ${JSON.stringify(otlp.endpoint)}`);
+    throw new RangeError(`otlp.endpoint must be a non-empty URL string; got ${shown(otlp.endpoint)}`);
   }
   if (otlp.headers !== undefined) {
     const bad = typeof otlp.headers !== 'object' || otlp.headers === null || Object.values(otlp.headers).some((v) => typeof v !== 'string');
-    if (bad) throw new RangeError(`otlp.headers must map header names to strings; got ${JSON.stringify(otlp.headers)}`);
+    if (bad) throw new RangeError(`otlp.headers must map header names to strings; got ${shown(otlp.headers)}`);
   }
 }
 
 function enumOption<T extends string>(name: string, value: T | undefined, accepted: readonly T[]): void {
   if (value !== undefined && !accepted.includes(value)) {
-    throw new RangeError(`${name} must be one of ${accepted.join(', ')}; got ${JSON.stringify(value)}`);
+    throw new RangeError(`${name} must be one of ${accepted.join(', ')}; got ${shown(value)}${didYouMean(value, accepted)}`);
   }
 }
 
 function positiveOption(name: string, value: number | undefined): void {
   if (value !== undefined && !(typeof value === 'number' && Number.isFinite(value) && value > 0)) {
-    throw new RangeError(`${name} must be a positive number of milliseconds; got ${String(value)}`);
+    throw new RangeError(`${name} must be a positive number of milliseconds; got ${shown(value)}`);
   }
 }

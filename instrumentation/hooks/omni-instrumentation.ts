@@ -11,7 +11,8 @@ import type { InstrumentedMetrics } from './instrumented-metrics';
 import type { OmniRecorders } from '../recorders/recorders';
 import { GEN_AI_METER_NAME, OmniGenAiMetrics } from '../recorders/gen-ai-metrics';
 import { WarnOnce } from '../../views/diag-warnings';
-import { checkArray, checkBoolean, checkObject, optionKeys } from '../../views/option-checks';
+import { packageDiag } from '../../views/package-diag';
+import { checkArray, checkBoolean, checkObject, optionKeys, shown } from '../../views/option-checks';
 import { OMNI_METER_NAME, PACKAGE_VERSION } from '../../views/views';
 import type { PipelineObserver } from '../pipeline/pipeline-observer';
 import { subscribeChannels } from './channels';
@@ -74,6 +75,8 @@ const INSTRUMENTATION_CONFIG_KEYS = optionKeys<OmniInstrumentationConfig>({
 });
 
 const foreignProvider = new WarnOnce(1);
+/** Handles already told that their hooks feed recorders with logStats off. */
+const toldLogStatsOff = new WeakSet<InstrumentedMetrics>();
 const doubleFeed = new WarnOnce();
 const unpatchable = new WarnOnce();
 
@@ -96,14 +99,14 @@ export class OmniInstrumentation extends InstrumentationBase<OmniInstrumentation
   declare private patched: Array<{ owner: object; name: string }> | undefined;
 
   constructor(config: OmniInstrumentationConfig) {
-    if (!config?.metrics) throw new TypeError('OmniInstrumentation needs { metrics } from registerOmniMetrics()');
     checkObject(config, 'OmniInstrumentation config', INSTRUMENTATION_CONFIG_KEYS);
+    if (!config.metrics) throw new TypeError('OmniInstrumentation needs { metrics } from registerOmniMetrics()');
     checkBoolean(config.diagnosticsChannels, 'diagnosticsChannels');
     checkArray(config.modules, 'modules');
     checkHostClasses(config);
     for (const option of ['requestIdleTimeoutMillis', 'maxTrackedRequests'] as const) {
       const value = config[option];
-      if (value !== undefined && (!Number.isInteger(value) || value < 1)) throw new RangeError(`${option} must be a positive integer, got ${String(value)}`);
+      if (value !== undefined && (!Number.isInteger(value) || value < 1)) throw new RangeError(`${option} must be a positive integer, got ${shown(value)}`);
     }
     warnWhenNothingToHook(config);
     super(OMNI_METER_NAME, PACKAGE_VERSION, config);
@@ -184,6 +187,7 @@ export class OmniInstrumentation extends InstrumentationBase<OmniInstrumentation
     const lifetime = { requestIdleTimeoutMillis: this._config.requestIdleTimeoutMillis, maxTrackedRequests: this._config.maxTrackedRequests };
     // The handle's shutdown disables this instrumentation: nothing keeps feeding a handle that is gone.
     feed.open(this, lifetime, () => this.disable());
+    warnWhenLogStatsOff(this._config.metrics);
     super.enable();
     this.listenToClass(this._config.orchestratorClass, 'orchestrator');
     this.listenToClass(this._config.servingClass, 'serving');
@@ -273,4 +277,17 @@ function wrapperFor(kind: 'orchestrator' | 'serving', name: string): WrapperFact
   if (kind === 'orchestrator') return orchestratorWrapper(name as OrchestratorMethod);
   if ((REALTIME_METHODS as readonly string[]).includes(name)) return realtimeWrapper(name as RealtimeMethod);
   return name === 'abort' ? abortWrapper : generateWrapper;
+}
+
+/**
+ * Hooks on a handle registered with logStats off feed recorders that drop every observation
+ * (vLLM-Omni's `--log-stats` gating): said once per handle when they attach, not a self-check
+ * interval later.
+ */
+function warnWhenLogStatsOff(metrics: InstrumentedMetrics): void {
+  if (metrics.settings.logStats || toldLogStatsOff.has(metrics)) return;
+  toldLogStatsOff.add(metrics);
+  packageDiag.warn(
+    'omni-otel-metrics: OmniInstrumentation hooks attached to a handle registered with logStats off: the pipeline families drop every observation they make and no vllm:* engine family is registered (vLLM-Omni gates them on --log-stats); register with logStats: true',
+  );
 }

@@ -1,7 +1,7 @@
 import { packageDiag } from '../../views/package-diag';
 import type { FeatureOptions } from '../../views/catalog';
 import { LimitedWarning, WarnOnce } from '../../views/diag-warnings';
-import { checkObject, optionKeys } from '../../views/option-checks';
+import { checkObject, optionKeys, shown } from '../../views/option-checks';
 import type { StageReplica, StageReplicaMap } from '../../views/stage-replica-map';
 import type { SeriesStore } from '../../views/store/series-store';
 import { SmallIntMap } from '../../views/small-int-map';
@@ -88,7 +88,7 @@ export class OmniStatLogger {
     this.wallClock = options.wallClock ?? (() => Date.now() / 1000);
     this.genAi = options.genAi;
     const interval = options.logIntervalSeconds ?? DEFAULT_LOG_STATS_INTERVAL_SECONDS;
-    if (!(interval >= 0)) throw new RangeError(`logIntervalSeconds must be >= 0, got ${String(interval)}`);
+    if (!(interval >= 0)) throw new RangeError(`logIntervalSeconds must be >= 0, got ${shown(interval)}`);
     const entries = options.stageReplicaMap.entries();
     const bound = bindEngineSeries(
       store,

@@ -1,6 +1,6 @@
 import { diag } from '@opentelemetry/api';
 import { hasDiagLogger, packageDiag } from '../../views/package-diag';
-import { checkObject } from '../../views/option-checks';
+import { checkObject, shown } from '../../views/option-checks';
 import type { SilentFamilyCheck } from './self-check';
 import type { SelfCheckOptions, SelfCheckReport, SilentFamily } from './types';
 
@@ -26,7 +26,7 @@ export function resolveSelfCheckInterval(option: false | SelfCheckOptions | unde
   checkObject(option, 'selfCheck', ['intervalSeconds']);
   const seconds = option.intervalSeconds ?? DEFAULT_SELF_CHECK_INTERVAL_SECONDS;
   if (typeof seconds !== 'number' || !Number.isFinite(seconds) || seconds <= 0) {
-    throw new RangeError(`selfCheck.intervalSeconds must be a finite number > 0, got ${String(seconds)}`);
+    throw new RangeError(`selfCheck.intervalSeconds must be a finite number > 0, got ${shown(seconds)}`);
   }
   return seconds;
 }

@@ -248,11 +248,7 @@ export class SilentFamilyCheck {
       const missing = source.methods.find((method) => hostCalls.count(method) === 0);
       if (missing !== undefined) {
         const hooks = hostCalls.attached ? 'the hooks are attached' : 'the hooks were attached (they are detached now)';
-        return {
-          reason: 'host-method-not-called',
-          method: missing,
-          detail: `${hooks} but ${missing} was never called (nor its diagnostics channel published): the host class has no ${missing}, or never calls it`,
-        };
+        return { reason: 'host-method-not-called', method: missing, detail: `${hooks} but ${notCalledCause(missing, hostCalls)}` };
       }
       const calls = source.methods.map((method) => `${method} ×${hostCalls.count(method)}`).join(', ');
       return {
@@ -265,6 +261,19 @@ export class SilentFamilyCheck {
       detail: `nothing reached its recorder and no OmniInstrumentation hooks feed this handle: it comes from ${source.via}`,
     };
   }
+}
+
+/**
+ * Why `method` was never seen called. A method the host holds from before the hooks were attached
+ * (bound or destructured: `const generate = serving.generate.bind(serving)`) calls the original,
+ * which the hooks never see: when the orchestrator's addRequest was called and generate never was,
+ * that is the cause, since generate is what adds a served request.
+ */
+function notCalledCause(method: HostMethod, hostCalls: HostCallCounts): string {
+  const boundBefore = `a ${method} bound or copied before the hooks were attached (\`const ${method} = host.${method}.bind(host)\`, a destructured method) calls the original, which the hooks never see: create the OmniInstrumentation before the host binds its methods`;
+  const requestsAdded = hostCalls.count('addRequest');
+  if (method === 'generate' && requestsAdded > 0) return `generate was never called through them while addRequest was (×${requestsAdded}): ${boundBefore}`;
+  return `${method} was never called (nor its diagnostics channel published): the host class has no ${method}, or never calls it, or ${boundBefore}`;
 }
 
 /** Upstream histograms observed at every engine step, a step without requests included. */

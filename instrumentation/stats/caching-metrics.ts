@@ -1,4 +1,5 @@
 import type { BaseCacheStats } from './types';
+import { shown } from '../../views/option-checks';
 
 export const DEFAULT_MAX_RECENT_CACHE_REQUESTS = 1000;
 
@@ -27,7 +28,7 @@ export class CachingMetrics {
 
   constructor({ maxRecentRequests = DEFAULT_MAX_RECENT_CACHE_REQUESTS }: CachingMetricsOptions = {}) {
     if (!Number.isFinite(maxRecentRequests) || maxRecentRequests < 0) {
-      throw new RangeError(`maxRecentRequests must be a non-negative number, got ${String(maxRecentRequests)}`);
+      throw new RangeError(`maxRecentRequests must be a non-negative number, got ${shown(maxRecentRequests)}`);
     }
     this.maxRecentRequests = maxRecentRequests;
   }

@@ -1,4 +1,5 @@
 import { packageDiag } from '../../views/package-diag';
+import { shown } from '../../views/option-checks';
 
 /** vLLM's `VLLM_LOG_STATS_INTERVAL` default. */
 export const DEFAULT_LOG_STATS_INTERVAL_SECONDS = 10;
@@ -51,7 +52,7 @@ export class PeriodicLogger {
     timers = nodeTimers,
   }: PeriodicLoggerOptions = {}) {
     if (!Number.isFinite(intervalSeconds) || intervalSeconds <= 0) {
-      throw new RangeError(`intervalSeconds must be a positive number, got ${String(intervalSeconds)}`);
+      throw new RangeError(`intervalSeconds must be a positive number, got ${shown(intervalSeconds)}`);
     }
     this.intervalSeconds = intervalSeconds;
     this.loggers = new Set(loggers);

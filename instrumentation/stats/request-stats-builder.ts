@@ -9,6 +9,7 @@ import {
   type RequestStateStats,
   type SchedulerStats,
 } from './types';
+import { shown } from '../../views/option-checks';
 
 export interface ArrivedInfo {
   /** Frontend wall clock seconds since the epoch (`time.time()` domain) at which the request arrived. */
@@ -86,7 +87,7 @@ export class RequestStatsBuilder {
 
   constructor({ maxTrackedRequests = DEFAULT_MAX_TRACKED_REQUESTS }: RequestStatsBuilderOptions = {}) {
     if (!Number.isInteger(maxTrackedRequests) || maxTrackedRequests < 1) {
-      throw new RangeError(`maxTrackedRequests must be a positive integer, got ${String(maxTrackedRequests)}`);
+      throw new RangeError(`maxTrackedRequests must be a positive integer, got ${shown(maxTrackedRequests)}`);
     }
     this.maxTrackedRequests = maxTrackedRequests;
   }

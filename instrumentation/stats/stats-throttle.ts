@@ -1,4 +1,5 @@
 import { monotonicSeconds, type SecondsClock } from './clock';
+import { shown } from '../../views/option-checks';
 
 /** vLLM-Omni's `_STATS_INTERVAL_S`: scheduler stats are built at most once per second per scheduler. */
 export const DEFAULT_STATS_INTERVAL_SECONDS = 1;
@@ -25,7 +26,7 @@ export class StatsThrottle {
 
   constructor({ intervalSeconds = DEFAULT_STATS_INTERVAL_SECONDS, clock = monotonicSeconds }: StatsThrottleOptions = {}) {
     if (!Number.isFinite(intervalSeconds) || intervalSeconds < 0) {
-      throw new RangeError(`intervalSeconds must be a non-negative number, got ${String(intervalSeconds)}`);
+      throw new RangeError(`intervalSeconds must be a non-negative number, got ${shown(intervalSeconds)}`);
     }
     this.intervalSeconds = intervalSeconds;
     this.clock = clock;

@@ -1,3 +1,5 @@
+import { shown } from '../../views/option-checks';
+
 /**
  * Stats records of vLLM V1 (`vllm/v1/metrics/stats.py`, `vllm/v1/spec_decode/metrics.py`, the NIXL KV connector
  * stats), with camelCase names. Hosts that already produce vLLM's objects hand in equivalent plain objects; the
@@ -207,7 +209,7 @@ export class SpecDecodingStats implements SpecDecodingCounts {
 
   constructor(numSpecTokens: number) {
     if (!Number.isInteger(numSpecTokens) || numSpecTokens < 0) {
-      throw new RangeError(`numSpecTokens must be a non-negative integer, got ${String(numSpecTokens)}`);
+      throw new RangeError(`numSpecTokens must be a non-negative integer, got ${shown(numSpecTokens)}`);
     }
     this.numSpecTokens = numSpecTokens;
     this.numAcceptedTokensPerPos = new Array<number>(numSpecTokens).fill(0);

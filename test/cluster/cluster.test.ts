@@ -7,6 +7,7 @@ import { PROTOBUF_CONTENT_TYPE } from '../../exporters/protobuf-negotiation';
 import { decodeMetricFamilies, type DecodedExemplar, type DecodedHistogram } from '../support/prometheus-protobuf';
 import { quietHandle } from '../support/quiet-handle';
 import { parseSamples } from '../support/exposition';
+import { expectPrinted } from '../support/console-capture';
 import { tracedRequest, type TestCommand, type TestReply } from './fixtures/metrics-worker';
 
 const E2E = 'vllm:omni_e2e_request_latency_s';
@@ -329,44 +330,51 @@ describe('cluster scale-out: a worker gone wrong cannot take the primary down', 
     });
     const [w0, w1, hostile] = await Promise.all([fork(0), fork(1), fork(2)]);
     const latency = 'vllm:omni_e2e_request_latency_s';
-    // A far-ahead `seq`: the hostile worker's own later snapshots are older, so this one stays its live snapshot.
-    const sent = nextReply(hostile.worker, 'sent');
-    command(hostile.worker, {
-      test: 'send-raw',
-      message: {
-        omniOtelMetrics: 1,
-        type: 'snapshot',
-        seq: 1e9,
-        snapshot: {
-          metrics: [
-            {
-              name: 'vllm:omni_requests_success_total',
-              kind: 'counter',
-              description: 'x',
-              unit: '',
-              points: [{ attributes: null, value: 1 }, null, { attributes: { finished_reason: 'stop', model_name: 'm' }, value: 7, startTime: 1 }],
+    // Said once, as the primary takes the snapshot in: what it left out, per family.
+    const first = await expectPrinted(
+      [
+        /^omni-otel-metrics: cluster worker \d+ sent points the primary cannot merge; they are left out, the rest is served: vllm:omni_requests_success_total: 2 point\(s\) dropped \(attributes that are not a map of strings, numbers or booleans\); vllm:e2e_request_latency_seconds: 1 point\(s\) dropped \(a histogram value that is not an object\); vllm:omni_e2e_request_latency_s: 1 point\(s\) dropped \(bucket bounds other than the primary's /,
+      ],
+      async () => {
+        // A far-ahead `seq`: the hostile worker's own later snapshots are older, so this one stays its live snapshot.
+        const sent = nextReply(hostile.worker, 'sent');
+        command(hostile.worker, {
+          test: 'send-raw',
+          message: {
+            omniOtelMetrics: 1,
+            type: 'snapshot',
+            seq: 1e9,
+            snapshot: {
+              metrics: [
+                {
+                  name: 'vllm:omni_requests_success_total',
+                  kind: 'counter',
+                  description: 'x',
+                  unit: '',
+                  points: [{ attributes: null, value: 1 }, null, { attributes: { finished_reason: 'stop', model_name: 'm' }, value: 7, startTime: 1 }],
+                },
+                {
+                  name: 'vllm:e2e_request_latency_seconds',
+                  kind: 'histogram',
+                  description: 'x',
+                  unit: '',
+                  points: [{ attributes: { model_name: 'm' }, value: 42 }],
+                },
+                {
+                  name: latency,
+                  kind: 'histogram',
+                  description: 'x',
+                  unit: '',
+                  points: [{ attributes: { model_name: 'm' }, value: { boundaries: [1, 5], counts: [500, 0, 0], sum: 50, count: 500 } }],
+                },
+              ],
             },
-            {
-              name: 'vllm:e2e_request_latency_seconds',
-              kind: 'histogram',
-              description: 'x',
-              unit: '',
-              points: [{ attributes: { model_name: 'm' }, value: 42 }],
-            },
-            {
-              name: latency,
-              kind: 'histogram',
-              description: 'x',
-              unit: '',
-              points: [{ attributes: { model_name: 'm' }, value: { boundaries: [1, 5], counts: [500, 0, 0], sum: 50, count: 500 } }],
-            },
-          ],
-        },
+          },
+        });
+        await sent;
+        return scrape();
       },
-    });
-    await sent;
-
-    const first = await scrape();
+    );
     const healthy = expectedMerge([w0.text, w1.text], [w0.text, w1.text]);
     const stop = sampleKey('vllm:omni_requests_success_total', { finished_reason: 'stop', model_name: 'm' });
     const latencyCount = sampleKey(`${latency}_count`, { model_name: 'm' });

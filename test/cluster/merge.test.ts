@@ -12,6 +12,7 @@ import { registerOmniMetrics } from '../../register';
 import { declaredFamilies } from '../../views/declared-families';
 import { resolveCatalog } from '../../views/catalog';
 import { PROMETHEUS_CLIENT_DEFAULT_BUCKETS, SECONDS_BUCKETS, SECONDS_FAST_BUCKETS } from '../../views/buckets';
+import { expectPrinted } from '../support/console-capture';
 import { declaredFamilyNames, parseSamples } from '../support/exposition';
 
 const SUM_ALL: GaugeMergePolicy = () => 'sum';
@@ -53,6 +54,7 @@ const WORKER_OPTIONS: OmniMetricsOptions = {
   cacheConfig: { block_size: 16 },
   // Each process's own memory and CPU: not what the merge tests compare.
   processMetrics: false,
+  selfCheck: false,
 };
 
 describe('cluster snapshots and their merge', () => {
@@ -71,15 +73,17 @@ describe('cluster snapshots and their merge', () => {
     assert.equal(valueOf(merged, 'c_total', { x: '2', y: '2' }), 1);
   });
 
-  it('sums histogram buckets, counts and sums; drops a worker with other bounds', () => {
-    const merged = mergeSnapshots(
-      EMPTY_SNAPSHOT,
-      [
-        { metrics: [histogram('h', [1, 2], [1, 0, 2], 6.5)] },
-        { metrics: [histogram('h', [1, 2], [0, 3, 1], 8)] },
-        { metrics: [histogram('h', [1, 5], [9, 9, 9], 99)] },
-      ],
-      SUM_ALL,
+  it('sums histogram buckets, counts and sums; drops a worker with other bounds, with a warning', async () => {
+    const merged = await expectPrinted(["omni-otel-metrics: h: workers use different bucket bounds; the mismatching worker's series is dropped"], () =>
+      mergeSnapshots(
+        EMPTY_SNAPSHOT,
+        [
+          { metrics: [histogram('h', [1, 2], [1, 0, 2], 6.5)] },
+          { metrics: [histogram('h', [1, 2], [0, 3, 1], 8)] },
+          { metrics: [histogram('h', [1, 5], [9, 9, 9], 99)] },
+        ],
+        SUM_ALL,
+      ),
     );
     assert.deepEqual(valueOf(merged, 'h', { model_name: 'm' }), { boundaries: [1, 2], counts: [1, 3, 3], sum: 14.5, count: 7 });
   });
@@ -108,8 +112,10 @@ describe('cluster snapshots and their merge', () => {
     assert.deepEqual(mergeSnapshots(retired, live, policy), merged);
   });
 
-  it('drops a stream whose kind differs between workers', () => {
-    const merged = mergeSnapshots(EMPTY_SNAPSHOT, [{ metrics: [counter('a', [[{}, 1]])] }, { metrics: [gauge('a', [[{}, 5]])] }], SUM_ALL);
+  it('drops a stream whose kind differs between workers, with a warning', async () => {
+    const merged = await expectPrinted(['omni-otel-metrics: a is a gauge in one worker and a counter in another; the gauge is dropped'], () =>
+      mergeSnapshots(EMPTY_SNAPSHOT, [{ metrics: [counter('a', [[{}, 1]])] }, { metrics: [gauge('a', [[{}, 5]])] }], SUM_ALL),
+    );
     assert.equal(valueOf(merged, 'a'), 1);
   });
 

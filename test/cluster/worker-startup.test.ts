@@ -3,6 +3,7 @@ import { serveClusterWorker } from '../../exporters/cluster/cluster-worker';
 import { registerOmniMetrics, type OmniMetricsHandle } from '../../register';
 import type { RequestLabelOptions } from '../../instrumentation/pipeline/request-labels';
 import { OmniOptionError } from '../../views/option-checks';
+import { withoutIpcChannel } from '../support/ipc-channel';
 import type { OmniMetricsOptions } from '../../options';
 
 async function worker(requestLabels?: readonly RequestLabelOptions[], more: Partial<OmniMetricsOptions> = {}): Promise<OmniMetricsHandle> {
@@ -42,7 +43,7 @@ describe('node:cluster workers: what they refuse and say at startup', () => {
   it('an allow-list, the same in every worker, passes the check (here the missing IPC channel is the next refusal)', async () => {
     const handle = await worker([{ name: 'tenant', from: (request) => request.tenant, values: ['alpha', 'bravo'] }]);
     try {
-      assert.throws(() => serveClusterWorker(handle), /must run in a worker started by cluster\.fork\(\)/);
+      assert.throws(() => withoutIpcChannel(() => serveClusterWorker(handle)), /must run in a worker started by cluster\.fork\(\)/);
     } finally {
       await handle.shutdown();
     }

@@ -6,8 +6,6 @@ import { needPeer } from '../support/peers/need-peer';
 import { checkConfig } from '../support/promtool';
 import { codeBlocks, documentationPages, readPage, ROOT } from './doc-pages';
 
-const prometheus3 = needPeer('prometheus3', "the Prometheus configurations of the docs, checked by Prometheus 3's promtool");
-
 /** Every YAML block of the docs that is a Prometheus configuration (it has `scrape_configs`), with where it is. */
 function prometheusConfigs(): Array<{ where: string; yaml: string }> {
   return documentationPages().flatMap((page) =>
@@ -18,11 +16,12 @@ function prometheusConfigs(): Array<{ where: string; yaml: string }> {
 }
 
 describe('the Prometheus configurations the docs show', function () {
+  const prometheus3 = needPeer('prometheus3', this);
   let promtool: string;
   let dir: string;
 
-  before(function () {
-    promtool = prometheus3.paths(this).bin.promtool as string;
+  before(() => {
+    promtool = prometheus3.paths().bin.promtool as string;
     dir = mkdtempSync(join(tmpdir(), 'omni-doc-configs-'));
   });
   after(() => {

@@ -49,6 +49,8 @@ const INSTALLED_LINE = (JSON.parse(readFileSync(join(ROOT, 'node_modules', '@ope
   : '3';
 const RUNS_AS_WRITTEN = /Runs as written(?: on OpenTelemetry (\d)\.x)?:/;
 const FRAGMENT = /Fragment: .*?(examples\/[\w./-]+)/s;
+/** A file of a program of several, saved under its name beside the runnable block that follows it. */
+const PART = /Part of the program below, saved as ([\w.-]+)/;
 
 /** A block written for the other OpenTelemetry line (its imports are not installed here). */
 function forOtherLine(code: string): boolean {
@@ -105,13 +107,18 @@ describe('code in README.md and docs/', () => {
     assert.deepEqual(problems, []);
   });
 
-  it('every TypeScript and JavaScript block says it runs as written, or is a fragment and names a whole file the package ships', () => {
+  it('every TypeScript and JavaScript block says it runs as written (alone, or with the files before it), or is a fragment and names a whole file the package ships', () => {
     const shipped = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { files: string[] }).files;
     const unmarked: string[] = [];
     for (const page of documentationPages()) {
-      for (const block of codeBlocks(readPage(page)).filter((one) => one.language === 'ts' || one.language === 'js')) {
+      const blocks = codeBlocks(readPage(page)).filter((one) => one.language === 'ts' || one.language === 'js');
+      for (const [i, block] of blocks.entries()) {
         const head = block.code.split('\n').slice(0, 6).join('\n');
         if (RUNS_AS_WRITTEN.test(head)) continue;
+        // A part names itself in the command of the runnable block it belongs to (the next one not a part).
+        const part = PART.exec(head)?.[1];
+        const runnable = blocks.slice(i + 1).find((next) => !PART.test(next.code.split('\n').slice(0, 6).join('\n')));
+        if (part !== undefined && runnable !== undefined && RUNS_AS_WRITTEN.test(runnable.code) && runnable.code.includes(`./${part}`)) continue;
         const file = FRAGMENT.exec(head)?.[1];
         if (file !== undefined && shipped.includes(file) && existsSync(join(ROOT, file))) continue;
         unmarked.push(`${page}:${block.line}`);

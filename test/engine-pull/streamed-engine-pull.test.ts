@@ -52,6 +52,7 @@ describe('engine pull: one renderer', () => {
         cacheMillis: 60_000,
         timeoutMillis: 5_000,
       },
+      selfCheck: false,
     });
     populateEveryFamily(handle, 2);
     const reader = handle.prometheusReader as OmniPrometheusReader;

@@ -7,6 +7,7 @@ import { parse as parseYaml } from 'yaml';
 import { DASHBOARD_PATH, dashboardJson } from '../../examples/grafana/build-dashboard';
 import { resolveFullCatalog } from '../../views/catalog';
 import { checkConfig, checkRules } from '../support/promtool';
+import { queryResultChoices, queryResultExpr, type GrafanaVariable, type InstantSample } from '../support/grafana-variables';
 import { needPeer } from '../support/peers/need-peer';
 
 const PROMETHEUS_DIR = path.join(__dirname, '../../examples/prometheus');
@@ -44,14 +45,16 @@ interface DashboardPanel {
 
 interface Dashboard {
   panels: DashboardPanel[];
-  templating: { list: Array<{ name: string; query: unknown }> };
+  templating: { list: GrafanaVariable[] };
 }
 
 function dashboardExpressions(dashboard: Dashboard): string[] {
   const panelExprs = dashboard.panels.flatMap((panel) => (panel.targets ?? []).map((target) => target.expr));
-  const variableExprs = dashboard.templating.list.flatMap((variable) =>
-    typeof variable.query === 'object' && variable.query !== null ? [(variable.query as { query: string }).query] : [],
-  );
+  const variableExprs = dashboard.templating.list.flatMap((variable) => {
+    const query = (variable.query as { query?: string } | undefined)?.query;
+    if (query === undefined) return [];
+    return [query.startsWith('query_result(') ? queryResultExpr(variable) : query];
+  });
   return [...panelExprs, ...variableExprs];
 }
 
@@ -153,7 +156,8 @@ describe('examples: Prometheus and Grafana files', function () {
     });
 
     it('filters every query by the stage and replica variables its families carry', () => {
-      const queries = expressions.filter((e) => !e.startsWith('label_values'));
+      // The panels' queries: the variables' own queries list the values these filter on.
+      const queries = dashboard.panels.flatMap((panel) => (panel.targets ?? []).map((target) => target.expr));
       const labelsOf = (expr: string): Set<string> => new Set((expr.match(METRIC_NAME) ?? []).flatMap((name) => familyOf(name)?.labels ?? []));
       const perReplica = queries.filter((e) => labelsOf(e).has('replica'));
       const perStage = queries.filter((e) => labelsOf(e).has('stage') && !labelsOf(e).has('replica') && !labelsOf(e).has('from_stage'));
@@ -177,5 +181,36 @@ describe('examples: Prometheus and Grafana files', function () {
         rmSync(dir, { recursive: true, force: true });
       }
     });
+  });
+});
+
+describe('omni-pipeline-dashboard.json: its variables and tenant panels', () => {
+  const dashboard = JSON.parse(readFileSync(DASHBOARD_PATH, 'utf8')) as Dashboard;
+  const stage = dashboard.templating.list.find((variable) => variable.name === 'stage') as GrafanaVariable;
+
+  it('the stage variable offers every stage from vllm:omni_stage_info, its name as the text, and stages it does not name by id', () => {
+    assert.match(queryResultExpr(stage), /^max by \(stage, stage_name\) \(vllm:omni_stage_info\{model_name="\$model_name"\}\) or on \(stage\) /);
+    const results: InstantSample[] = [
+      { metric: { stage: '0', stage_name: 'thinker' } },
+      { metric: { stage: '3', stage_name: 'diffusion' } },
+      { metric: { stage: '1', stage_name: 'talker' } },
+      { metric: { stage: '4' } },
+    ];
+    assert.deepEqual(queryResultChoices(stage, results), [
+      { value: '0', text: 'thinker' },
+      { value: '3', text: 'diffusion' },
+      { value: '1', text: 'talker' },
+      { value: '4', text: '4' },
+    ]);
+  });
+
+  it('tenant panels select tenant series only: without requestLabels they are empty, not the untenanted total', () => {
+    const tenantQueries = dashboardExpressions(dashboard).filter((expr) => expr.includes('$tenant'));
+    assert.ok(tenantQueries.length >= 7, `${tenantQueries.length} tenant queries`);
+    for (const expr of tenantQueries) {
+      const selectors = expr.match(/\{[^}]*\$tenant[^}]*\}/g) ?? [];
+      assert.ok(selectors.length > 0, expr);
+      for (const selector of selectors) assert.match(selector, /tenant=~"\$tenant", tenant!=""/, expr);
+    }
   });
 });

@@ -7,6 +7,7 @@ import { OmniPrometheusReader } from '../../exporters/prometheus-reader';
 import { PROTOBUF_CONTENT_TYPE } from '../../exporters/protobuf-negotiation';
 import { registerOmniMetrics, type OmniMetricsHandle } from '../../register';
 import { OmniOptionError } from '../../views/option-checks';
+import { expectPrinted } from '../support/console-capture';
 import { httpGet } from '../support/http';
 
 /** What Prometheus 2.42 sends: OpenMetrics preferred over the 0.0.4 text. */
@@ -75,16 +76,22 @@ describe('prometheus.exposition: negotiate (default) or text, as vLLM answers', 
     assert.ok((await handle.metricsText('text')).includes('# TYPE vllm:omni_requests_success_created gauge\n'));
   });
 
-  it('text: a scraper that prefers protobuf gets the 0.0.4 text too, native histograms on', async () => {
-    const handle = await registerOmniMetrics({
-      modelName: 'm',
-      logStats: true,
-      logIntervalSeconds: 0,
-      prometheus: { host: '127.0.0.1', port: 0, exposition: 'text' },
-      nativeHistograms: true,
-      processMetrics: false,
-      selfCheck: false,
-    });
+  it('text: a scraper that prefers protobuf gets the 0.0.4 text too, native histograms on (said at startup)', async () => {
+    const handle = await expectPrinted(
+      [
+        "omni-otel-metrics: nativeHistograms with prometheus.exposition 'text': /metrics serves the 0.0.4 text only, so scrapers get the classic buckets (OTLP and metric producers still carry the exponential points). Use exposition 'negotiate' (the default) to offer the protobuf exposition.",
+      ],
+      () =>
+        registerOmniMetrics({
+          modelName: 'm',
+          logStats: true,
+          logIntervalSeconds: 0,
+          prometheus: { host: '127.0.0.1', port: 0, exposition: 'text' },
+          nativeHistograms: true,
+          processMetrics: false,
+          selfCheck: false,
+        }),
+    );
     handles.push(handle);
     handle.pipeline.requestSucceeded(0.5, 'stop');
     const scraped = await httpGet(handle.prometheusServer?.url as string, { Accept: `${PROTOBUF_CONTENT_TYPE},${PROMETHEUS_ACCEPT}` });

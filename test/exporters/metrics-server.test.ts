@@ -9,6 +9,7 @@ import { gunzipSync } from 'node:zlib';
 import { acceptsGzip, negotiateFormat } from '../../exporters/content-negotiation';
 import type { MetricsTextSource } from '../../exporters/metrics-handler';
 import { startPrometheusServer, type PrometheusServer, type PrometheusServerOptions } from '../../exporters/prometheus-http';
+import { expectPrinted } from '../support/console-capture';
 import { activeResources, assertResourcesBackTo } from '../support/resources';
 
 /** A test-only self-signed certificate for 127.0.0.1 (EC P-256, valid until 2126). */
@@ -168,42 +169,60 @@ describe('metrics server: what a Prometheus scrape config expects', () => {
 
   it('at the cap, a scrape takes the slot of the oldest connection that sent no request', async function () {
     this.timeout(10_000);
-    await withServer(countingSource(), { maxConnections: 3 }, async (server) => {
-      const held = [silentConnection(server.port), partialHeaders(server.port), silentConnection(server.port)];
-      await connected(held);
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      assert.equal((await fetch(server.url)).status, 200);
-      await held[0].closed;
-      assert.equal(held[1].socket.destroyed, false, 'the younger ones keep their slots');
-      assert.equal(held[2].socket.destroyed, false);
-      for (const { socket } of held) socket.destroy();
-    });
+    await expectPrinted(
+      [
+        'omni-otel-metrics: the /metrics server is at prometheus.maxConnections (3): closed the oldest connection that had not sent a request (from 127.0.0.1) to admit one from 127.0.0.1',
+      ],
+      () =>
+        withServer(countingSource(), { maxConnections: 3 }, async (server) => {
+          const held = [silentConnection(server.port), partialHeaders(server.port), silentConnection(server.port)];
+          await connected(held);
+          await new Promise((resolve) => setTimeout(resolve, 100));
+          assert.equal((await fetch(server.url)).status, 200);
+          await held[0].closed;
+          assert.equal(held[1].socket.destroyed, false, 'the younger ones keep their slots');
+          assert.equal(held[2].socket.destroyed, false);
+          for (const { socket } of held) socket.destroy();
+        }),
+    );
   });
 
   it('at the cap with every connection being answered, a new connection is refused', async function () {
     this.timeout(10_000);
-    await withServer(countingSource(400), { maxConnections: 2 }, async (server) => {
-      const answered = [fetch(server.url), fetch(server.url)];
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      await assert.rejects(fetch(server.url), /ECONNRESET|socket hang up/);
-      assert.deepEqual(
-        (await Promise.all(answered)).map((response) => response.status),
-        [200, 200],
-      );
-      assert.equal((await fetch(server.url)).status, 200, 'served again once the answers are written');
-    });
+    await expectPrinted(
+      [
+        'omni-otel-metrics: the /metrics server is at prometheus.maxConnections (2), every connection being answered to a client that reads: refused a connection from 127.0.0.1',
+      ],
+      () =>
+        withServer(countingSource(400), { maxConnections: 2 }, async (server) => {
+          const answered = [fetch(server.url), fetch(server.url)];
+          await new Promise((resolve) => setTimeout(resolve, 100));
+          await assert.rejects(fetch(server.url), /ECONNRESET|socket hang up/);
+          assert.deepEqual(
+            (await Promise.all(answered)).map((response) => response.status),
+            [200, 200],
+          );
+          assert.equal((await fetch(server.url)).status, 200, 'served again once the answers are written');
+        }),
+    );
   });
 
   it('a flood of maxConnections slow clients: 30 of 30 scrapes succeed at once, and the flood is closed at headersTimeoutMillis', async function () {
     this.timeout(10_000);
-    await withServer(countingSource(), { headersTimeoutMillis: 600 }, async (server) => {
-      const flood = Array.from({ length: 64 }, () => partialHeaders(server.port));
-      await connected(flood);
-      assert.equal(await scrapesInTurn(30, () => fetch(server.url)), 30);
-      // Every flood connection is closed: by a scrape taking its slot, or at headersTimeoutMillis (the
-      // default idle timeout would outlast this test's timeout).
-      await Promise.all(flood.map(({ closed }) => closed));
-    });
+    await expectPrinted(
+      [
+        'omni-otel-metrics: the /metrics server is at prometheus.maxConnections (64): closed the oldest connection that had not sent a request (from 127.0.0.1) to admit one from 127.0.0.1',
+      ],
+      () =>
+        withServer(countingSource(), { headersTimeoutMillis: 600 }, async (server) => {
+          const flood = Array.from({ length: 64 }, () => partialHeaders(server.port));
+          await connected(flood);
+          assert.equal(await scrapesInTurn(30, () => fetch(server.url)), 30);
+          // Every flood connection is closed: by a scrape taking its slot, or at headersTimeoutMillis (the
+          // default idle timeout would outlast this test's timeout).
+          await Promise.all(flood.map(({ closed }) => closed));
+        }),
+    );
   });
 
   it('headers trickling in are cut at headersTimeoutMillis, for a new connection and for a keep-alive one', async function () {
@@ -232,20 +251,26 @@ describe('metrics server: what a Prometheus scrape config expects', () => {
 
   it('TLS: a handshake that never finishes is closed at headersTimeoutMillis, and a flood of them leaves room for 30 of 30 scrapes', async function () {
     this.timeout(10_000);
-    await withServer(countingSource(), { tls: TLS, headersTimeoutMillis: 600 }, async (server) => {
-      const ca = readFileSync(TLS.certFile);
-      const flood = Array.from({ length: 64 }, () => silentConnection(server.port));
-      await connected(flood);
-      assert.equal(await scrapesInTurn(30, () => fetch(server.url, { ca })), 30);
-      await Promise.all(flood.map(({ closed }) => closed));
-      // A client that starts the handshake and stops after its first bytes is closed too (held until an
-      // idle timeout instead, it would outlast this test's timeout).
-      const stalled = tlsConnect({ port: server.port, host: '127.0.0.1', ca });
-      stalled.on('error', () => undefined);
-      const raw = silentConnection(server.port);
-      raw.socket.write(Buffer.from([0x16, 0x03, 0x01, 0x02, 0x00, 0x01]));
-      await Promise.all([new Promise((resolve) => stalled.once('close', resolve)), raw.closed]);
-    });
+    await expectPrinted(
+      [
+        'omni-otel-metrics: the /metrics server is at prometheus.maxConnections (64): closed the oldest connection that had not sent a request (from 127.0.0.1) to admit one from 127.0.0.1',
+      ],
+      () =>
+        withServer(countingSource(), { tls: TLS, headersTimeoutMillis: 600 }, async (server) => {
+          const ca = readFileSync(TLS.certFile);
+          const flood = Array.from({ length: 64 }, () => silentConnection(server.port));
+          await connected(flood);
+          assert.equal(await scrapesInTurn(30, () => fetch(server.url, { ca })), 30);
+          await Promise.all(flood.map(({ closed }) => closed));
+          // A client that starts the handshake and stops after its first bytes is closed too (held until an
+          // idle timeout instead, it would outlast this test's timeout).
+          const stalled = tlsConnect({ port: server.port, host: '127.0.0.1', ca });
+          stalled.on('error', () => undefined);
+          const raw = silentConnection(server.port);
+          raw.socket.write(Buffer.from([0x16, 0x03, 0x01, 0x02, 0x00, 0x01]));
+          await Promise.all([new Promise((resolve) => stalled.once('close', resolve)), raw.closed]);
+        }),
+    );
   });
 
   it('scrapes that overlap share one rendering', async () => {

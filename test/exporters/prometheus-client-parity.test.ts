@@ -20,8 +20,6 @@ interface Client {
   render(input: PythonScenario, env: NodeJS.ProcessEnv): PythonReference;
 }
 
-const newestClient = needPeer('prometheus-client', 'exposition parity with the newest prometheus_client');
-
 /**
  * prometheus_client 0.16 printed the exponent of values from 1e10 up with one zero too many
  * (`1.0000260000005e+012`); the package prints it as current clients and Go do (`e+12`). This is
@@ -60,9 +58,9 @@ const CLIENTS: readonly Client[] = [
 for (const client of CLIENTS) {
   const newest = client.title.startsWith('the newest');
   describe(`exposition parity with ${client.title} (the library vLLM prints /metrics with)`, function () {
-    if (!newest) needPeer('debian-prometheus-client', this);
-    before(function () {
-      if (newest) newestPython = newestClient.paths(this).bin.python;
+    const peer = needPeer(newest ? 'prometheus-client' : 'debian-prometheus-client', this);
+    before(() => {
+      if (newest) newestPython = peer.paths().bin.python;
     });
 
     for (const disable of ['False', 'True']) {

@@ -3,6 +3,7 @@ import { MeterProvider, type ResourceMetrics } from '@opentelemetry/sdk-metrics'
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { OmniPrometheusReader } from '../../exporters/prometheus-reader';
 import { serializePrometheus } from '../../exporters/prometheus-serializer';
+import { expectPrinted } from '../support/console-capture';
 import { registerOmniMetrics } from '../../register';
 
 async function collect(record: (provider: MeterProvider) => void): Promise<ResourceMetrics> {
@@ -34,6 +35,7 @@ describe('Prometheus serializer: golden text from a populated registry', () => {
       logIntervalSeconds: 0,
       processMetrics: false,
       cacheConfig: { block_size: 16, enable_prefix_caching: true, num_gpu_blocks: null, gpu_memory_utilization: 0.9 },
+      selfCheck: false,
     });
     handle.pipeline.requestSucceeded(0.42, 'stop');
     handle.pipeline.requestSucceeded(3.5, 'length');
@@ -102,7 +104,7 @@ describe('Prometheus serializer: golden text from a populated registry', () => {
   });
 
   it('announces families without series, and prints eager series as zeros until recorded', async () => {
-    const handle = await registerOmniMetrics({ modelName: 'm', stagePools: [1], prometheus: false, processMetrics: false });
+    const handle = await registerOmniMetrics({ modelName: 'm', stagePools: [1], prometheus: false, processMetrics: false, selfCheck: false });
     const text = await handle.metricsText();
     await handle.shutdown();
     assert.equal(
@@ -161,7 +163,9 @@ describe('Prometheus serializer: golden text from a populated registry', () => {
 
   it('never prints a family twice when a catalog name is also collected under another type', async () => {
     const rm = await collect((provider) => provider.getMeter('x').createGauge('vllm:thing', { description: 'other' }).record(1));
-    const text = serializePrometheus(rm, [{ name: 'vllm:thing', type: 'histogram', help: 'declared' }]);
+    const text = await expectPrinted(['omni-otel-metrics: vllm:thing was collected as gauge but is a histogram; dropped from the exposition'], () =>
+      serializePrometheus(rm, [{ name: 'vllm:thing', type: 'histogram', help: 'declared' }]),
+    );
     assert.equal(text, '# HELP vllm:thing declared\n# TYPE vllm:thing histogram\n');
   });
 });

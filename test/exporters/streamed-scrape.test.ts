@@ -20,6 +20,7 @@ async function largePipeline(): Promise<OmniMetricsHandle> {
     exporters: ['prometheus'],
     logIntervalSeconds: 0,
     processMetrics: false,
+    selfCheck: false,
   });
   populateEveryFamily(handle, 3);
   for (const [, engine] of handle.stageReplicaMap.entries())

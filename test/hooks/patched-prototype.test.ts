@@ -21,7 +21,7 @@ describe('a patched host prototype', () => {
         return { key, rest, isFunction: typeof value === 'function' };
       });
     const before = attributes();
-    const handle = await quietHandle({ stagePools: [1] });
+    const handle = await quietHandle({ stagePools: [1], logStats: true });
     const instrumentation = new OmniInstrumentation({ metrics: handle, orchestratorClass: Orchestrator, diagnosticsChannels: false });
     try {
       const orchestrator = new Orchestrator();
@@ -61,7 +61,7 @@ describe('a patched host prototype', () => {
         return Reflect.deleteProperty(object, key);
       },
     });
-    const handle = await quietHandle({ stagePools: [1] });
+    const handle = await quietHandle({ stagePools: [1], logStats: true });
     const instrumentation = new OmniInstrumentation({ metrics: handle, orchestratorClass: Orchestrator as never, diagnosticsChannels: false });
     try {
       const orchestrator = new (Orchestrator as unknown as new () => typeof target)();

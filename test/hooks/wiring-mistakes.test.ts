@@ -18,7 +18,7 @@ class ArrowOrchestrator {
 describe('wiring mistakes are refused, naming the option', () => {
   let metrics: OmniMetricsHandle;
   before(async () => {
-    metrics = await registerOmniMetrics({ modelName: 'm', stagePools: [1, 2], prometheus: false, selfCheck: false });
+    metrics = await registerOmniMetrics({ modelName: 'm', stagePools: [1, 2], logStats: true, prometheus: false, selfCheck: false });
   });
   after(() => metrics.shutdown());
 
@@ -46,7 +46,7 @@ describe('wiring mistakes are refused, naming the option', () => {
     refused(
       { orchestratorClass: 'Orchestrator' },
       'orchestratorClass',
-      'orchestratorClass must be the host\'s class (its prototype is patched); got "Orchestrator"',
+      'orchestratorClass must be the host\'s class (its prototype is patched); got the string "Orchestrator"',
     );
     refused({ servingClass: {} }, 'servingClass', "servingClass must be the host's class (its prototype is patched); got {}");
     refused(

@@ -8,8 +8,6 @@ import { httpGetBytes } from '../support/http';
 import { needPeer } from '../support/peers/need-peer';
 import { decodeMetricFamilies, type DecodedExemplar, type DecodedFamily, type DecodedHistogram } from '../support/prometheus-protobuf';
 
-const clientGolang = needPeer('client-golang', 'client_golang native histograms and expfmt decoders against the package');
-
 const FAMILY = 'vllm:omni_e2e_request_latency_s';
 const PROTOBUF_ACCEPT = 'application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited';
 
@@ -108,12 +106,13 @@ function comparable(histogram: DecodedHistogram): Omit<DecodedHistogram, 'create
  * gathers, classic buckets, spans, deltas, zero bucket and schema reductions included.
  */
 describe('client_golang differential: native histograms', function () {
+  const clientGolang = needPeer('client-golang', this);
   this.timeout(60_000);
   const handles: OmniMetricsHandle[] = [];
   let binary: string;
 
   before(function () {
-    binary = clientGolang.paths(this).bin['omni-client-golang'] as string;
+    binary = clientGolang.paths().bin['omni-client-golang'] as string;
   });
   after(async () => {
     await Promise.all(handles.map((handle) => handle.shutdown()));
@@ -170,12 +169,13 @@ describe('client_golang differential: native histograms', function () {
 
 /** client_golang's expfmt decoder (common v0.73.1) reads what the package serves, for each format it decodes. */
 describe("client_golang's expfmt decoders read the package's expositions", function () {
+  const clientGolang = needPeer('client-golang', this);
   this.timeout(60_000);
   let handle: OmniMetricsHandle;
   let binary: string;
 
   before(async function () {
-    binary = clientGolang.paths(this).bin['omni-client-golang'] as string;
+    binary = clientGolang.paths().bin['omni-client-golang'] as string;
     handle = await registerOmniMetrics({
       modelName: 'm',
       stagePools: [1, 2],

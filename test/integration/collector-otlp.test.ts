@@ -9,9 +9,6 @@ import { needPeer } from '../support/peers/need-peer';
 import { freePort } from '../support/ports';
 import { startPrometheus, type PrometheusHandle } from '../support/prometheus-server';
 
-const collector = needPeer('collector', 'OTLP through the OpenTelemetry Collector');
-const prometheus3 = needPeer('prometheus3', 'OTLP through the OpenTelemetry Collector');
-
 const E2E = 'vllm:omni_e2e_request_latency_s';
 const SUCCESS = 'vllm:omni_requests_success_total';
 /**
@@ -22,6 +19,8 @@ const SUCCESS = 'vllm:omni_requests_success_total';
  * Prometheus as a native histogram.
  */
 describe('OTLP through the OpenTelemetry Collector, to its Prometheus exporter and by remote write into Prometheus 3', function () {
+  const collector = needPeer('collector', this);
+  const prometheus3 = needPeer('prometheus3', this);
   this.timeout(90_000);
   let prometheus: PrometheusHandle;
   let otelcol: CollectorProcess;
@@ -30,8 +29,8 @@ describe('OTLP through the OpenTelemetry Collector, to its Prometheus exporter a
   const handles: OmniMetricsHandle[] = [];
 
   before(async function () {
-    const { bin } = collector.paths(this);
-    const promBin = prometheus3.paths(this).bin.prometheus;
+    const { bin } = collector.paths();
+    const promBin = prometheus3.paths().bin.prometheus;
     prometheus = await startPrometheus({ binary: promBin, scrapeTargets: [], extraArgs: ['--web.enable-remote-write-receiver'] });
     const [grpcPort, httpPort, exporterPort] = [await freePort(), await freePort(), await freePort()];
     exporterUrl = `http://127.0.0.1:${exporterPort}/metrics`;

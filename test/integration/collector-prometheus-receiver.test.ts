@@ -8,8 +8,6 @@ import { startCollector, type CollectorProcess } from '../support/peers/collecto
 import { needPeer } from '../support/peers/need-peer';
 import { freePort } from '../support/ports';
 
-const collector = needPeer('collector', "the OpenTelemetry Collector's prometheus receiver scraping /metrics");
-
 /** Labels the receiver and the Collector's Prometheus exporter add to every series. */
 const ADDED = new Set(['job', 'instance', 'otel_scope_name', 'otel_scope_version', 'otel_scope_schema_url']);
 
@@ -35,13 +33,14 @@ function startTimeMillis(output: string, metric: string): number | undefined {
  * no scrape error, every value the direct scrape shows, and `_created` as each point's start time.
  */
 describe("the OpenTelemetry Collector's prometheus receiver scraping /metrics", function () {
+  const collector = needPeer('collector', this);
   this.timeout(60_000);
   let metrics: OmniMetricsHandle;
   let otelcol: CollectorProcess;
   let exporterUrl: string;
 
   before(async function () {
-    const { bin } = collector.paths(this);
+    const { bin } = collector.paths();
     metrics = await registerOmniMetrics({
       modelName: 'omni-collector',
       stagePools: [1, 2],

@@ -20,6 +20,7 @@ describe('a real Prometheus server scraping the exporter', function () {
       logStats: true,
       prometheus: { host: '127.0.0.1', port: 0 },
       logIntervalSeconds: 0,
+      selfCheck: false,
     });
     for (let engine = 0; engine < 4; engine++) {
       const iteration = new IterationStats({ iterationTimestamp: 1000 });
@@ -86,6 +87,7 @@ describe('a real Prometheus server scraping over TLS with a bearer token', funct
       logStats: true,
       prometheus: { host: '127.0.0.1', port: 0, tls: { keyFile, certFile }, auth: { bearerToken: 'scrape-token' } },
       logIntervalSeconds: 0,
+      selfCheck: false,
     });
     metrics.pipeline.requestSucceeded(0.7, 'stop');
     const server = metrics.prometheusServer;

@@ -10,9 +10,6 @@ import { scenario } from '../support/prometheus-client-scenario';
 import { startPrometheus, type PrometheusHandle } from '../support/prometheus-server';
 import { renderOurs } from '../support/python-parity';
 
-const prometheus3 = needPeer('prometheus3', 'Prometheus 3 storing the same series from the package and from prometheus_client');
-const newestClient = needPeer('prometheus-client', 'Prometheus 3 storing the same series from the package and from prometheus_client');
-
 const RENDER = join(__dirname, '..', 'exporters', 'fixtures', 'prometheus_client_render.py');
 
 /** The scenario served by prometheus_client's own HTTP server, as vLLM serves it; resolves with its port. */
@@ -47,14 +44,16 @@ async function stored(prometheus: PrometheusHandle, job: string): Promise<Map<st
  * 1.0.0 (as Prometheus 3 asks for it: `escaping=allow-utf-8`). What it stores must be the same.
  */
 describe('Prometheus 3 stores the same series from the package as from the newest prometheus_client', function () {
+  const prometheus3 = needPeer('prometheus3', this);
+  const newestClient = needPeer('prometheus-client', this);
   this.timeout(60_000);
   let prometheus: PrometheusHandle;
   let ours: Server;
   let python: ChildProcess | undefined;
 
   before(async function () {
-    const { bin } = prometheus3.paths(this);
-    const interpreter = newestClient.paths(this).bin.python as string;
+    const { bin } = prometheus3.paths();
+    const interpreter = newestClient.paths().bin.python as string;
     const { store, python: input } = scenario();
     ours = createServer(createMetricsHandler({ metricsText: async (format) => renderOurs(store, format, true) }));
     await new Promise<void>((resolve) => ours.listen(0, '127.0.0.1', resolve));

@@ -5,8 +5,6 @@ import { startReferencePipeline, TENANT_LABELS, type ReferencePipeline } from '.
 import { needPeer } from '../support/peers/need-peer';
 import { startPrometheus, type ExemplarsResult, type PrometheusHandle } from '../support/prometheus-server';
 
-const prometheus3 = needPeer('prometheus3', 'Prometheus 3 storing exemplars of native histograms and created timestamps over protobuf');
-
 /**
  * The latency histograms that keep native buckets here, each with its classic buckets and the
  * exemplars of the requests behind its values (vLLM's engine families take a poll's trace, and
@@ -21,14 +19,15 @@ const SUCCESS = 'vllm:omni_requests_success_total';
  * `created-timestamp-zero-ingestion`: what a user who turns on native histograms gets.
  */
 describe('Prometheus 3 over protobuf: exemplars on native latency histograms, and the zero at each counter’s creation', function () {
+  const prometheus3 = needPeer('prometheus3', this);
   this.timeout(90_000);
   const spans = new InMemorySpanExporter();
   let pipeline: ReferencePipeline;
   let prometheus: PrometheusHandle;
   let client: OpenAI;
 
-  before(async function () {
-    const { bin } = prometheus3.paths(this);
+  before(async () => {
+    const { bin } = prometheus3.paths();
     pipeline = await startReferencePipeline({
       port: 0,
       metricsPort: 0,

@@ -8,8 +8,6 @@ import { httpGet } from '../support/http';
 import { needPeer } from '../support/peers/need-peer';
 import { startPrometheus, type PrometheusHandle } from '../support/prometheus-server';
 
-const prometheus3 = needPeer('prometheus3', "Prometheus 3's OTLP receiver under each translation strategy");
-
 /** The table's families that this run records into (the transfer histogram needs a pipeline's hops, and is left out). */
 const RECORDED: readonly FamilyKey[] = NAMING_EXAMPLE_FAMILIES.filter((key) => key !== 'pipeline.transferSize');
 
@@ -49,12 +47,13 @@ async function storedNames(prometheus: PrometheusHandle): Promise<Set<string>> {
  * generated from `collectorPrometheusName`, which this checks against the real server).
  */
 describe("Prometheus 3's OTLP receiver: the names docs/otlp.md promises, under each translation strategy", function () {
+  const prometheus3 = needPeer('prometheus3', this);
   this.timeout(120_000);
   const catalog = resolveFullCatalog();
 
   for (const strategy of COLLECTOR_TRANSLATION_STRATEGIES) {
     it(`${strategy}: both naming schemes`, async function () {
-      const { bin } = prometheus3.paths(this);
+      const { bin } = prometheus3.paths();
       const prometheus = await startPrometheus({
         binary: bin.prometheus,
         scrapeTargets: [],

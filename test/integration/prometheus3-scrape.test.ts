@@ -8,10 +8,9 @@ import { parse as parseYaml } from 'yaml';
 import { startReferencePipeline, TENANT_LABELS, type ReferencePipeline } from '../../examples/reference-pipeline';
 import { runLoad } from '../../examples/load/run-load';
 import { httpGet } from '../support/http';
+import { queryResultChoices, queryResultExpr, type GrafanaVariable } from '../support/grafana-variables';
 import { needPeer } from '../support/peers/need-peer';
 import { startPrometheus, type PrometheusHandle, type ScrapeTarget } from '../support/prometheus-server';
-
-const prometheus3 = needPeer('prometheus3', 'Prometheus 3 scraping the reference pipeline');
 
 const E2E = 'vllm:omni_e2e_request_latency_s';
 const EXAMPLES = join(__dirname, '..', '..', 'examples');
@@ -82,13 +81,14 @@ function startAcceptProbe(): Promise<{ server: Server; accepts: Map<string, stri
  * the shipped dashboard and alert rules finds the series it draws, in each protocol's data.
  */
 describe('Prometheus 3 scraping the reference pipeline, every scrape protocol', function () {
+  const prometheus3 = needPeer('prometheus3', this);
   this.timeout(120_000);
   let pipeline: ReferencePipeline;
   let prometheus: PrometheusHandle;
   let probe: { server: Server; accepts: Map<string, string> };
 
   before(async function () {
-    const { bin } = prometheus3.paths(this);
+    const { bin } = prometheus3.paths();
     pipeline = await startReferencePipeline({
       port: 0,
       metricsPort: 0,
@@ -195,6 +195,24 @@ describe('Prometheus 3 scraping the reference pipeline, every scrape protocol', 
     // Over protobuf: no `_created` series, and one native series per e2e label set beside the classic ones.
     assert.equal(Number(all.protobuf), Number(all[text]) - Number(created[text]) + Number(native.protobuf));
     assert.equal(native.protobuf, '3', 'the e2e family has three label sets (tenant and priority), each a native histogram');
+  });
+
+  it("the dashboard's stage variable lists every stage of the pipeline by its name, the image stage included", async () => {
+    const dashboard = JSON.parse(readFileSync(join(EXAMPLES, 'grafana', 'omni-pipeline-dashboard.json'), 'utf8')) as {
+      templating: { list: GrafanaVariable[] };
+    };
+    const stage = dashboard.templating.list.find((variable) => variable.name === 'stage') as GrafanaVariable;
+    const job = JOBS[0]?.job as string;
+    const results = await prometheus.query(forJob(queryResultExpr(stage), job, pipeline.modelName));
+    assert.deepEqual(
+      queryResultChoices(stage, results).sort((a, b) => a.value.localeCompare(b.value)),
+      [
+        { value: '0', text: 'thinker' },
+        { value: '1', text: 'talker' },
+        { value: '2', text: 'code2wav' },
+        { value: '3', text: 'diffusion' },
+      ],
+    );
   });
 
   for (const { job } of JOBS) {

@@ -47,6 +47,7 @@ function register(options: Partial<OmniMetricsOptions> = {}): Promise<OmniMetric
     prometheus: false,
     logIntervalSeconds: 0,
     processMetrics: false,
+    selfCheck: false,
     ...options,
   });
 }

@@ -18,6 +18,7 @@ import { StageReplicaMap } from '../../views/stage-replica-map';
 import { OmniMetricProducer } from '../../views/store/metric-producer';
 import { SeriesStore } from '../../views/store/series-store';
 import { freePort } from '../support/ports';
+import { expectPrinted } from '../support/console-capture';
 import { activeResources, assertResourcesBackTo } from '../support/resources';
 
 const ACCEPTED =
@@ -39,17 +40,17 @@ const REJECTED: ReadonlyArray<{ readonly given: Record<string, unknown>; readonl
   { given: { logstats: true }, option: 'logstats', message: `unknown option "logstats" (did you mean "logStats"?); options accepts ${ACCEPTED}` },
   { given: { promethues: {} }, option: 'promethues', message: `unknown option "promethues" (did you mean "prometheus"?); options accepts ${ACCEPTED}` },
   { given: { metricsPort: 9464 }, option: 'metricsPort', message: `unknown option "metricsPort"; options accepts ${ACCEPTED}` },
-  { given: { modelName: '' }, option: 'modelName', message: `modelName must be a non-empty string (vLLM's served model name); got ""` },
+  { given: { modelName: '' }, option: 'modelName', message: `modelName must be a non-empty string (vLLM's served model name); got the string ""` },
   { given: { stagePools: 3 }, option: 'stagePools', message: 'stagePools must be an array; got 3' },
-  { given: { logStats: 'yes' }, option: 'logStats', message: 'logStats must be true or false; got "yes"' },
+  { given: { logStats: 'yes' }, option: 'logStats', message: 'logStats must be true or false; got the string "yes"' },
   { given: { processMetrics: 1 }, option: 'processMetrics', message: 'processMetrics must be true or false; got 1' },
   { given: { prometheus: true }, option: 'prometheus', message: 'prometheus must be false or an object of server options ({} for the defaults); got true' },
-  { given: { naming: 'prom' }, option: 'naming', message: 'naming must be one of "vllm", "otel"; got "prom"' },
-  { given: { prefix: 'omni_' }, option: 'prefix', message: 'prefix must be one of "vllm:omni_", "vllm_omni:"; got "omni_"' },
+  { given: { naming: 'prom' }, option: 'naming', message: 'naming must be one of "vllm", "otel"; got the string "prom"' },
+  { given: { prefix: 'omni_' }, option: 'prefix', message: 'prefix must be one of "vllm:omni_", "vllm_omni:"; got the string "omni_"' },
   { given: { maxModelLen: 0 }, option: 'maxModelLen', message: 'maxModelLen must be a positive integer; got 0' },
   { given: { cardinalityLimit: 1.5 }, option: 'cardinalityLimit', message: 'cardinalityLimit must be a positive integer; got 1.5' },
   { given: { logIntervalSeconds: -1 }, option: 'logIntervalSeconds', message: 'logIntervalSeconds must be a finite number ≥ 0; got -1' },
-  { given: { configFile: '' }, option: 'configFile', message: 'configFile must be a non-empty string; got ""' },
+  { given: { configFile: '' }, option: 'configFile', message: 'configFile must be a non-empty string; got the string ""' },
   { given: { logSink: {} }, option: 'logSink', message: 'logSink must be an object with info(); got {}' },
   { given: { metricProducers: [{}] }, option: 'metricProducers[0]', message: 'metricProducers[0] must be an OmniMetricProducer; got {}' },
   {
@@ -66,9 +67,13 @@ const REJECTED: ReadonlyArray<{ readonly given: Record<string, unknown>; readonl
   {
     given: { features: { kvConnector: 'lmcache' } },
     option: 'features.kvConnector',
-    message: 'features.kvConnector must be one of "nixl", "offloading", "simple-cpu-offload"; got "lmcache"',
+    message: 'features.kvConnector must be one of "nixl", "offloading", "simple-cpu-offload"; got the string "lmcache"',
   },
-  { given: { features: { kvCacheMetrics: 'on' } }, option: 'features.kvCacheMetrics', message: 'features.kvCacheMetrics must be true or false; got "on"' },
+  {
+    given: { features: { kvCacheMetrics: 'on' } },
+    option: 'features.kvCacheMetrics',
+    message: 'features.kvCacheMetrics must be true or false; got the string "on"',
+  },
   {
     given: { features: { specDecode: { numSpeculativeTokens: 0 } } },
     option: 'features.specDecode.numSpeculativeTokens',
@@ -81,14 +86,18 @@ const REJECTED: ReadonlyArray<{ readonly given: Record<string, unknown>; readonl
     message:
       'unknown option "prometheus.withTargetinfo" (did you mean "withTargetInfo"?); prometheus accepts host, port, path, auth, tls, headersTimeoutMillis, idleTimeoutMillis, writeTimeoutMillis, maxConnections, withTargetInfo, withScopeLabels, createdSeries, exposition',
   },
-  { given: { prometheus: { createdSeries: 'no' } }, option: 'prometheus.createdSeries', message: 'prometheus.createdSeries must be true or false; got "no"' },
+  {
+    given: { prometheus: { createdSeries: 'no' } },
+    option: 'prometheus.createdSeries',
+    message: 'prometheus.createdSeries must be true or false; got the string "no"',
+  },
   {
     given: { prometheus: { exposition: 'openmetrics' } },
     option: 'prometheus.exposition',
-    message: 'prometheus.exposition must be one of "negotiate", "text"; got "openmetrics"',
+    message: 'prometheus.exposition must be one of "negotiate", "text"; got the string "openmetrics"',
   },
-  { given: { exemplars: 'auto' }, option: 'exemplars', message: 'exemplars must be true or false; got "auto"' },
-  { given: { prometheus: { host: '' } }, option: 'prometheus.host', message: 'prometheus.host must be a non-empty string; got ""' },
+  { given: { exemplars: 'auto' }, option: 'exemplars', message: 'exemplars must be true or false; got the string "auto"' },
+  { given: { prometheus: { host: '' } }, option: 'prometheus.host', message: 'prometheus.host must be a non-empty string; got the string ""' },
   {
     given: { prometheus: { tls: { key: 'k.pem', cert: 'c.pem' } } },
     option: 'prometheus.tls.key',
@@ -105,11 +114,16 @@ const REJECTED: ReadonlyArray<{ readonly given: Record<string, unknown>; readonl
     message:
       'unknown option "otlp.endpiont" (did you mean "endpoint"?); otlp accepts protocol, endpoint, headers, timeoutMillis, compression, exportIntervalMillis, exportTimeoutMillis, temporality',
   },
-  { given: { selfCheck: { interval: 5 } }, option: 'selfCheck.interval', message: 'unknown option "selfCheck.interval"; selfCheck accepts intervalSeconds' },
+  {
+    given: { selfCheck: { interval: 5 } },
+    option: 'selfCheck.interval',
+    message: 'unknown option "selfCheck.interval" (did you mean "intervalSeconds"?); selfCheck accepts intervalSeconds',
+  },
   {
     given: { enginePull: { engines: [{ stage: 0, replica: 0, url: 'http://127.0.0.1:8000/metrics' }], timeout: 100 } },
     option: 'enginePull.timeout',
-    message: 'unknown option "enginePull.timeout"; enginePull accepts engines, timeoutMillis, cacheMillis, intervalMillis, passThrough, maxResponseBytes',
+    message:
+      'unknown option "enginePull.timeout" (did you mean "timeoutMillis"?); enginePull accepts engines, timeoutMillis, cacheMillis, intervalMillis, passThrough, maxResponseBytes',
   },
   {
     given: { enginePull: { engines: [{ stage: 0, replica: 0, uri: 'http://127.0.0.1:8000/metrics' }] } },
@@ -119,14 +133,34 @@ const REJECTED: ReadonlyArray<{ readonly given: Record<string, unknown>; readonl
   { given: { meterProvider: {} }, option: 'meterProvider', message: 'meterProvider must be an object with getMeter(); got {}' },
   { given: { stagePools: [1, 0] }, option: 'stagePools', message: 'stagePools[1] must be a positive integer replica count, got 0' },
   { given: { prometheus: { port: 70000 } }, option: 'prometheus', message: 'prometheus.port must be an integer from 0 to 65535, got 70000' },
-  { given: { prometheus: { host: '127.0.0.1', port: 0, path: 'metrics' } }, option: 'prometheus', message: "prometheus.path must start with '/', got metrics" },
+  {
+    given: { prometheus: { host: '127.0.0.1', port: 0, path: 'metrics' } },
+    option: 'prometheus',
+    message: 'prometheus.path must start with \'/\', got the string "metrics"',
+  },
   {
     given: { cacheConfig: { 'bad key': 1 } },
     option: 'cacheConfig',
     message: 'cacheConfig key "bad key" is not usable as a label name (want [a-zA-Z_][a-zA-Z0-9_]*, not __-prefixed, not stage / replica / le)',
   },
-  { given: { exporters: ['prom'] }, option: 'exporters', message: 'exporters must list only prometheus, otlp, console, none; got ["prom"]' },
-  { given: { otlp: { protocol: 'http' } }, option: 'otlp', message: 'otlp.protocol must be one of http/protobuf, http/json, grpc; got "http"' },
+  {
+    given: { exporters: ['prom'] },
+    option: 'exporters',
+    message: 'exporters must list only prometheus, otlp, console, none; got ["prom"] (did you mean "prometheus"?)',
+  },
+  {
+    given: { exporters: ['prometheus', 'otpl'] },
+    option: 'exporters',
+    message: 'exporters must list only prometheus, otlp, console, none; got ["prometheus","otpl"] (did you mean "otlp"?)',
+  },
+  { given: { prometheus: { port: '9464' } }, option: 'prometheus', message: 'prometheus.port must be an integer from 0 to 65535, got the string "9464"' },
+  {
+    given: { stagePools: [1, 2, 1], stageNames: ['thinker', 'talker'] },
+    option: 'stageNames',
+    message: 'stageNames names 2 stage(s) but stagePools has 3: give every stage a name, in stage order (stage 2 has none)',
+  },
+  { given: { naming: 'Otel' }, option: 'naming', message: 'naming must be one of "vllm", "otel"; got the string "Otel" (did you mean "otel"?)' },
+  { given: { otlp: { protocol: 'http' } }, option: 'otlp', message: 'otlp.protocol must be one of http/protobuf, http/json, grpc; got the string "http"' },
   { given: { serviceName: '' }, option: 'serviceName', message: 'serviceName must be a non-empty string' },
   { given: { selfCheck: { intervalSeconds: 0 } }, option: 'selfCheck', message: 'selfCheck.intervalSeconds must be a finite number > 0, got 0' },
   {
@@ -155,7 +189,7 @@ const REJECTED: ReadonlyArray<{ readonly given: Record<string, unknown>; readonl
     message:
       'exporters otlp and console need the provider registerOmniMetrics creates; with a meterProvider of your own, give its push reader metricProducers: [handle.createMetricProducer()]',
   },
-  { given: { nativeHistograms: 'on' }, option: 'nativeHistograms', message: 'nativeHistograms must be a boolean or an object of options; got "on"' },
+  { given: { nativeHistograms: 'on' }, option: 'nativeHistograms', message: 'nativeHistograms must be a boolean or an object of options; got the string "on"' },
   {
     given: { nativeHistograms: { scheme: 3 } },
     option: 'nativeHistograms.scheme',
@@ -175,12 +209,12 @@ const REJECTED: ReadonlyArray<{ readonly given: Record<string, unknown>; readonl
   {
     given: { nativeHistograms: { families: ['vllm:num_requests_running'] } },
     option: 'nativeHistograms.families[0]',
-    message: 'nativeHistograms.families[0] must name a histogram family this configuration registers; got "vllm:num_requests_running"',
+    message: 'nativeHistograms.families[0] must name a histogram family this configuration registers; got the string "vllm:num_requests_running"',
   },
   {
     given: { nativeHistograms: { families: ['vllm:time_to_first_token'] } },
     option: 'nativeHistograms.families[0]',
-    message: 'nativeHistograms.families[0] must name a histogram family this configuration registers; got "vllm:time_to_first_token"',
+    message: 'nativeHistograms.families[0] must name a histogram family this configuration registers; got the string "vllm:time_to_first_token"',
   },
 ];
 
@@ -253,10 +287,15 @@ describe('options: every bad option is refused before anything starts', () => {
         'omni-otel-metrics: unknown option "OmniPrometheusReader options.withTargetinfo" (did you mean "withTargetInfo"?); OmniPrometheusReader options accepts store, declaredFamilies, withTargetInfo, withScopeLabels, createdSeries, exposition',
     });
     const handle = await registerOmniMetrics({ modelName: 'm', prometheus: false, selfCheck: false });
+    const accepts =
+      'OmniInstrumentation config accepts enabled, metrics, orchestratorClass, servingClass, modules, diagnosticsChannels, requestIdleTimeoutMillis, maxTrackedRequests';
     try {
       assert.throws(() => new OmniInstrumentation({ metrics: handle, diagnosticChannels: false } as never), {
-        message:
-          'omni-otel-metrics: unknown option "OmniInstrumentation config.diagnosticChannels" (did you mean "diagnosticsChannels"?); OmniInstrumentation config accepts enabled, metrics, orchestratorClass, servingClass, modules, diagnosticsChannels, requestIdleTimeoutMillis, maxTrackedRequests',
+        message: `omni-otel-metrics: unknown option "OmniInstrumentation config.diagnosticChannels" (did you mean "diagnosticsChannels"?); ${accepts}`,
+      });
+      // A key that starts an accepted one, and no metrics: the key is named first.
+      assert.throws(() => new OmniInstrumentation({ orchestrator: class {} } as never), {
+        message: `omni-otel-metrics: unknown option "OmniInstrumentation config.orchestrator" (did you mean "orchestratorClass"?); ${accepts}`,
       });
     } finally {
       await handle.shutdown();
@@ -279,7 +318,9 @@ describe('options: every bad option is refused before anything starts', () => {
     );
     assert.throws(
       () => serveClusterWorker({}, { syncInterval: 5 } as never),
-      refused('unknown option "serveClusterWorker options.syncInterval"; serveClusterWorker options accepts syncIntervalMillis, flushTimeoutMillis'),
+      refused(
+        'unknown option "serveClusterWorker options.syncInterval" (did you mean "syncIntervalMillis"?); serveClusterWorker options accepts syncIntervalMillis, flushTimeoutMillis',
+      ),
     );
     assert.throws(
       () => new SeriesStore(resolveCatalog({}), { modelName: 'm', cardinalitylimit: 10 } as never),
@@ -291,7 +332,7 @@ describe('options: every bad option is refused before anything starts', () => {
     assert.throws(
       () => new OmniStatLogger(store, { modelName: 'm', stageReplicaMap: new StageReplicaMap([1]), logInterval: 5 } as never),
       refused(
-        'unknown option "OmniStatLogger options.logInterval"; OmniStatLogger options accepts modelName, stageReplicaMap, features, cacheConfig, logIntervalSeconds, logSink, wallClock, genAi',
+        'unknown option "OmniStatLogger options.logInterval" (did you mean "logIntervalSeconds"?); OmniStatLogger options accepts modelName, stageReplicaMap, features, cacheConfig, logIntervalSeconds, logSink, wallClock, genAi',
       ),
     );
     await assert.rejects(
@@ -361,9 +402,16 @@ describe('a provider that cannot take its readers', () => {
     const port = await freePort();
     const before = await activeResources();
     try {
-      await assert.rejects(
-        registerOmniMetrics({ ...STARTING, prometheus: { host: '127.0.0.1', port }, readers: [taken] }),
-        /MetricReader can not be bound to a MeterProvider again/,
+      // The push reader built for STARTING's unreachable collector is shut down, and its last export fails, with a warning.
+      await expectPrinted(
+        [
+          /^omni-otel-metrics: metrics export to OTLP http\/protobuf http:\/\/127\.0\.0\.1:9\/v1\/metrics failed \(connect ECONNREFUSED 127\.0\.0\.1:9\); the data of this export is lost/,
+        ],
+        () =>
+          assert.rejects(
+            registerOmniMetrics({ ...STARTING, prometheus: { host: '127.0.0.1', port }, readers: [taken] }),
+            /MetricReader can not be bound to a MeterProvider again/,
+          ),
       );
       await assertResourcesBackTo(before, 'after the failed registration');
       const probe = createServer();

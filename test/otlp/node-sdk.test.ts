@@ -28,6 +28,7 @@ describe('inside an application running NodeSDK', () => {
         prometheus: false,
         exporters: [],
         logIntervalSeconds: 0,
+        selfCheck: false,
       });
       handle.pipeline.requestSucceeded(0.5, 'stop');
       await reader.forceFlush();

@@ -53,6 +53,7 @@ async function startRun(protocol: OtlpProtocol, temporality: TemporalityPreferen
       otlp: { protocol, endpoint: receiver.endpoint, temporality, compression: 'gzip', headers: { 'x-omni-test': protocol } },
       readers: [groundTruth],
       metricProducers: [groundTruth.producer],
+      selfCheck: false,
     });
     return { handle, receiver, groundTruth };
   } catch (error) {

@@ -6,6 +6,7 @@ import { OmniPrometheusReader } from '../../exporters/prometheus-reader';
 import { registerOmniMetrics, type OmniMetricsHandle } from '../../register';
 import { activeResources, assertResourcesBackTo } from '../support/resources';
 import { fromOtlp, metricNamed, pointWith } from './support/normalize';
+import { expectPrinted } from '../support/console-capture';
 import { startOtlpReceiver } from './support/otlp-receiver';
 
 function withEnv<T>(variables: Record<string, string>, run: () => Promise<T>): Promise<T> {
@@ -34,6 +35,7 @@ describe('registerOmniMetrics: exporters, Prometheus server and shutdown', funct
         prometheus: { host: '127.0.0.1', port: 0 },
         exporters: ['otlp'],
         otlp: { endpoint: receiver.endpoint },
+        selfCheck: false,
       });
       assert.equal(handle.prometheusServer, undefined);
       handle.pipeline.requestFailed();
@@ -50,7 +52,7 @@ describe('registerOmniMetrics: exporters, Prometheus server and shutdown', funct
       await withEnv(
         { OTEL_METRICS_EXPORTER: 'otlp', OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_EXPORTER_OTLP_ENDPOINT: receiver.baseEndpoint },
         async () => {
-          const handle = await registerOmniMetrics({ modelName: 'm', stagePools: [1], prometheus: { host: '127.0.0.1', port: 0 } });
+          const handle = await registerOmniMetrics({ modelName: 'm', stagePools: [1], prometheus: { host: '127.0.0.1', port: 0 }, selfCheck: false });
           try {
             assert.equal(handle.prometheusServer, undefined);
             assert.equal(handle.exportSettings.exportersSource, 'env');
@@ -77,6 +79,7 @@ describe('registerOmniMetrics: exporters, Prometheus server and shutdown', funct
         prometheus: { host: '127.0.0.1', port: 0 },
         exporters: ['prometheus', 'otlp'],
         otlp: { protocol: 'grpc', endpoint: receiver.endpoint },
+        selfCheck: false,
       });
       assert.ok(handle.prometheusServer);
       handle.pipeline.requestSucceeded(1.5);
@@ -102,6 +105,7 @@ describe('registerOmniMetrics: exporters, Prometheus server and shutdown', funct
           prometheus: false,
           exporters: ['otlp'],
           otlp: { protocol, endpoint: receiver.endpoint },
+          selfCheck: false,
         });
         try {
           await handle.forceFlush();
@@ -117,7 +121,7 @@ describe('registerOmniMetrics: exporters, Prometheus server and shutdown', funct
   }
 
   it('prometheus: false keeps meaning no server', async () => {
-    const handle = await registerOmniMetrics({ modelName: 'm', stagePools: [1], prometheus: false, exporters: ['prometheus'] });
+    const handle = await registerOmniMetrics({ modelName: 'm', stagePools: [1], prometheus: false, exporters: ['prometheus'], selfCheck: false });
     assert.equal(handle.prometheusServer, undefined);
     await handle.shutdown();
   });
@@ -127,7 +131,14 @@ describe('registerOmniMetrics: exporters, Prometheus server and shutdown', funct
     const original = console.dir;
     console.dir = (item: unknown) => void printed.push(item);
     try {
-      const handle = await registerOmniMetrics({ modelName: 'm', stagePools: [1], logStats: true, logIntervalSeconds: 0, exporters: ['console'] });
+      const handle = await registerOmniMetrics({
+        modelName: 'm',
+        stagePools: [1],
+        logStats: true,
+        logIntervalSeconds: 0,
+        exporters: ['console'],
+        selfCheck: false,
+      });
       handle.pipeline.requestFailed();
       await handle.forceFlush();
       await handle.shutdown();
@@ -141,22 +152,43 @@ describe('registerOmniMetrics: exporters, Prometheus server and shutdown', funct
     const reader = new OmniPrometheusReader();
     const provider = new MeterProvider({ readers: [reader] });
     await assert.rejects(
-      registerOmniMetrics({ modelName: 'm', stagePools: [1], meterProvider: provider, prometheusReader: reader, prometheus: false, exporters: ['otlp'] }),
+      registerOmniMetrics({
+        modelName: 'm',
+        stagePools: [1],
+        meterProvider: provider,
+        prometheusReader: reader,
+        prometheus: false,
+        exporters: ['otlp'],
+        selfCheck: false,
+      }),
       /exporters otlp and console need the provider registerOmniMetrics creates/,
     );
     await withEnv({ OTEL_METRICS_EXPORTER: 'otlp' }, async () => {
-      const handle = await registerOmniMetrics({ modelName: 'm', stagePools: [1], meterProvider: provider, prometheusReader: reader, prometheus: false });
+      const handle = await expectPrinted(
+        [
+          "omni-otel-metrics: OTEL_METRICS_EXPORTER asks for push exporters, but the meter provider is not this package's: a reader built from that variable does not carry the package's families. Give your SDK's push reader `metricProducers: [handle.createMetricProducer()]`.",
+        ],
+        () => registerOmniMetrics({ modelName: 'm', stagePools: [1], meterProvider: provider, prometheusReader: reader, prometheus: false, selfCheck: false }),
+      );
       await handle.shutdown();
     });
     await provider.shutdown();
   });
 
   it('genAiMetrics needs logStats (refused without it), and is off by default', async () => {
-    const off = await registerOmniMetrics({ modelName: 'm', stagePools: [1], prometheus: false, logStats: true, logIntervalSeconds: 0 });
-    await assert.rejects(registerOmniMetrics({ modelName: 'm', stagePools: [1], prometheus: false, genAiMetrics: true }), {
+    const off = await registerOmniMetrics({ modelName: 'm', stagePools: [1], prometheus: false, logStats: true, logIntervalSeconds: 0, selfCheck: false });
+    await assert.rejects(registerOmniMetrics({ modelName: 'm', stagePools: [1], prometheus: false, genAiMetrics: true, selfCheck: false }), {
       message: 'omni-otel-metrics: genAiMetrics needs logStats: true (the GenAI histograms are derived from the upstream stats)',
     });
-    const on = await registerOmniMetrics({ modelName: 'm', stagePools: [1], prometheus: false, logStats: true, logIntervalSeconds: 0, genAiMetrics: true });
+    const on = await registerOmniMetrics({
+      modelName: 'm',
+      stagePools: [1],
+      prometheus: false,
+      logStats: true,
+      logIntervalSeconds: 0,
+      genAiMetrics: true,
+      selfCheck: false,
+    });
     assert.equal(off.genAi, undefined);
     assert.ok(on.genAi);
     await Promise.all([off.shutdown(), on.shutdown()]);

@@ -5,7 +5,7 @@ import { histogramOf, parseGoFloat, sampleValue, seriesOf, type HistogramSamples
 
 /** Registers a pipeline the way every recorder test does: no server, no periodic log lines. */
 export function register(options: Partial<OmniMetricsOptions> & Pick<OmniMetricsOptions, 'stagePools'>): Promise<OmniMetricsHandle> {
-  return registerOmniMetrics({ modelName: 'm', logStats: true, prometheus: false, logIntervalSeconds: 0, processMetrics: false, ...options });
+  return registerOmniMetrics({ modelName: 'm', logStats: true, prometheus: false, logIntervalSeconds: 0, processMetrics: false, selfCheck: false, ...options });
 }
 
 /** `{model_name: "m", stage, replica}` with the values stringified, as the recorders label them. */

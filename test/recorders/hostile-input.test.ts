@@ -161,6 +161,7 @@ describe('recorders under hostile input', function () {
       exporters: [],
       logIntervalSeconds: 0,
       processMetrics: false,
+      selfCheck: false,
     });
   });
   after(() => handle.shutdown());
@@ -193,6 +194,7 @@ describe('recorders under hostile input', function () {
           exporters: [],
           logIntervalSeconds: 0,
           processMetrics: false,
+          selfCheck: false,
         });
         try {
           withWarnings(() => {
@@ -242,12 +244,20 @@ describe('configuration and indices from outside', () => {
       ['le', /cacheConfig key "le"/],
     ] as const) {
       await assert.rejects(
-        registerOmniMetrics({ modelName: 'm', stagePools: [1], logStats: true, prometheus: false, exporters: [], cacheConfig: { [key]: 1 } }),
+        registerOmniMetrics({ modelName: 'm', stagePools: [1], logStats: true, prometheus: false, exporters: [], cacheConfig: { [key]: 1 }, selfCheck: false }),
         message,
       );
     }
     await assert.rejects(
-      registerOmniMetrics({ modelName: 'm', stagePools: [1], logStats: true, prometheus: false, exporters: [], cacheConfig: { block_size: Number.NaN } }),
+      registerOmniMetrics({
+        modelName: 'm',
+        stagePools: [1],
+        logStats: true,
+        prometheus: false,
+        exporters: [],
+        cacheConfig: { block_size: Number.NaN },
+        selfCheck: false,
+      }),
       /cacheConfig\.block_size must be a string, finite number, boolean or null/,
     );
   });
@@ -261,6 +271,7 @@ describe('configuration and indices from outside', () => {
       exporters: [],
       logIntervalSeconds: 0,
       processMetrics: false,
+      selfCheck: false,
     });
     try {
       const before = await handle.metricsText();

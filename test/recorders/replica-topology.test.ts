@@ -5,6 +5,7 @@ import { createSchedulerStats } from '../../instrumentation/stats/types';
 import { EngineRelabelProcessor } from '../../views/engine-relabel-processor';
 import { StageReplicaMap } from '../../views/stage-replica-map';
 import { parseSamples, sampleValue, seriesOf, type Sample } from '../support/exposition';
+import { expectPrinted } from '../support/console-capture';
 import { register } from './harness';
 
 const M = { model_name: 'm' };
@@ -114,8 +115,10 @@ describe('replicas added and removed while serving', () => {
         [],
         'nothing of the replica in the export',
       );
-      // A late poll of the removed engine records nothing visible.
-      handle.statLogger?.record(createSchedulerStats({ numRunningReqs: 9 }), undefined, 2);
+      // A late poll of the removed engine records nothing visible, and says so once.
+      await expectPrinted(['omni-otel-metrics: engine index 2 is not in the stage/replica map; its stats are dropped'], () =>
+        handle.statLogger?.record(createSchedulerStats({ numRunningReqs: 9 }), undefined, 2),
+      );
       handle.stageReplica.observe([{ stage: 1, replica: 0, inflight: 5, outputsQueueSize: 0 }]);
       const late = await handle.metricsText();
       assert.deepEqual(replicaSamples(late, '1', '1'), []);

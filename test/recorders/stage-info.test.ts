@@ -45,14 +45,14 @@ describe('stage names: vllm:omni_stage_info', () => {
   it('any list of non-empty strings up to the bound is accepted as is; anything else is refused, never half-taken', () => {
     fc.assert(
       fc.property(fc.array(fc.string({ minLength: 1 }), { maxLength: 20 }), (names) => {
-        assert.deepEqual(resolveStageNames(names), names);
+        assert.deepEqual(resolveStageNames(names, 0), names);
       }),
     );
     fc.assert(
       fc.property(fc.array(fc.oneof(fc.string(), fc.integer(), fc.constant(null)), { minLength: 1, maxLength: 8 }), (values) => {
         const valid = values.every((value) => typeof value === 'string' && value !== '');
-        if (valid) assert.deepEqual(resolveStageNames(values), values);
-        else assert.throws(() => resolveStageNames(values), /stageNames\[\d+\] must be a non-empty string/);
+        if (valid) assert.deepEqual(resolveStageNames(values, 0), values);
+        else assert.throws(() => resolveStageNames(values, 0), /stageNames\[\d+\] must be a non-empty string/);
       }),
     );
   });

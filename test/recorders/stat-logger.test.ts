@@ -26,6 +26,7 @@ import {
 } from '../../views/buckets';
 import { declaredFamilyNames, parseSamples, sampleValue, seriesOf, type Labels } from '../support/exposition';
 import { assertHistogram, assertNoSeries, assertSample, bucketCount, register, stageLabels } from './harness';
+import { expectPrinted } from '../support/console-capture';
 import { withWarnings } from '../views/store/store-fixture';
 
 /** vLLM's `build_1_2_5_buckets(4096)`, written out (the default max_model_len). */
@@ -527,7 +528,9 @@ describe('recorders: OmniStatLogger (upstream vllm:* families)', function () {
       // A later first poll of an engine does not reset an explicit state to awake.
       logger.record(createSchedulerStats(), null, 2);
       assert.deepEqual(await sleepStates(1, 1), [0, 0, 1]);
-      assert.doesNotThrow(() => logger.recordSleepState(true, 1, 99));
+      await expectPrinted(['omni-otel-metrics: engine index 99 is not in the stage/replica map; its stats are dropped'], () =>
+        assert.doesNotThrow(() => logger.recordSleepState(true, 1, 99)),
+      );
     });
 
     it('a sleep state carried by the scheduler stats is applied after the default', async () => {
@@ -560,9 +563,12 @@ describe('recorders: OmniStatLogger (upstream vllm:* families)', function () {
     it('an unknown engine index records nothing and does not throw', async () => {
       const logger = handle.statLogger as OmniStatLogger;
       const textBefore = await handle.metricsText();
-      for (const engine of [3, 99, -1, 1.5, Number.NaN]) {
-        assert.doesNotThrow(() => logger.record(sched1, iter2, engine));
-      }
+      await expectPrinted(
+        [3, 99, -1, 1.5, Number.NaN].map((engine) => `omni-otel-metrics: engine index ${engine} is not in the stage/replica map; its stats are dropped`),
+        () => {
+          for (const engine of [3, 99, -1, 1.5, Number.NaN]) assert.doesNotThrow(() => logger.record(sched1, iter2, engine));
+        },
+      );
       assert.equal(await handle.metricsText(), textBefore);
       assert.equal(seriesOf(textBefore, 'vllm:num_requests_running').length, 3, 'the three engines of the map, and no other');
     });

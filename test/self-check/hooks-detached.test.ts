@@ -74,7 +74,7 @@ describe('self-check: it knows when its hooks are gone', () => {
       reason: 'host-method-not-called',
       source: 'sendToNextStage: the TransferReceipt sendToNextStage returns',
       detail:
-        'the hooks were attached (they are detached now) but sendToNextStage was never called (nor its diagnostics channel published): the host class has no sendToNextStage, or never calls it',
+        'the hooks were attached (they are detached now) but sendToNextStage was never called (nor its diagnostics channel published): the host class has no sendToNextStage, or never calls it, or a sendToNextStage bound or copied before the hooks were attached (`const sendToNextStage = host.sendToNextStage.bind(host)`, a destructured method) calls the original, which the hooks never see: create the OmniInstrumentation before the host binds its methods',
       method: 'sendToNextStage',
       silentChecks: 1,
     });

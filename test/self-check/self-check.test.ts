@@ -5,6 +5,7 @@ import { registerOmniMetrics, type OmniMetricsHandle } from '../../register';
 import type { SelfCheckReport, SilentFamily } from '../../instrumentation/self-check/types';
 import type { OmniRequestOutput } from '../../instrumentation/pipeline/host-contract';
 import { createSchedulerStats } from '../../instrumentation/stats/types';
+import { expectPrinted } from '../support/console-capture';
 import { drain, FullOrchestrator, OrchestratorWithoutTransfers, SelfCheckServing, TextOnlyServing } from './self-check-host';
 
 const TRANSFER_SOURCE = {
@@ -15,7 +16,7 @@ const notCalled = (name: string, method: 'sendToNextStage' | 'receiveFromPreviou
   name,
   reason: 'host-method-not-called',
   source: method === 'sendToNextStage' ? TRANSFER_SOURCE.tx : TRANSFER_SOURCE.rx,
-  detail: `the hooks are attached but ${method} was never called (nor its diagnostics channel published): the host class has no ${method}, or never calls it`,
+  detail: `the hooks are attached but ${method} was never called (nor its diagnostics channel published): the host class has no ${method}, or never calls it, or a ${method} bound or copied before the hooks were attached (\`const ${method} = host.${method}.bind(host)\`, a destructured method) calls the original, which the hooks never see: create the OmniInstrumentation before the host binds its methods`,
   method,
   silentChecks: 1,
 });
@@ -113,6 +114,22 @@ describe('self-check: families that stay silent', () => {
     assert.deepEqual(body(handle.selfCheck()), { requestsObserved: 1, requestsFlowed: true, hooksAttached: true, silent: [], unpolledReplicas: [] });
   });
 
+  it('names a generate bound before the hooks were attached as the cause when addRequest is seen and generate is not', async () => {
+    const handle = await register();
+    const serving = new SelfCheckServing(new FullOrchestrator());
+    // Bound before the instrumentation exists: the hooks patch the prototype, this keeps the original.
+    const generate = serving.generate.bind(serving);
+    instrument(handle, FullOrchestrator);
+    for (const requestId of ['a', 'b']) for await (const _ of generate({ requestId, replica: 0 }));
+    const e2e = handle.selfCheck().silent.find((entry) => entry.name === 'vllm:omni_e2e_request_latency_s');
+    assert.deepEqual(e2e && { reason: e2e.reason, method: e2e.method, detail: e2e.detail }, {
+      reason: 'host-method-not-called',
+      method: 'generate',
+      detail:
+        'the hooks are attached but generate was never called through them while addRequest was (×2): a generate bound or copied before the hooks were attached (`const generate = host.generate.bind(host)`, a destructured method) calls the original, which the hooks never see: create the OmniInstrumentation before the host binds its methods',
+    });
+  });
+
   it('flags the transfer families when the orchestrator has no sendToNextStage / receiveFromPreviousStage', async () => {
     const handle = await register();
     instrument(handle, OrchestratorWithoutTransfers);
@@ -147,7 +164,9 @@ describe('self-check: families that stay silent', () => {
 
   it('gives logStats off as the reason for every pipeline family that needs it', async () => {
     const handle = await register({ logStats: false });
-    instrument(handle, FullOrchestrator);
+    await expectPrinted([/^omni-otel-metrics: OmniInstrumentation hooks attached to a handle registered with logStats off: /], () =>
+      instrument(handle, FullOrchestrator),
+    );
     await drain(new SelfCheckServing(new FullOrchestrator()), 'a', 0);
     const report = handle.selfCheck();
     assert.deepEqual(

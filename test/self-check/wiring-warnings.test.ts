@@ -3,7 +3,7 @@ import { OmniInstrumentation } from '../../instrumentation/hooks/omni-instrument
 import { WIRING_PROBE_MILLIS } from '../../instrumentation/self-check/self-check-monitor';
 import type { OmniMetricsOptions } from '../../options';
 import { registerOmniMetrics, type OmniMetricsHandle } from '../../register';
-import { captureConsole } from '../support/console-capture';
+import { captureConsole, expectPrinted } from '../support/console-capture';
 import { drain, FullOrchestrator, SelfCheckServing } from './self-check-host';
 
 interface FakeInterval {
@@ -40,6 +40,9 @@ async function withFakeIntervals(body: (intervals: FakeInterval[]) => Promise<vo
 const LOG_STATS_OFF =
   "omni-otel-metrics self-check: requests are flowing but logStats is off, so every vllm:omni_* family records nothing and no vllm:* family is registered: set logStats: true (vLLM's --log-stats)";
 
+const HOOKS_ON_LOG_STATS_OFF =
+  'omni-otel-metrics: OmniInstrumentation hooks attached to a handle registered with logStats off: the pipeline families drop every observation they make and no vllm:* engine family is registered (vLLM-Omni gates them on --log-stats); register with logStats: true';
+
 describe('self-check: wiring mistakes heard within ten seconds of the first request', () => {
   let metrics: OmniMetricsHandle | undefined;
   let instrumentation: OmniInstrumentation | undefined;
@@ -61,7 +64,12 @@ describe('self-check: wiring mistakes heard within ten seconds of the first requ
       logSink: { info: (line) => lines.push(line) },
       ...options,
     });
-    instrumentation = new OmniInstrumentation({ metrics, orchestratorClass: FullOrchestrator, servingClass: SelfCheckServing, diagnosticsChannels: false });
+    const handle = metrics;
+    // With logStats off, the hooks say so as they attach, before any request: the probe then says it again once requests flow.
+    instrumentation = await expectPrinted(
+      options.logStats === false ? [HOOKS_ON_LOG_STATS_OFF] : [],
+      () => new OmniInstrumentation({ metrics: handle, orchestratorClass: FullOrchestrator, servingClass: SelfCheckServing, diagnosticsChannels: false }),
+    );
     return metrics;
   };
   const probeOf = (intervals: FakeInterval[]): FakeInterval => {
@@ -130,8 +138,8 @@ describe('OmniInstrumentation given nothing to hook', () => {
     metrics = undefined;
   });
 
-  const construct = async (config: { diagnosticsChannels?: boolean }): Promise<string[]> => {
-    metrics = await registerOmniMetrics({ modelName: 'm', prometheus: false, logIntervalSeconds: 0, selfCheck: false, processMetrics: false });
+  const construct = async (config: { diagnosticsChannels?: boolean }, logStats = true): Promise<string[]> => {
+    metrics = await registerOmniMetrics({ modelName: 'm', logStats, prometheus: false, logIntervalSeconds: 0, selfCheck: false, processMetrics: false });
     const handle = metrics;
     const printed = await captureConsole(() => new OmniInstrumentation({ metrics: handle, ...config }).disable());
     return printed.map((line) => `${line.method}: ${line.text}`);
@@ -148,5 +156,9 @@ describe('OmniInstrumentation given nothing to hook', () => {
 
   it('says nothing when the host publishes on the channels by choice (diagnosticsChannels: true)', async () => {
     assert.deepEqual(await construct({ diagnosticsChannels: true }), []);
+  });
+
+  it('says when it attaches to a handle registered with logStats off, at once rather than a self-check later', async () => {
+    assert.deepEqual(await construct({ diagnosticsChannels: true }, false), [`warn: ${HOOKS_ON_LOG_STATS_OFF}`]);
   });
 });

@@ -1,3 +1,4 @@
+import assert from 'node:assert/strict';
 import { format } from 'node:util';
 
 export type ConsoleMethod = 'error' | 'warn' | 'info' | 'debug' | 'log';
@@ -41,4 +42,35 @@ export async function withEnv<T>(variables: Readonly<Record<string, string | und
       else process.env[name] = value;
     }
   }
+}
+
+/**
+ * Runs `body`, which provokes warnings on purpose, with the console captured, and asserts that
+ * exactly the `expected` lines were printed, in order (a RegExp for a line with a port, a path or
+ * a time in it). Returns what `body` returned.
+ */
+export async function expectPrinted<T>(expected: ReadonlyArray<string | RegExp>, body: () => Promise<T> | T): Promise<T> {
+  let result: T | undefined;
+  const lines = await captureConsole(async () => {
+    result = await body();
+  });
+  const texts = lines.map((line) => line.text);
+  const matches = texts.length === expected.length && expected.every((want, i) => (typeof want === 'string' ? texts[i] === want : want.test(texts[i] ?? '')));
+  if (!matches) assert.deepEqual(texts, expected, 'the lines printed');
+  return result as T;
+}
+
+/**
+ * Like `expectPrinted`, for a warning the package rate-limits process-wide (once a minute): whether
+ * this test prints it depends on which test said it last. Every line printed must be one of
+ * `allowed`; none at all passes too.
+ */
+export async function allowPrinted<T>(allowed: ReadonlyArray<string | RegExp>, body: () => Promise<T> | T): Promise<T> {
+  let result: T | undefined;
+  const lines = await captureConsole(async () => {
+    result = await body();
+  });
+  const unexpected = lines.map((line) => line.text).filter((text) => !allowed.some((want) => (typeof want === 'string' ? text === want : want.test(text))));
+  assert.deepEqual(unexpected, [], 'lines printed beyond the allowed ones');
+  return result as T;
 }

@@ -22,6 +22,7 @@ describe('every catalog family in the exposition', () => {
       stagePools: [1, 2, 1],
       stageNames: ['thinker', 'talker', 'code2wav'],
       logStats: true,
+      selfCheck: false,
       showHiddenMetrics: true,
       features: {
         specDecode: { numSpeculativeTokens: 1 },

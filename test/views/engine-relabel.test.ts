@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { MeterProvider } from '@opentelemetry/sdk-metrics';
 import { OmniPrometheusReader } from '../../exporters/prometheus-reader';
 import { EngineRelabelProcessor } from '../../views/engine-relabel-processor';
+import { expectPrinted } from '../support/console-capture';
 import { StageReplicaMap } from '../../views/stage-replica-map';
 
 describe('StageReplicaMap', () => {
@@ -51,9 +52,17 @@ describe('EngineRelabelProcessor', () => {
     assert.equal(processor.process(input), processor.process(input));
   });
 
-  it('keeps an unknown engine visible without throwing', () => {
-    assert.deepEqual(processor.process({ model_name: 'm', engine: '9' }), { model_name: 'm', stage: 'unknown', replica: '9' });
-    assert.deepEqual(processor.process({ engine: 'x' }), { stage: 'unknown', replica: 'x' });
+  it('keeps an unknown engine visible without throwing, with one warning per engine', async () => {
+    await expectPrinted(
+      [
+        'omni-otel-metrics: engine index 9 is not in the stage/replica map; recorded as stage="unknown"',
+        'omni-otel-metrics: engine index x is not in the stage/replica map; recorded as stage="unknown"',
+      ],
+      () => {
+        assert.deepEqual(processor.process({ model_name: 'm', engine: '9' }), { model_name: 'm', stage: 'unknown', replica: '9' });
+        assert.deepEqual(processor.process({ engine: 'x' }), { stage: 'unknown', replica: 'x' });
+      },
+    );
   });
 
   it('works in a user view on a user instrument', async () => {

@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { context, trace, TraceFlags, type SpanContext } from '@opentelemetry/api';
+import { tracingRegistered } from './exemplar-trace';
 import { ownedExemplarTrace, type ExemplarTrace } from './exemplar-trace-ids';
 
 /**
@@ -11,6 +12,13 @@ export const exemplarClock: { originMillis: number; nowMillis: () => number } = 
   originMillis: performance.timeOrigin,
   nowMillis: () => exemplarClock.originMillis + performance.now(),
 };
+
+/**
+ * When a store's exemplars are taken: `on` for every record made within a sampled trace; `when-traced`
+ * only once a tracer provider is registered globally, wherever it was registered from (before the
+ * store, or after it, as NodeSDK's `start()` registers its own).
+ */
+export type ExemplarMode = 'on' | 'when-traced';
 
 /**
  * The trace one store's exemplars are taken from, handed to the store's exemplar series and to
@@ -26,6 +34,24 @@ export class ExemplarScope {
   private requestTrace: ExemplarTrace | null | undefined;
   /** The scope's clock reading, taken by its first exemplar (NaN until then). */
   private scopeMillis = NaN;
+  /**
+   * Whether records take exemplars: undefined until a `when-traced` scope's first record looks for a
+   * tracer provider; false while none is registered, until the next collection lets the next record look again.
+   */
+  private taking: boolean | undefined;
+
+  constructor(mode: ExemplarMode = 'on') {
+    this.taking = mode === 'on' ? true : undefined;
+  }
+
+  /**
+   * A collection of the store (a scrape, an export): a scope that found no tracer provider looks
+   * again at its next record, so one registered since (NodeSDK's `start()`) turns exemplars on.
+   * One look per collection at most: a record never pays for it otherwise.
+   */
+  collected(): void {
+    if (this.taking === false) this.taking = undefined;
+  }
 
   /**
    * Names the trace of the request whose values are recorded until `leave(previous)` (undefined:
@@ -59,6 +85,7 @@ export class ExemplarScope {
    * the active span's if it is sampled (an exemplar must point at a trace the backend keeps).
    */
   current(): ExemplarTrace | undefined {
+    if (this.taking !== true && !(this.taking ??= tracingRegistered())) return undefined;
     if (this.requestTrace !== undefined) return this.requestTrace ?? undefined;
     const spanContext = trace.getSpanContext(context.active());
     if (spanContext === undefined || (spanContext.traceFlags & TraceFlags.SAMPLED) !== TraceFlags.SAMPLED) return undefined;

@@ -1,7 +1,7 @@
 import type { Attributes } from '@opentelemetry/api';
 import type { FamilyKey, ResolvedCatalog, ResolvedFamily } from '../catalog';
 import { WarnOnce } from '../diag-warnings';
-import { checkObject, optionKeys } from '../option-checks';
+import { checkObject, optionKeys, shown } from '../option-checks';
 import { EngineRelabelProcessor } from '../engine-relabel-processor';
 import type { StageReplicaMap } from '../stage-replica-map';
 import { streamNameFor, type NamingScheme } from '../views';
@@ -28,9 +28,10 @@ export interface SeriesStoreOptions {
   readonly nativeHistograms?: NativeHistogramSettings;
   /**
    * Keep exemplars (the latest observation's value, time and trace per bucket) on the latency
-   * histograms and request counters; default off. See docs/exemplars.md.
+   * histograms and request counters: `true`, or `'when-traced'` once a tracer provider is
+   * registered (`ExemplarMode`); default off. See docs/exemplars.md.
    */
-  readonly exemplars?: boolean;
+  readonly exemplars?: boolean | 'when-traced';
 }
 
 const SERIES_STORE_OPTION_KEYS = optionKeys<SeriesStoreOptions>({
@@ -53,8 +54,8 @@ export class SeriesStore {
   /** Families in catalog order (the exposition's order). */
   readonly families: readonly FamilySeries[];
   readonly cardinalityLimit: number;
-  /** Whether the latency histograms and request counters keep exemplars. */
-  readonly exemplars: boolean;
+  /** Whether the latency histograms and request counters keep exemplars: always, or once a tracer provider is registered. */
+  readonly exemplars: boolean | 'when-traced';
   /**
    * With exemplars on, the trace and time they are taken at: whoever records a request's values
    * outside its own context (the hooks, the pipeline observer) names its trace here.
@@ -72,10 +73,10 @@ export class SeriesStore {
     checkObject(options, 'SeriesStore options', SERIES_STORE_OPTION_KEYS);
     const cardinalityLimit = options.cardinalityLimit ?? DEFAULT_CARDINALITY_LIMIT;
     this.cardinalityLimit = cardinalityLimit;
-    this.exemplars = options.exemplars === true;
-    this.exemplarScope = this.exemplars ? new ExemplarScope() : undefined;
+    this.exemplars = options.exemplars === true || options.exemplars === 'when-traced' ? options.exemplars : false;
+    this.exemplarScope = this.exemplars === false ? undefined : new ExemplarScope(this.exemplars === true ? 'on' : this.exemplars);
     if (!Number.isInteger(cardinalityLimit) || cardinalityLimit < 1) {
-      throw new RangeError(`cardinalityLimit must be a positive integer, got ${String(cardinalityLimit)}`);
+      throw new RangeError(`cardinalityLimit must be a positive integer, got ${shown(cardinalityLimit)}`);
     }
     const naming = options.naming ?? 'vllm';
     const nativeHistograms = options.nativeHistograms;
@@ -84,7 +85,7 @@ export class SeriesStore {
       cardinalityLimit,
       creationTime: creationClock(options.now ?? wallClockMillis),
       nativeBuckets: nativeHistograms && ((family: ResolvedFamily) => nativeBucketConfigOf(nativeHistograms, family)),
-      keepsExemplars: this.exemplars ? keepsExemplars : undefined,
+      keepsExemplars: this.exemplarScope && keepsExemplars,
       exemplarScope: this.exemplarScope,
     };
     this.families = catalog.families.map((family) => new FamilySeries(family, streamNameFor(family, naming), context));
@@ -125,10 +126,12 @@ export class SeriesStore {
   }
 
   /**
-   * What every reader of the store calls before it reads the series. A hook that throws is
-   * reported once and the collection goes on: it leaves its values as they were.
+   * What every reader of the store calls before it reads the series (and the moment a scope still
+   * waiting for a tracer provider looks again). A hook that throws is reported once and the
+   * collection goes on: it leaves its values as they were.
    */
   runCollectHooks(): void {
+    this.exemplarScope?.collected();
     for (const hook of this.collectHooks) {
       try {
         hook();

@@ -32,7 +32,7 @@ export interface SeriesOwner {
   /** Histograms' bucket bounds (empty for other types). */
   readonly bounds: Float64Array;
   /** The trace and time the series' exemplars are taken at, when its family keeps them. */
-  readonly exemplarScope?: ExemplarScope;
+  readonly exemplarScope?: ExemplarScope | undefined;
   /** The attributes of a series with this label text (frozen). */
   attributesOf(plain: string): Attributes;
 }

@@ -1,6 +1,6 @@
 /**
  * Builds every peer into the cache (or finds it there) and prints how long each took:
- * `npx tsx test/support/peers/build.ts [peer ...]`, as `.ci/peers` runs it. Exits 1 when any
+ * `npx tsx test/support/peers/build.ts [peer ...]`, as `.ci/peers` (`npm run peers`) runs it. Exits 1 when any
  * peer could not be had, naming why.
  */
 import { PEER_NAMES, peersCacheRoot, peerTitle, provisionPeer, type PeerName } from './provision';
@@ -15,7 +15,7 @@ async function main(names: readonly string[]): Promise<number> {
   console.log(`peers cache: ${peersCacheRoot()}`);
   let failed = 0;
   for (const name of selected) {
-    const outcome = await provisionPeer(name, (line) => console.log(line));
+    const outcome = await provisionPeer(name, { build: true, progress: (line) => console.log(line) });
     if (outcome.ok) {
       console.log(
         `${name}: ${outcome.built ? 'built or installed' : 'found'} in ${outcome.seconds.toFixed(1)} s: ${peerTitle(name)} (${Object.values(outcome.paths.bin).join(', ')})`,

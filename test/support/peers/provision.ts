@@ -1,10 +1,13 @@
 /**
- * Builds the real peers the tests talk to and keeps them in a cache folder outside the repository
- * (`$OMNI_PEERS_CACHE`, default `~/.cache/omni-otel-metrics-peers`), one folder per peer and
- * version, so a machine builds each once; `OMNI_PEERS_BUILD=0` takes them from the cache only. A folder counts only once its `peer.json` is written,
- * which happens after the build succeeded and the folder was moved into place: an interrupted
- * build leaves nothing that looks usable. Debian's Prometheus 2.42 and prometheus_client 0.16 are
- * peers too, found where Debian installs them and installed with apt-get when this runs as root.
+ * Finds the real peers the tests talk to, and builds them when a person or CI asks for it
+ * (`npm run peers`, `bash .ci/peers`, or `OMNI_PEERS_BUILD=1` for a test run), into a cache folder
+ * outside the repository (`$OMNI_PEERS_CACHE`, default `~/.cache/omni-otel-metrics-peers`), one
+ * folder per peer and version, so a machine builds each once. A test run on its own only looks:
+ * a build takes minutes of both cores and the network, which nobody asked of `npm test`. A folder
+ * counts only once its `peer.json` is written, which happens after the build succeeded and the
+ * folder was moved into place: an interrupted build leaves nothing that looks usable. Debian's
+ * Prometheus 2.42 and prometheus_client 0.16 are peers too, found where Debian installs them and
+ * installed with apt-get by `npm run peers` when it runs as root (never by a test run).
  * `OMNI_PEERS_HIDE=name,...` makes the named peers count as missing, to see what a machine
  * without them runs.
  */
@@ -35,6 +38,8 @@ interface PeerRecipe {
   readonly toolchain: () => string | undefined;
   /** What is missing when the toolchain is. */
   readonly toolchainHint: string;
+  /** What a first build takes on 2 cores and what it needs, for the line that names a missing peer. */
+  readonly buildCost: string;
   /** Cache key: changes whenever what is built would change. */
   readonly key: () => string;
   readonly version: string;
@@ -43,8 +48,8 @@ interface PeerRecipe {
 }
 
 const PEERS_DIR = __dirname;
-/** The command that builds every peer, as CI runs it before the tests. */
-export const PEERS_COMMAND = 'bash .ci/peers';
+/** The command that builds every peer (`bash .ci/peers`, which CI runs before the tests). */
+export const PEERS_COMMAND = 'npm run peers';
 
 export function peersCacheRoot(): string {
   return process.env.OMNI_PEERS_CACHE ?? path.join(process.env.XDG_CACHE_HOME ?? path.join(os.homedir(), '.cache'), 'omni-otel-metrics-peers');
@@ -100,11 +105,14 @@ function run(command: string, args: readonly string[], options: { cwd: string; e
 const GO_ENV: NodeJS.ProcessEnv = { GOFLAGS: '-trimpath -buildvcs=false', CGO_ENABLED: '0' };
 const GO_BUILD_FLAGS = ['-p', '2', '-ldflags=-s -w'];
 
-function goProgram(folder: string, binary: string, title: string, version: string): PeerRecipe {
+const GO_HINT = 'Go (the `go` command on PATH)';
+
+function goProgram(folder: string, binary: string, title: string, version: string, buildCost: string): PeerRecipe {
   return {
     title,
     toolchain: goToolchain,
-    toolchainHint: 'Go (the `go` command on PATH)',
+    toolchainHint: GO_HINT,
+    buildCost,
     key: () => `${folder}-${sourceHash(folder)}`,
     version,
     build: async (go, dir, log) => {
@@ -131,7 +139,8 @@ const RECIPES: Readonly<Record<BuiltPeerName, PeerRecipe>> = {
   prometheus3: {
     title: `Prometheus 3 (${PROMETHEUS_MODULE}@${PROMETHEUS_MODULE_VERSION}) and its promtool`,
     toolchain: goToolchain,
-    toolchainHint: 'Go (the `go` command on PATH)',
+    toolchainHint: GO_HINT,
+    buildCost: 'about 10 minutes on 2 cores, with Go 1.26 and the Go module proxy',
     key: () => `prometheus-${PROMETHEUS_MODULE_VERSION}-${PROMETHEUS_BUILD_TAGS}`,
     version: PROMETHEUS_MODULE_VERSION,
     build: async (go, dir, log) => {
@@ -145,18 +154,21 @@ const RECIPES: Readonly<Record<BuiltPeerName, PeerRecipe>> = {
     'omni-otelcol',
     `an OpenTelemetry Collector (otelcol ${goModuleVersion('collector', 'go.opentelemetry.io/collector/otelcol')}, contrib ${goModuleVersion('collector', 'github.com/open-telemetry/opentelemetry-collector-contrib/receiver/prometheusreceiver')})`,
     goModuleVersion('collector', 'go.opentelemetry.io/collector/otelcol'),
+    'about 11 minutes on 2 cores, with Go 1.26 and the Go module proxy',
   ),
   'client-golang': goProgram(
     'client-golang',
     'omni-client-golang',
     `client_golang ${goModuleVersion('client-golang', 'github.com/prometheus/client_golang')} with common ${goModuleVersion('client-golang', 'github.com/prometheus/common')}`,
     goModuleVersion('client-golang', 'github.com/prometheus/client_golang'),
+    'about 2 minutes on 2 cores, with Go 1.26 and the Go module proxy',
   ),
   'prometheus-client': {
     title: `Python prometheus_client ${PROMETHEUS_CLIENT_VERSION} (PyPI) in a virtual environment`,
     // Any Python 3 that can make a virtual environment with pip (Debian's needs python3-venv).
     toolchain: () => onPath('python3', ['/usr/bin/python3']),
     toolchainHint: 'Python 3 with its venv module (Debian: python3-venv)',
+    buildCost: 'under a minute, with Python 3, its venv module and PyPI',
     key: () => `prometheus-client-${PROMETHEUS_CLIENT_VERSION}`,
     version: PROMETHEUS_CLIENT_VERSION,
     build: async (python, dir, log) => {
@@ -229,7 +241,14 @@ export function peerTitle(name: PeerName): string {
 
 /** The command a person runs to get the peer. */
 export function peerCommand(name: PeerName): string {
-  return isDebianPeer(name) ? `apt-get install -y --no-install-recommends ${DEBIAN_PEERS[name].packages.join(' ')}` : PEERS_COMMAND;
+  return isDebianPeer(name) ? `apt-get install -y --no-install-recommends ${DEBIAN_PEERS[name].packages.join(' ')}` : `${PEERS_COMMAND} ${name}`;
+}
+
+/** How a person gets the peer and what that takes: the command, then its cost. */
+export function peerRemedy(name: PeerName): string {
+  return isDebianPeer(name)
+    ? `\`${peerCommand(name)}\` (as root, about a minute) installs it`
+    : `\`${peerCommand(name)}\` builds it (${RECIPES[name].buildCost})`;
 }
 
 /** The peers `OMNI_PEERS_HIDE` (comma-separated names) makes count as missing. */
@@ -258,16 +277,16 @@ async function aptGetInstall(packages: readonly string[], log: fs.WriteStream): 
 }
 
 /** The Debian peer as installed, or installed now when this runs as root with apt-get. */
-async function provisionDebianPeer(name: DebianPeerName, progress: (line: string) => void, seconds: () => number): Promise<Provisioned> {
+async function provisionDebianPeer(name: DebianPeerName, how: ProvisionHow, seconds: () => number): Promise<Provisioned> {
   const peer = DEBIAN_PEERS[name];
   const found = peer.find();
   if (typeof found !== 'string') return { ok: true, paths: found, seconds: seconds(), built: false };
-  if (process.env.OMNI_PEERS_BUILD === '0') return { ok: false, reason: `${found}, and OMNI_PEERS_BUILD=0 installs nothing` };
+  if (!how.build) return { ok: false, reason: found };
   if (process.getuid?.() !== 0 || onPath('apt-get') === undefined) return { ok: false, reason: `${found}, and only root can install it here` };
   fs.mkdirSync(peersCacheRoot(), { recursive: true });
   const logFile = path.join(peersCacheRoot(), `${name}-apt-get.log`);
   const log = fs.createWriteStream(logFile);
-  progress(`installing ${peer.title} with apt-get (log: ${logFile})`);
+  how.progress(`installing ${peer.title} with apt-get (log: ${logFile})`);
   try {
     await aptGetInstall(peer.packages, log);
   } catch (error) {
@@ -305,15 +324,22 @@ export function cachedPeer(name: BuiltPeerName): PeerPaths | undefined {
   return readStamp(path.join(peersCacheRoot(), RECIPES[name].key()));
 }
 
+/** Whether to build (or install) a peer that is missing, and where its progress lines go. */
+export interface ProvisionHow {
+  readonly build: boolean;
+  readonly progress: (line: string) => void;
+}
+
 /**
- * The peer from the cache, or built into it now. Never throws: a peer that cannot be had comes back
- * with the reason, for the caller to skip or fail on.
+ * The peer from the cache (or where Debian installs it), or, with `build`, built into the cache or
+ * installed now. Never throws: a peer that cannot be had comes back with the reason, for the
+ * caller to skip or fail on.
  */
-export async function provisionPeer(name: PeerName, progress: (line: string) => void = () => undefined): Promise<Provisioned> {
+export async function provisionPeer(name: PeerName, how: ProvisionHow): Promise<Provisioned> {
   const started = performance.now();
   const seconds = (): number => (performance.now() - started) / 1000;
   if (hiddenPeers().includes(name)) return { ok: false, reason: 'OMNI_PEERS_HIDE hides it' };
-  if (isDebianPeer(name)) return provisionDebianPeer(name, progress, seconds);
+  if (isDebianPeer(name)) return provisionDebianPeer(name, how, seconds);
   const recipe = RECIPES[name];
   let dir: string;
   try {
@@ -323,14 +349,14 @@ export async function provisionPeer(name: PeerName, progress: (line: string) => 
   }
   const cached = readStamp(dir);
   if (cached) return { ok: true, paths: cached, seconds: seconds(), built: false };
-  if (process.env.OMNI_PEERS_BUILD === '0') return { ok: false, reason: `it is not in ${peersCacheRoot()} and OMNI_PEERS_BUILD=0 builds nothing` };
+  if (!how.build) return { ok: false, reason: `it is not built in ${peersCacheRoot()}` };
   const toolchain = recipe.toolchain();
   if (toolchain === undefined) return { ok: false, reason: `${recipe.toolchainHint} is not installed` };
 
   fs.mkdirSync(peersCacheRoot(), { recursive: true });
   const staging = fs.mkdtempSync(`${dir}.building-`);
   const log = fs.createWriteStream(path.join(staging, 'build.log'));
-  progress(`building ${recipe.title} into ${dir} (log: ${path.join(staging, 'build.log')})`);
+  how.progress(`building ${recipe.title} into ${dir} (log: ${path.join(staging, 'build.log')})`);
   try {
     const bin = await recipe.build(toolchain, staging, log);
     const stamp: Stamp = { bin, version: recipe.version, buildSeconds: Math.round(seconds()) };

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
-import { measureMemory } from 'node:vm';
 import fc from 'fast-check';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { context, ROOT_CONTEXT, trace, TraceFlags, type SpanContext } from '@opentelemetry/api';
@@ -12,6 +11,7 @@ import { exemplarsOf } from '../../../views/store/exemplar-series';
 import { ExemplarTrace, ownedExemplarTrace } from '../../../views/store/exemplar-trace-ids';
 import { SeriesStore } from '../../../views/store/series-store';
 import { needPeer } from '../../support/peers/need-peer';
+import { measureMemoryQuietly } from '../../hooks/collect-garbage';
 import { debianPython } from '../../support/python-parity';
 
 const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
@@ -46,7 +46,7 @@ function recordWithin(store: SeriesStore, spanContext: SpanContext): void {
 
 /** The JS heap once the collector has run (`measureMemory` with `eager` collects first, as no flag is needed for it). */
 async function heapAfterCollection(): Promise<number> {
-  const measured = await measureMemory({ mode: 'summary', execution: 'eager' });
+  const measured = await measureMemoryQuietly({ mode: 'summary', execution: 'eager' });
   return (measured as { total: { jsMemoryEstimate: number } }).total.jsMemoryEstimate;
 }
 

@@ -45,6 +45,7 @@ describe('the series store against plain OpenTelemetry SDK instruments', () => {
       exporters: [],
       logIntervalSeconds: 0,
       processMetrics: false,
+      selfCheck: false,
     });
     const reader = new OmniPrometheusReader({ createdSeries: false });
     const provider = new MeterProvider({ readers: [reader], views: createOmniViews(handle.catalog, { stageReplicaMap: handle.stageReplicaMap }) });

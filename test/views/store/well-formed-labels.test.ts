@@ -13,6 +13,7 @@ import { isWellFormedText, wellFormedText } from '../../../views/well-formed-tex
 import { parseSamples, sampleValue, type Sample } from '../../support/exposition';
 import { fixedClockStore } from './store-fixture';
 import { needPeer } from '../../support/peers/need-peer';
+import { expectPrinted } from '../../support/console-capture';
 import { debianPython } from '../../support/python-parity';
 
 /** The five values of a probe: three lone surrogates alone, two after an `a`. */
@@ -64,7 +65,11 @@ describe('label values are well-formed text before they are a series', function 
       selfCheck: false,
       requestLabels: [{ name: 'tenant', from: (request) => request.user, maxValues: 10 }],
     });
-    const inst = new OmniInstrumentation({ metrics, diagnosticsChannels: false });
+    // Fed through its observer by hand: no host class to hook, which it says.
+    const inst = await expectPrinted(
+      [/^omni-otel-metrics: OmniInstrumentation was given no host classes: /],
+      () => new OmniInstrumentation({ metrics, diagnosticsChannels: false }),
+    );
     inst.enable();
     try {
       LONE.forEach((user, i) => {
@@ -119,7 +124,7 @@ describe('label values are well-formed text before they are a series', function 
         error instanceof OmniOptionError &&
         error.option === 'requestLabels[0].values[1]' &&
         error.message ===
-          'omni-otel-metrics: requestLabels[0].values[1] must be a non-empty string of at most 128 characters, without lone surrogates; got "a\\ud800"',
+          'omni-otel-metrics: requestLabels[0].values[1] must be a non-empty string of at most 128 characters, without lone surrogates; got the string "a\\ud800"',
     );
     assert.throws(
       () => validateMetricsConfig({ families: [{ name: 'tts_hits_total', type: 'counter', help: 'Hits \uDC00.' }] }, 'metrics.yaml'),
