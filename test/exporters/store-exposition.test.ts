@@ -184,7 +184,7 @@ describe('Prometheus reader over the store', () => {
       handle.pipeline.setRunning(1);
       const text = await allowPrinted(
         [
-          "omni-otel-metrics: a stream named vllm:omni_num_requests_running was recorded outside the package's series store; the store's family of that name is printed, the stream is left out",
+          "omni-otel-metrics: the application's gauge vllm:omni_num_requests_running is left out of /metrics: its name vllm:omni_num_requests_running clashes with the family vllm:omni_num_requests_running, which is printed. Rename one of them.",
         ],
         () => handle.metricsText(),
       );
