@@ -15,7 +15,6 @@ export { OmniStageServiceMetrics, normalizeFailureReason, type StageFinishInput 
 export { OmniDiffusionMetrics, type DiffusionBreakdown, type DiffusionFinalizeInput } from './recorders/diffusion-metrics';
 export { OmniTransferMetrics } from './recorders/transfer-metrics';
 export { OmniSloMetrics } from './recorders/slo-metrics';
-export { missedObjectives, type RequestTimings } from './pipeline/slo-objectives';
 export {
   OrchestratorAggregator,
   type OrchestratorAggregatorOptions,

@@ -10,8 +10,9 @@ export interface SloOptions {
   /** Arrival to the finished output: vLLM's `--goodput e2el`. */
   readonly e2eSeconds?: number;
   /**
-   * Mean time per output token after the first, `(e2e − first output) / (output tokens − 1)`, over
-   * the request's generation tokens: vLLM's `--goodput tpot`. Only for requests with 2 or more.
+   * Mean time per output token after the first, `(e2e − first output) / (output tokens − 1)`, the
+   * output tokens being the first stage's (the answer's text, as `usage.completion_tokens` counts
+   * them): vLLM's `--goodput tpot`. Only for requests with 2 output tokens or more.
    */
   readonly tpotSeconds?: number;
   /** Arrival to the first audio packet; only for requests that streamed audio. */

@@ -307,8 +307,13 @@ export class PipelineObserver {
       else pipeline.requestSucceeded(e2e, finishReason);
       let promptTokens = 0;
       let generationTokens = 0;
+      // The first stage's own: the tokens of the answer's text, which an OpenAI `usage` reports (what `slo` divides by).
+      let answerTokens = 0;
       for (const stage of output.stageMetrics ?? []) {
-        if (stage.stageId === 0) promptTokens += stage.numTokensIn ?? 0;
+        if (stage.stageId === 0) {
+          promptTokens += stage.numTokensIn ?? 0;
+          answerTokens += stage.numTokensOut ?? 0;
+        }
         generationTokens += stage.numTokensOut ?? 0;
       }
       if (labelled !== undefined) labelled.observeTokens(state.labels as readonly string[], promptTokens, generationTokens);
@@ -320,11 +325,11 @@ export class PipelineObserver {
         stageMetrics: output.stageMetrics?.find((stage) => stage.stageId === output.stageId),
         multimodalOutput: mmOut,
       });
-      // Judged on the very values recorded above: the e2e sample, the generation tokens, the audio TTFP and RTF.
+      // Judged on the very values recorded above: the e2e sample, the audio TTFP and RTF.
       recorders.slo?.requestFinished(state.labels, finishReason, {
         firstOutputSeconds: state.firstOutput - state.start,
         e2eSeconds: e2e,
-        outputTokens: generationTokens,
+        outputTokens: answerTokens,
         audioTtfpSeconds: state.audioTtfp,
         audioRtf,
       });

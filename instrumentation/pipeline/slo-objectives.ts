@@ -7,7 +7,11 @@ export interface RequestTimings {
   readonly firstOutputSeconds: number;
   /** Arrival to the finished output. */
   readonly e2eSeconds: number;
-  /** The request's output tokens (the pipeline counts every stage's generation tokens). */
+  /**
+   * The request's output tokens: the first stage's generation tokens, the answer's text, as an
+   * OpenAI `usage.completion_tokens` counts them and vLLM's `--goodput` divides by (the talker's
+   * codec tokens of a spoken answer are not among them).
+   */
   readonly outputTokens: number;
   /** Arrival to the first audio packet; undefined for a request that streamed no audio. */
   readonly audioTtfpSeconds?: number;

@@ -98,9 +98,15 @@ function outputsOf(id: string, request: PlannedRequest): Array<[number, OmniRequ
   if (audio === null || audio.ttfpMs > request.firstMs) timeline.push([request.firstMs, text(false)]);
   if (audio !== null) timeline.push([audio.ttfpMs, chunk(false)]);
   if (request.end === 'failed') return timeline;
+  // The talker's codec tokens are no output tokens of the answer: only the first stage's count.
   const stageMetrics = [
     { stageId: 0, numTokensOut: request.tokens },
-    ...(audio === null ? [] : [{ stageId: 2, stageGenTimeMs: audio.genMs, audioGeneratedFrames: audio.frames }]),
+    ...(audio === null
+      ? []
+      : [
+          { stageId: 1, numTokensOut: 7 * request.tokens + 3 },
+          { stageId: 2, stageGenTimeMs: audio.genMs, audioGeneratedFrames: audio.frames },
+        ]),
   ];
   const last = audio === null ? text(true) : chunk(true);
   timeline.push([request.e2eMs, { ...last, finishReason: request.end, stageMetrics }]);
