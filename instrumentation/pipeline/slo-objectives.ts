@@ -1,4 +1,4 @@
-import { checkObject, checkPositiveNumber, OmniOptionError, optionKeys } from '../../views/option-checks';
+import { checkObject, checkPositiveNumber, OmniOptionError } from '../../views/option-checks';
 import { SLO_OBJECTIVES, type SloObjective, type SloObjectiveKey, type SloOptions } from '../../views/slo-families';
 
 /** What one finished request is judged on, in seconds from its arrival. */
@@ -20,13 +20,7 @@ export interface RequestTimings {
 }
 
 /** The option keys of `slo`, in judging order. */
-export const SLO_KEYS = optionKeys<SloOptions>({
-  firstOutputSeconds: true,
-  e2eSeconds: true,
-  tpotSeconds: true,
-  audioTtfpSeconds: true,
-  audioRtf: true,
-}) as readonly SloObjectiveKey[];
+export const SLO_KEYS = Object.keys(SLO_OBJECTIVES) as readonly SloObjectiveKey[];
 
 /**
  * The `slo` option checked: a plain object of known keys, each a finite number above zero, at

@@ -147,9 +147,9 @@ function total(text: string, name: string, match: Record<string, string>, exclud
 
 const unsuccessful = (labels: Record<string, string>): boolean => labels.finished_reason === 'abort' || labels.finished_reason === 'error';
 
-/** Serves `requests` one after the other through a pipeline observer of `handle`, on a clock of its own. */
-async function serve(handle: OmniMetricsHandle, requests: readonly PlannedRequest[]): Promise<number[]> {
-  const observer = new PipelineObserver(recordersOf(handle), handle.stageReplicaMap);
+/** Serves `requests` one after the other through a pipeline observer of `handle`, on a clock of its own; each carries `traceparent` when given. */
+async function serve(handle: OmniMetricsHandle, requests: readonly PlannedRequest[], traceparent?: string): Promise<number[]> {
+  const observer = new PipelineObserver(recordersOf(handle), handle.stageReplicaMap, { exemplarScope: handle.store.exemplarScope });
   return withClock(async (setClock) => {
     const starts: number[] = [];
     requests.forEach((request, i) => {
@@ -157,7 +157,7 @@ async function serve(handle: OmniMetricsHandle, requests: readonly PlannedReques
       starts.push(start);
       setClock(start);
       const id = `r${i}`;
-      const token = observer.generateStarted(id, { requestId: id, tenant: request.tenant });
+      const token = observer.generateStarted(id, { requestId: id, tenant: request.tenant, ...(traceparent === undefined ? {} : { traceparent }) });
       for (const [ms, output] of outputsOf(id, request)) {
         setClock(start + ms / 1000);
         observer.generateOutput(token, output);
@@ -274,6 +274,28 @@ describe('goodput: the slo option', function () {
           `${MISSES}{"model_name":"m","objective":"e2e","tenant":"other"} 0`,
         ],
       );
+    } finally {
+      await handle.shutdown();
+    }
+  });
+
+  it('each counter keeps the trace of the request it counted last, as the other request counters (exemplars on)', async () => {
+    const handle = await quietHandle({ logStats: true, exemplars: true, slo: { e2eSeconds: 1 } });
+    try {
+      const trace = '4bf92f3577b34da6a3ce929d0e0e4736';
+      await serve(
+        handle,
+        [
+          { tenant: 'acme', firstMs: 10, e2eMs: 500, tokens: 3, audio: null, end: 'stop' },
+          { tenant: 'acme', firstMs: 10, e2eMs: 1500, tokens: 3, audio: null, end: 'stop' },
+        ],
+        `00-${trace}-00f067aa0ba902b7-01`,
+      );
+      const lines = (await handle.metricsText('openmetrics')).split('\n');
+      for (const series of [`${GOOD}{model_name="m"} 1.0 # `, `${MISSES}{model_name="m",objective="e2e"} 1.0 # `]) {
+        const line = lines.find((text) => text.startsWith(series));
+        assert.ok(line?.includes(`trace_id="${trace}"`), `${series}…: ${line ?? 'none'}`);
+      }
     } finally {
       await handle.shutdown();
     }
