@@ -14,9 +14,11 @@ export interface BenchResults {
   readonly machine: string;
   readonly interToken: Readonly<Record<'ours' | 'prom-client' | 'floor', Measurement>>;
   readonly perRequest: {
-    readonly costs: Readonly<Record<'host' | 'ours' | 'ours-traced' | 'prom-client' | 'floor', Measurement>>;
+    readonly costs: Readonly<Record<'host' | 'ours' | 'ours-traced' | 'prom-client' | 'floor', Measurement>> & { readonly 'ours-slo'?: Measurement };
     readonly oursVsFloor: Ratio;
     readonly tracedVsOurs: Ratio;
+    /** Absent from runs made before the bench measured the `slo` option. */
+    readonly sloVsOurs?: Ratio;
   };
   /** Absent when the bench ran without valgrind (or quick). */
   readonly instructions?: InstructionCounts;
