@@ -168,7 +168,7 @@ export function resolveOmniSettings(options: OmniMetricsOptions, env: NodeJS.Pro
   });
   checkFeatures(options.features);
   const requestLabels = resolveRequestLabels(options.requestLabels, options.cardinalityLimit ?? DEFAULT_CARDINALITY_LIMIT);
-  const slo = resolveSlo(options.slo);
+  const slo = checked('slo', () => resolveSlo(options.slo));
   if (options.cacheConfig !== undefined) checked('cacheConfig', () => validateCacheConfig(options.cacheConfig as CacheConfigInfo));
   const logStats = options.logStats === true;
   if (options.genAiMetrics === true && !logStats) {

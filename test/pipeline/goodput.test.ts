@@ -5,6 +5,8 @@ import type { OmniRequestOutput } from '../../instrumentation/pipeline/host-cont
 import { PipelineObserver } from '../../instrumentation/pipeline/pipeline-observer';
 import { recordersOf } from '../../instrumentation/recorders/recorders';
 import type { OmniMetricsHandle } from '../../register';
+import { resolveOmniSettings } from '../../settings';
+import { OmniOptionError } from '../../views/option-checks';
 import type { SloOptions } from '../../views/slo-families';
 import { histogramOf, parseSamples, sampleValue } from '../support/exposition';
 import { withWarnings } from '../views/store/store-fixture';
@@ -201,6 +203,32 @@ describe('goodput: the slo option', function () {
       lines.filter((line) => line.startsWith(`${MISSES}{`)),
       [`${MISSES}{model_name="m",objective="e2e"} 0.0`, `${MISSES}{model_name="m",objective="audio_rtf"} 0.0`],
     );
+  });
+
+  it('an slo object whose reading throws is refused as the option, with the error as its cause; a later change to the object changes nothing', async () => {
+    const hostile = Object.defineProperty({}, 'e2eSeconds', {
+      enumerable: true,
+      get() {
+        throw new Error('getter');
+      },
+    });
+    assert.throws(
+      () => resolveOmniSettings({ modelName: 'm', slo: hostile }),
+      (error: unknown) => {
+        assert.ok(error instanceof OmniOptionError);
+        assert.deepEqual([error.option, error.message, (error.cause as Error).message], ['slo', 'omni-otel-metrics: getter', 'getter']);
+        return true;
+      },
+    );
+    const slo = { e2eSeconds: 1 };
+    const handle = await quietHandle({ logStats: true, slo });
+    try {
+      slo.e2eSeconds = 100;
+      handle.slo?.requestFinished(undefined, 'stop', { firstOutputSeconds: 0.1, e2eSeconds: 2, outputTokens: 3 });
+      assert.equal(sampleValue(await handle.metricsText(), MISSES, { model_name: 'm', objective: 'e2e' }), 1);
+    } finally {
+      await handle.shutdown();
+    }
   });
 
   it("judges a request on the values the other families record: with an e2e objective on a bucket bound, good = that bucket's count", async () => {
