@@ -452,7 +452,7 @@ const ROWS: ReadonlyArray<{ readonly title: string; readonly panels: readonly Pa
       },
       {
         title: 'Goodput per tenant',
-        description: 'Good requests per second by tenant (with requestLabels; one series without it).',
+        description: 'Good requests per second by tenant (the requestLabels option).',
         unit: 'reqps',
         targets: [{ expr: `sum by (tenant) (rate(vllm:omni_requests_good_total{${TENANT}}${RATE}))`, legend: '{{tenant}}' }],
       },
