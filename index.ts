@@ -23,6 +23,8 @@ export type { OmniRecorders } from './instrumentation/recorders/recorders';
 export type { OmniCustomMetrics, CustomCounter, CustomGauge, CustomHistogram } from './instrumentation/recorders/custom-metrics';
 export type { SelfCheckOptions, SelfCheckReport, SilentFamily } from './instrumentation/self-check/types';
 export type { LabelledRequest, RequestLabelOptions } from './instrumentation/pipeline/request-labels';
+export { SLO_OBJECTIVES, type SloObjective, type SloOptions } from './views/slo-families';
+export { missedObjectives, type RequestTimings } from './instrumentation/pipeline/slo-objectives';
 
 // Hooks on the host's classes, or diagnostics_channel messages
 export { OmniInstrumentation } from './instrumentation/hooks/omni-instrumentation';

@@ -11,6 +11,7 @@ import type { RequestLabelOptions } from './instrumentation/pipeline/request-lab
 import type { CacheConfigInfo } from './instrumentation/recorders/stat-logger';
 import type { SelfCheckOptions } from './instrumentation/self-check/types';
 import type { FeatureOptions } from './views/catalog';
+import type { SloOptions } from './views/slo-families';
 import type { PipelinePrefix } from './views/names';
 import type { OmniMetricProducer } from './views/store/metric-producer';
 import type { NativeHistogramOptions } from './views/store/native-histogram-settings';
@@ -123,6 +124,15 @@ export interface OmniMetricsOptions {
    * none: the exposition is exactly vLLM-Omni's. See docs/tenant-labels.md.
    */
   readonly requestLabels?: readonly RequestLabelOptions[];
+  /**
+   * Service-level objectives per request, upper bounds: `firstOutputSeconds`, `e2eSeconds`,
+   * `tpotSeconds`, `audioTtfpSeconds`, `audioRtf`, any of them (finite, above 0). Registers
+   * `vllm:omni_requests_good_total` (finished successfully and met every objective that applies)
+   * and `vllm:omni_slo_misses_total{objective}` (one per objective missed), with the request labels
+   * of `requestLabels`: goodput and SLO attainment, live. The objectives shared with vLLM's
+   * `--goodput` are judged as it judges them. Default none: neither family. See docs/goodput.md.
+   */
+  readonly slo?: SloOptions;
   /**
    * Real vLLM servers behind the pipeline: per (stage, replica), the server's `/metrics` URL (and
    * `engine` label, for data-parallel servers). Their `vllm:*` families are pulled, relabelled to

@@ -149,6 +149,7 @@ export async function registerOmniMetrics(options: OmniMetricsOptions): Promise<
     logSink: settings.logSink,
     genAiMetrics: settings.genAiMetrics,
     requestLabels: settings.requestLabels,
+    slo: settings.slo,
   };
   const recorders = createRecorders(store, recorderSettings, meterProvider);
   recordStageNames(store, settings.modelName, settings.stageNames);

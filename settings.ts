@@ -13,6 +13,7 @@ import {
 } from './exporters/prometheus-http';
 import { OmniPrometheusReader, type OmniPrometheusReaderOptions } from './exporters/prometheus-reader';
 import { resolveRequestLabels, type RequestLabelSettings } from './instrumentation/pipeline/request-labels';
+import { resolveSlo } from './instrumentation/pipeline/slo-objectives';
 import { EXPOSITION_CHOICES } from './exporters/content-negotiation';
 import { tracingRegistered } from './views/store/exemplar-trace';
 import { validateCacheConfig, type CacheConfigInfo } from './instrumentation/recorders/stat-logger';
@@ -41,6 +42,7 @@ import { OmniMetricProducer } from './views/store/metric-producer';
 import { resolveNativeHistograms, type NativeHistogramSettings } from './views/store/native-histogram-settings';
 import { DEFAULT_CARDINALITY_LIMIT } from './views/store/series-store';
 import { resolveStageNames } from './views/stage-names';
+import type { SloOptions } from './views/slo-families';
 import { NAMING_SCHEMES, type NamingScheme } from './views/views';
 
 /** Who owns the meter provider: this package (built from the settings), the caller, or an SDK set up later. */
@@ -64,6 +66,8 @@ export interface OmniSettings {
   readonly cardinalityLimit?: number;
   /** Per-request labels on the request families, checked; empty when the option is off. */
   readonly requestLabels: readonly RequestLabelSettings[];
+  /** The declared objectives (`slo`), checked and copied; undefined without the option. */
+  readonly slo?: SloOptions;
   readonly logIntervalSeconds?: number;
   readonly logSink?: LogSink;
   readonly genAiMetrics: boolean;
@@ -115,6 +119,7 @@ export const OPTION_KEYS = optionKeys<OmniMetricsOptions>({
   metricProducers: true,
   cardinalityLimit: true,
   requestLabels: true,
+  slo: true,
   enginePull: true,
   meterProvider: true,
   prometheusReader: true,
@@ -167,6 +172,7 @@ export function resolveOmniSettings(options: OmniMetricsOptions, env: NodeJS.Pro
   });
   checkFeatures(options.features);
   const requestLabels = resolveRequestLabels(options.requestLabels, options.cardinalityLimit ?? DEFAULT_CARDINALITY_LIMIT);
+  const slo = checked('slo', () => resolveSlo(options.slo));
   if (options.cacheConfig !== undefined) checked('cacheConfig', () => validateCacheConfig(options.cacheConfig as CacheConfigInfo));
   const logStats = options.logStats === true;
   if (options.genAiMetrics === true && !logStats) {
@@ -226,6 +232,7 @@ export function resolveOmniSettings(options: OmniMetricsOptions, env: NodeJS.Pro
     customFamilies: config?.customFamilies,
     processMetrics: options.processMetrics !== false,
     requestLabels: requestLabels.map((label) => label.name),
+    slo: slo !== undefined,
   });
   const nativeHistograms = resolveNativeHistograms(options.nativeHistograms ?? nativeHistogramsFromEnv(otelEnv, exportSettings.exporters), catalog);
   const serves = options.prometheus !== false && exportSettings.exporters.has('prometheus') && !sdkDisabled;
@@ -259,6 +266,7 @@ export function resolveOmniSettings(options: OmniMetricsOptions, env: NodeJS.Pro
     cacheConfig: options.cacheConfig,
     cardinalityLimit: options.cardinalityLimit,
     requestLabels,
+    slo,
     logIntervalSeconds: options.logIntervalSeconds,
     logSink: options.logSink,
     genAiMetrics: options.genAiMetrics === true,

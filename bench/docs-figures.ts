@@ -14,9 +14,11 @@ export interface BenchResults {
   readonly machine: string;
   readonly interToken: Readonly<Record<'ours' | 'prom-client' | 'floor', Measurement>>;
   readonly perRequest: {
-    readonly costs: Readonly<Record<'host' | 'ours' | 'ours-traced' | 'prom-client' | 'floor', Measurement>>;
+    readonly costs: Readonly<Record<'host' | 'ours' | 'ours-traced' | 'prom-client' | 'floor', Measurement>> & { readonly 'ours-slo'?: Measurement };
     readonly oursVsFloor: Ratio;
     readonly tracedVsOurs: Ratio;
+    /** Absent from runs made before the bench measured the `slo` option. */
+    readonly sloVsOurs?: Ratio;
   };
   /** Absent when the bench ran without valgrind (or quick). */
   readonly instructions?: InstructionCounts;
@@ -155,6 +157,7 @@ export function benchFigures(results: BenchResults): Record<string, string> {
       'the same request with exemplars on, traced by its client (`traceparent`)',
       `${ms(results.perRequest.costs['ours-traced'].median, 2)} ms over the host, ${times(results.perRequest.tracedVsOurs.median)} the same request with exemplars off`,
     ],
+    ...sloRow(results),
     [
       `registration, 3 × 64 / 3 × ${LARGE} (cold process)`,
       `${registration(64, 'ours')} / ${registration(LARGE, 'ours')}; prom-client ${registration(64, 'prom-client')} / ${registration(LARGE, 'prom-client')}; ` +
@@ -181,6 +184,16 @@ export function benchFigures(results: BenchResults): Record<string, string> {
       `${times(results.exemplars.untraced.median)} that on without a trace, ${ns(results.exemplars.nsPerRequest['exemplars-traced'])} ` +
       `(${times(results.exemplars.traced.median)}) with every record traced.`,
   };
+}
+
+/** The row of the request judged against objectives (`slo`), once the bench measured it. */
+function sloRow(results: BenchResults): Array<[string, string]> {
+  const cost = results.perRequest.costs['ours-slo'];
+  const ratio = results.perRequest.sloVsOurs;
+  if (cost === undefined || ratio === undefined) return [];
+  return [
+    ['the same request judged against five objectives (`slo`)', `${ms(cost.median, 2)} ms over the host, ${times(ratio.median)} the same request without`],
+  ];
 }
 
 /** `page` with each `<!-- bench:NAME -->` span holding the current figure; an unknown NAME throws. */

@@ -93,14 +93,23 @@ export async function countInstructions(root: string): Promise<InstructionCounts
  */
 export async function countInstructionKinds(root: string, tokens: number, few = 6000, many = 7000): Promise<Record<CountedContender, InstructionKinds>> {
   const kinds = {} as Record<CountedContender, InstructionKinds>;
-  for (const contender of COUNTED_CONTENDERS) {
-    const run = (requests: number): Promise<InstructionKinds> =>
-      instructionsOf(root, 'per-request.ts', { contender, requests, blocks: 0, tokens }, PER_REQUEST_SCHEDULE);
-    const [low, high] = await Promise.all([run(few), run(many)]);
-    const per = (key: keyof InstructionKinds): number => (high[key] - low[key]) / (many - few);
-    kinds[contender] = { total: per('total'), collector: per('collector'), compiler: per('compiler'), program: per('program') };
-  }
+  for (const contender of COUNTED_CONTENDERS) kinds[contender] = await requestInstructionKinds(root, contender, tokens, few, many);
   return kinds;
+}
+
+/** One per-request contender's instructions per request by kind, over requests `few` + 1 to `many`. */
+export async function requestInstructionKinds(
+  root: string,
+  contender: PerRequestContender,
+  tokens: number,
+  few = 6000,
+  many = 7000,
+): Promise<InstructionKinds> {
+  const run = (requests: number): Promise<InstructionKinds> =>
+    instructionsOf(root, 'per-request.ts', { contender, requests, blocks: 0, tokens }, PER_REQUEST_SCHEDULE);
+  const [low, high] = await Promise.all([run(few), run(many)]);
+  const per = (key: keyof InstructionKinds): number => (high[key] - low[key]) / (many - few);
+  return { total: per('total'), collector: per('collector'), compiler: per('compiler'), program: per('program') };
 }
 
 /** Instructions per unit of work: two runs, `few` and `many` units, side by side; start-up cancels out. */

@@ -9,6 +9,7 @@ const LABELS: Readonly<Record<PerRequestContender, string>> = {
   host: 'host alone (no metrics)',
   ours: 'omni-otel-metrics hooks',
   'ours-traced': 'the same, exemplars on, every request traced',
+  'ours-slo': 'the same, with slo (every request judged, goodput counted)',
   'prom-client': 'direct path into prom-client children',
   floor: 'direct path into plain cells (floor)',
 };
@@ -38,7 +39,7 @@ export async function perRequestSection(rounds: number, requests: number) {
       'ns',
       name === 'host' || name === 'floor'
         ? undefined
-        : name === 'ours-traced'
+        : name === 'ours-traced' || name === 'ours-slo'
           ? { to: 'ours', ratio: ratioOf(cost, over('ours')) }
           : { to: 'floor', ratio: ratioOf(cost, overFloor) },
     );
@@ -49,5 +50,6 @@ export async function perRequestSection(rounds: number, requests: number) {
     costs: Object.fromEntries(summaries),
     oursVsFloor: ratioOf(over('ours'), overFloor),
     tracedVsOurs: ratioOf(over('ours-traced'), over('ours')),
+    sloVsOurs: ratioOf(over('ours-slo'), over('ours')),
   };
 }

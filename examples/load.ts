@@ -1,18 +1,21 @@
 /**
  * Load generator for the reference pipeline (or any OpenAI-compatible chat and images server):
  * `npm run load -- --requests 200 --concurrency 16 [--base-url URL] [--audio-ratio 0.5] [--image-ratio 0.1]
- * [--stream-ratio 0.7] [--disconnect-ratio 0.1] [--seed S]`. Progress goes to stderr, the
- * summary to stdout. `runLoad` is the same run as a function (tests call it in-process).
+ * [--stream-ratio 0.7] [--disconnect-ratio 0.1] [--seed S]`; with `SLO_*` variables set (those of
+ * `npm start`), the goodput the client saw too. Progress goes to stderr, the summary to stdout.
+ * `runLoad` is the same run as a function (tests call it in-process).
  */
 import { formatProgress, formatSummary } from './load/format-summary';
 import { LOAD_USAGE, parseLoadArgs, type LoadOptions } from './load/load-options';
 import { runLoad } from './load/run-load';
+import { sloFromEnv } from './slo-env';
 
 export { runLoad } from './load/run-load';
 export type { LoadSummary, RequestResult, RequestOutcome, LoadProgress, RunLoadHooks } from './load/run-load';
 export { parseLoadArgs, DEFAULT_LOAD_OPTIONS } from './load/load-options';
 export type { LoadOptions } from './load/load-options';
 export { formatSummary } from './load/format-summary';
+export type { GoodputSummary } from './load/goodput-summary';
 
 async function main(argv: readonly string[]): Promise<void> {
   if (argv.includes('--help') || argv.includes('-h')) {
@@ -21,7 +24,7 @@ async function main(argv: readonly string[]): Promise<void> {
   }
   let options: LoadOptions;
   try {
-    options = parseLoadArgs(argv);
+    options = { ...parseLoadArgs(argv), slo: sloFromEnv(process.env) };
   } catch (error) {
     console.error(`error: ${(error as Error).message}`);
     process.exitCode = 2;

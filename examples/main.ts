@@ -2,13 +2,14 @@
  * The reference pipeline as a service: `npm start` (or `npx tsx examples/main.ts`), on loopback
  * unless HOST says otherwise. Its environment variables are listed in `pipeline-env.ts`
  * (HOST, PORT, OTEL_EXPORTER_PROMETHEUS_HOST / _PORT, REPLICAS, IMAGE_REPLICAS, ADMIN_TOKEN, MODEL,
- * SEED, PROFILE, TRACING, NATIVE_HISTOGRAMS).
+ * SEED, PROFILE, TRACING, NATIVE_HISTOGRAMS, SLO_*).
  * Metrics registration and the INSTRUMENTATION marker live in `reference-pipeline.ts`, so the
  * tests that start the pipeline in-process run exactly what this program runs.
  */
 import { optionsFromEnv, traceEndpointFromEnv } from './pipeline-env';
 import { DEFAULT_IMAGE_REPLICAS, DEFAULT_REPLICAS } from './pipeline-options';
 import { startReferencePipeline, type ReferencePipelineOptions } from './reference-pipeline';
+import { describeSlo } from './slo-env';
 
 /** If some handle still holds the process this long after a clean stop, exit anyway. */
 const EXIT_WATCHDOG_MS = 3000;
@@ -41,6 +42,7 @@ async function main(): Promise<void> {
         ? [`  tracing        server spans over OTLP/HTTP to ${traceEndpointFromEnv(process.env)} (a failing export is warned about); exemplars on`]
         : []),
       ...(options.nativeHistograms ? ['  native         native buckets on every histogram (Prometheus protobuf scrapes, OTLP)'] : []),
+      ...(options.slo ? [`  objectives     ${describeSlo(options.slo)} (vllm:omni_requests_good_total, vllm:omni_slo_misses_total)`] : []),
       ...(options.adminToken ? [`  scaling        ${pipeline.apiUrl}/admin/replicas   (GET; POST {"stage": 1}; DELETE /admin/replicas/1/0)`] : []),
       `  load           npm run load -- --requests 200 --concurrency 16 --base-url ${pipeline.apiUrl}/v1`,
       'Ctrl-C stops.',

@@ -1,6 +1,7 @@
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { DEFAULT_HOST, DEFAULT_MODEL_NAME, type ReferencePipelineOptions } from './reference-pipeline';
 import { parseImageReplicas, parsePort, parseReplicas, parseSeed } from './pipeline-options';
+import { SLO_VARIABLES, sloFromEnv } from './slo-env';
 import { warnOnExportFailure } from './span-export-failures';
 
 /** The variables `npm start` reads, with their defaults: printed by the docs, checked by the tests. */
@@ -19,6 +20,7 @@ export const PIPELINE_VARIABLES = {
     '1 traces every API request (server spans, traceparent honoured) and exports them over OTLP/HTTP (OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, else OTEL_EXPORTER_OTLP_ENDPOINT + /v1/traces, default http://localhost:4318/v1/traces; a failing export is warned about); exemplars follow. Default 0',
   NATIVE_HISTOGRAMS:
     '1 keeps native (exponential) buckets on every histogram family: in the Prometheus protobuf exposition and over OTLP; the text formats keep the classic ones. Default 0',
+  ...Object.fromEntries(Object.entries(SLO_VARIABLES).map(([variable, [key, what]]) => [variable, `the slo option's ${key}: ${what}; unset declares none`])),
 } as const;
 
 /** Where the OTLP/HTTP trace exporter sends spans, read as it reads the environment. */
@@ -47,6 +49,7 @@ export function optionsFromEnv(env: NodeJS.ProcessEnv): ReferencePipelineOptions
     profile,
     tracing: flagFromEnv('TRACING', env.TRACING) ? { exporter: warnOnExportFailure(new OTLPTraceExporter(), traceEndpointFromEnv(env)) } : undefined,
     nativeHistograms: flagFromEnv('NATIVE_HISTOGRAMS', env.NATIVE_HISTOGRAMS) || undefined,
+    slo: sloFromEnv(env),
   };
 }
 

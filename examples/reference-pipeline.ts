@@ -1,6 +1,13 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { OmniInstrumentation, registerOmniMetrics, type NativeHistogramOptions, type OmniMetricsHandle, type RequestLabelOptions } from 'omni-otel-metrics';
+import {
+  OmniInstrumentation,
+  registerOmniMetrics,
+  type NativeHistogramOptions,
+  type OmniMetricsHandle,
+  type RequestLabelOptions,
+  type SloOptions,
+} from 'omni-otel-metrics';
 import { AsyncOmni } from './pipeline/async-omni';
 import { Orchestrator } from './pipeline/orchestrator';
 import { KV_BLOCK_SIZE } from './pipeline/simulated-engine';
@@ -60,6 +67,8 @@ export interface ReferencePipelineOptions {
   readonly tracing?: PipelineTracingOptions;
   /** Native (sparse exponential) buckets on the histogram families, as `registerOmniMetrics` takes them; default off. */
   readonly nativeHistograms?: boolean | NativeHistogramOptions;
+  /** Objectives each request is judged on (goodput); default none. `SLO_*` variables set them for `npm start`. */
+  readonly slo?: SloOptions;
 }
 
 /**
@@ -125,6 +134,7 @@ export async function startReferencePipeline(options: ReferencePipelineOptions =
       logSink: options.logSink,
       requestLabels: options.requestLabels,
       nativeHistograms: options.nativeHistograms,
+      slo: options.slo,
     });
   } catch (error) {
     await tracing?.shutdown();

@@ -14,6 +14,7 @@ export { OmniModalityMetrics, type FinalizeInput, type FirstPacketInput, type St
 export { OmniStageServiceMetrics, normalizeFailureReason, type StageFinishInput } from './recorders/stage-service-metrics';
 export { OmniDiffusionMetrics, type DiffusionBreakdown, type DiffusionFinalizeInput } from './recorders/diffusion-metrics';
 export { OmniTransferMetrics } from './recorders/transfer-metrics';
+export { OmniSloMetrics } from './recorders/slo-metrics';
 export {
   OrchestratorAggregator,
   type OrchestratorAggregatorOptions,

@@ -10,6 +10,7 @@ const END = '<!-- END GENERATED FAMILY TABLES -->';
 const GROUP_TITLES: ReadonlyArray<[FamilyGroup, string]> = [
   ['pipeline', 'Pipeline families (`vllm:omni_*`, declared even with `logStats` off)'],
   ['stageNames', 'Stage names (`stageNames`)'],
+  ['slo', 'Goodput (`slo`)'],
   ['core', 'Upstream families vLLM always registers (with `logStats` on)'],
   ['specDecode', 'Speculative decoding (`features.specDecode`)'],
   ['kvConnector', 'KV connector / NIXL (`features.kvConnector: "nixl"`)'],

@@ -59,6 +59,8 @@ export interface CatalogOptions {
   readonly processMetrics?: boolean;
   /** Stage names are known (the `stageNames` option): registers the stage-name info family, whatever `logStats` says. */
   readonly stageNames?: boolean;
+  /** The `slo` option declares objectives: registers the goodput counters, whatever `logStats` says. */
+  readonly slo?: boolean;
   /** Every group at once, whatever the features say (docs and generated tests). */
   readonly everyGroup?: boolean;
   /**
@@ -79,6 +81,7 @@ const CATALOG_OPTION_KEYS = optionKeys<CatalogOptions>({
   customFamilies: true,
   processMetrics: true,
   stageNames: true,
+  slo: true,
   everyGroup: true,
   requestLabels: true,
 });
@@ -198,6 +201,7 @@ function enabledGroups(options: CatalogOptions): Set<FamilyGroup> {
   const groups = new Set<FamilyGroup>(['pipeline', 'custom']);
   if (options.processMetrics) groups.add('process');
   if (options.stageNames || options.everyGroup) groups.add('stageNames');
+  if (options.slo || options.everyGroup) groups.add('slo');
   if (!options.logStats) return groups;
   const features = options.features ?? {};
   groups.add('core');

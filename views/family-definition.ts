@@ -31,6 +31,8 @@ export type FamilyGroup =
   | 'corruptedRequests'
   // the stage-name info family; only with the `stageNames` option
   | 'stageNames'
+  // the goodput counters; only with the `slo` option
+  | 'slo'
   | 'hidden'
   | 'process'
   // families a user adds through the config file; always registered

@@ -13,6 +13,7 @@ export { PIPELINE_FAMILIES, type PipelineFamilyKey } from './pipeline-families';
 export { UPSTREAM_FAMILIES, type UpstreamFamilyKey } from './upstream-families';
 export { GEN_AI_METRICS, type GenAiMetricDefinition } from './gen-ai-families';
 export { FAILURE_REASONS, type FailureReason } from './stage-service-families';
+export { SLO_OBJECTIVES, type SloObjective, type SloOptions } from './slo-families';
 export { PROCESS_FAMILIES, GC_KINDS, GC_DURATION_BUCKETS, type ProcessFamilyKey, type GcKind } from './process-families';
 export {
   SECONDS_BUCKETS,

@@ -103,6 +103,10 @@ export function checkNonNegativeNumber(value: unknown, option: string): asserts 
   if (value !== undefined && !(typeof value === 'number' && Number.isFinite(value) && value >= 0)) fail(option, 'a finite number ≥ 0', value);
 }
 
+export function checkPositiveNumber(value: unknown, option: string): asserts value is number | undefined {
+  if (value !== undefined && !(typeof value === 'number' && Number.isFinite(value) && value > 0)) fail(option, 'a finite number > 0', value);
+}
+
 export function checkArray(value: unknown, option: string): asserts value is readonly unknown[] | undefined {
   if (value !== undefined && !Array.isArray(value)) fail(option, 'an array', value);
 }

@@ -1,6 +1,7 @@
 import { BYTES_BUCKETS, RTF_BUCKETS, SECONDS_BUCKETS, SECONDS_FAST_BUCKETS } from './buckets';
 import type { FamilyDefinition } from './family-definition';
 import { REALTIME_VAD_FAMILIES } from './realtime-vad-families';
+import { SLO_FAMILIES } from './slo-families';
 import { DIFFUSION_FAMILIES, STAGE_SERVICE_FAMILIES } from './stage-service-families';
 
 /** Label sets of the multi-stage design (vLLM-Omni `metrics/definitions.py`). */
@@ -14,8 +15,8 @@ export const TRANSFER_LABELS = ['model_name', 'from_stage', 'from_replica', 'to_
 /**
  * The pipeline-level families: the 15 of the seed design (4 pipeline, 7 audio, 4 transfer), then
  * the newer token counters and per-replica queue gauges, then the stage-service and diffusion
- * families of image / diffusion stages, then the realtime server-VAD families. Names are relative to the configurable
- * prefix (`vllm:omni_` by default, `vllm_omni:` as newer upstream spells it).
+ * families of image / diffusion stages, then the realtime server-VAD families, then the goodput
+ * families of the `slo` option. Names are relative to the configurable prefix (`vllm:omni_` by default, `vllm_omni:` as newer upstream spells it).
  */
 export const PIPELINE_FAMILIES = {
   numRequestsRunning: {
@@ -192,6 +193,7 @@ export const PIPELINE_FAMILIES = {
   ...STAGE_SERVICE_FAMILIES,
   ...DIFFUSION_FAMILIES,
   ...REALTIME_VAD_FAMILIES,
+  ...SLO_FAMILIES,
   /**
    * The name of each stage, for dashboards: the other families say `stage="0"`, and a join on
    * `stage` turns that into `thinker`. Neither vLLM-Omni's families nor its labels carry stage

@@ -3,8 +3,9 @@ import type { PipelineFamilyKey } from './pipeline-families';
 /**
  * The pipeline families that take per-request labels (a tenant, a priority class) when the
  * `requestLabels` option names some: what a per-tenant SLO is computed from — completions and
- * failures, end-to-end latency, audio time to first packet, queue wait, and token totals. The
- * labels follow the family's own, in the order the option lists them.
+ * failures, end-to-end latency, audio time to first packet, queue wait, token totals, and the
+ * goodput counters of the `slo` option. The labels follow the family's own, in the order the
+ * option lists them.
  */
 export const REQUEST_LABEL_FAMILIES: readonly PipelineFamilyKey[] = [
   'requestsSuccess',
@@ -14,6 +15,8 @@ export const REQUEST_LABEL_FAMILIES: readonly PipelineFamilyKey[] = [
   'requestQueueWait',
   'promptTokens',
   'generationTokens',
+  'requestsGood',
+  'sloMisses',
 ];
 
 /** At most this many request labels: each multiplies a family's series. */

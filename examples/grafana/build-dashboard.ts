@@ -37,6 +37,8 @@ const STAGE = 'model_name="$model_name", stage=~"$stage"';
 const TENANT_ONLY = 'tenant=~"$tenant", tenant!=""';
 const TENANT = `model_name="$model_name", ${TENANT_ONLY}`;
 const RATE = '[$__rate_interval]';
+/** Requests that finished successfully: what goodput is judged among (the denominator of attainment). */
+const FINISHED = 'finished_reason!~"abort|error"';
 const STAGE_REPLICA = 'stage {{stage}} / replica {{replica}}';
 const EDGE = '{{from_stage}}/{{from_replica}} → {{to_stage}}/{{to_replica}}';
 const EDGE_LABELS = 'from_stage, from_replica, to_stage, to_replica';
@@ -420,6 +422,63 @@ const ROWS: ReadonlyArray<{ readonly title: string; readonly panels: readonly Pa
           { expr: `sum by (tenant) (rate(vllm:omni_prompt_tokens_total{${TENANT}}${RATE}))`, legend: 'prompt {{tenant}}' },
           { expr: `sum by (tenant) (rate(vllm:omni_generation_tokens_total{${TENANT}}${RATE}))`, legend: 'generated {{tenant}}' },
         ],
+      },
+    ],
+  },
+  {
+    title: 'Goodput (slo)',
+    panels: [
+      {
+        title: 'Goodput: requests that met every objective',
+        description:
+          'Requests per second that finished successfully and met every objective of the slo option that applies to them, beside all successfully finished requests (empty without the option).',
+        unit: 'reqps',
+        targets: [
+          { expr: `sum(rate(vllm:omni_requests_good_total{${MODEL}}${RATE}))`, legend: 'good' },
+          { expr: `sum(rate(vllm:omni_requests_success_total{${MODEL}, ${FINISHED}}${RATE}))`, legend: 'finished' },
+        ],
+      },
+      {
+        title: 'SLO attainment (good ÷ finished)',
+        description: 'Share of the successfully finished requests that met every objective that applies to them.',
+        unit: 'percentunit',
+        targets: [
+          {
+            expr: `sum(rate(vllm:omni_requests_good_total{${MODEL}}${RATE})) / sum(rate(vllm:omni_requests_success_total{${MODEL}, ${FINISHED}}${RATE}))`,
+            legend: 'attainment',
+          },
+        ],
+      },
+      {
+        title: 'SLO misses by objective',
+        description: 'Objectives missed per second (first_output, e2e, tpot, audio_ttfp, audio_rtf); a request can miss several.',
+        unit: 'reqps',
+        targets: [{ expr: `sum by (objective) (rate(vllm:omni_slo_misses_total{${MODEL}}${RATE}))`, legend: '{{objective}}' }],
+      },
+      {
+        title: 'Goodput per tenant',
+        description: 'Good requests per second by tenant (the requestLabels option).',
+        unit: 'reqps',
+        targets: [{ expr: `sum by (tenant) (rate(vllm:omni_requests_good_total{${TENANT}}${RATE}))`, legend: '{{tenant}}' }],
+      },
+      {
+        title: 'SLO attainment per tenant',
+        description: "Share of each tenant's successfully finished requests that met every objective.",
+        unit: 'percentunit',
+        targets: [
+          {
+            expr:
+              `sum by (tenant) (rate(vllm:omni_requests_good_total{${TENANT}}${RATE}))` +
+              ` / sum by (tenant) (rate(vllm:omni_requests_success_total{${TENANT}, ${FINISHED}}${RATE}))`,
+            legend: '{{tenant}}',
+          },
+        ],
+      },
+      {
+        title: 'Misses per tenant and objective',
+        description: 'Which objective each tenant misses, per second.',
+        unit: 'reqps',
+        targets: [{ expr: `sum by (tenant, objective) (rate(vllm:omni_slo_misses_total{${TENANT}}${RATE}))`, legend: '{{tenant}} {{objective}}' }],
       },
     ],
   },

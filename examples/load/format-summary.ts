@@ -1,3 +1,5 @@
+import { describeSlo } from '../slo-env';
+import type { GoodputSummary } from './goodput-summary';
 import type { LatencySummary } from './latency-summary';
 import type { LoadProgress, LoadSummary } from './run-load';
 
@@ -13,6 +15,7 @@ export function formatSummary(summary: LoadSummary): string {
     `  audio          ${summary.audioSeconds.toFixed(1)} s received`,
     `  images         ${summary.images} received${summary.imagesNotServed > 0 ? ` (the server serves no images API: ${summary.imagesNotServed} image requests sent as chat)` : ''}`,
   ];
+  if (summary.goodput !== undefined) lines.push(...formatGoodput(summary.goodput));
   for (const event of summary.scaling) {
     const what = event.change === 'add' ? `+ replica ${event.replica ?? '?'}` : `- replica ${event.replica ?? '?'} (drained, leaves when idle)`;
     lines.push(`  scaling        ${event.doneAtSeconds.toFixed(1)} s  stage ${event.stage} ${event.error === undefined ? what : `failed: ${event.error}`}`);
@@ -35,4 +38,15 @@ function formatLatency(latency: LatencySummary): string {
 function formatCounts(counts: Readonly<Record<string, number>>): string {
   const entries = Object.entries(counts);
   return entries.length === 0 ? '-' : entries.map(([key, count]) => `${key} ${count}`).join('   ');
+}
+
+/** `goodput 6.2 req/s: 31 of 40 completed requests met e2e ≤ 5 s, tpot ≤ 0.05 s (77.5 %)`, then the misses by objective. */
+function formatGoodput(goodput: GoodputSummary): string[] {
+  const share = goodput.completed === 0 ? 'n/a' : `${((100 * goodput.good) / goodput.completed).toFixed(1)} %`;
+  const lines = [
+    `  goodput        ${goodput.perSecond.toFixed(2)} req/s: ${goodput.good} of ${goodput.completed} completed requests met ${describeSlo(goodput.slo)} (${share}, as the client measures)`,
+    `  SLO misses     ${formatCounts(goodput.misses)}`,
+  ];
+  if (goodput.slo.audioRtf !== undefined) lines.push("                 (audio_rtf is the server's own figure: only the pipeline judges it)");
+  return lines;
 }

@@ -1,3 +1,4 @@
+import type { SloOptions } from 'omni-otel-metrics';
 import { parseScaleSchedule, type ScaleStep } from './scale-schedule';
 
 /** What one load run does. */
@@ -27,6 +28,8 @@ export interface LoadOptions {
   readonly scale?: readonly ScaleStep[];
   /** Bearer token of the admin endpoint. */
   readonly adminToken?: string;
+  /** Objectives to judge the completed requests by (the CLI reads the `SLO_*` variables `npm start` reads). */
+  readonly slo?: SloOptions;
 }
 
 export const DEFAULT_LOAD_OPTIONS: LoadOptions = Object.freeze({
@@ -56,7 +59,9 @@ export const LOAD_USAGE = `usage: npm run load -- [options]
   --seed S              seed of the request mix (default ${DEFAULT_LOAD_OPTIONS.seed})
   --scale STEPS         scale stages during the run, e.g. "1+1@5,1-1@15" (stage 1: a replica more
                         at 5 s, its newest drained at 15 s); needs the server's ADMIN_TOKEN
-  --admin-token TOKEN   bearer token of /admin/replicas`;
+  --admin-token TOKEN   bearer token of /admin/replicas
+Objectives: the SLO_* variables of npm start (SLO_E2E_SECONDS=5 ...); with any set, the summary
+reports the goodput the client saw.`;
 
 type Setter = (options: Partial<Record<keyof LoadOptions, unknown>>, value: string, flag: string) => void;
 

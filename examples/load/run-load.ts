@@ -1,6 +1,7 @@
 import OpenAI from 'openai';
 import type { ChatCompletionChunk, ChatCompletionCreateParamsBase } from 'openai/resources/chat/completions';
 import { performance } from 'node:perf_hooks';
+import { summarizeGoodput, type GoodputSummary } from './goodput-summary';
 import { summarizeLatencies, type LatencySummary } from './latency-summary';
 import { DEFAULT_LOAD_OPTIONS, type LoadOptions } from './load-options';
 import { planRequests, type PlannedRequest } from './load-plan';
@@ -23,6 +24,10 @@ export interface RequestResult {
   readonly images: number;
   /** First text or audio delta, seconds after sending (streaming requests). */
   readonly ttftSeconds?: number;
+  /** First audio delta, seconds after sending (streaming requests with audio). */
+  readonly audioTtfpSeconds?: number;
+  /** `usage.completion_tokens` of the answer, when the server reported it. */
+  readonly outputTokens?: number;
   /** Sending to the last byte, seconds (completed requests). */
   readonly e2eSeconds?: number;
   readonly finishReason?: string;
@@ -49,6 +54,8 @@ export interface LoadSummary {
   readonly imagesNotServed: number;
   /** What the scaling steps did, in schedule order. */
   readonly scaling: readonly ScaleEvent[];
+  /** With objectives (`slo`): the goodput the client saw. */
+  readonly goodput?: GoodputSummary;
   readonly wallSeconds: number;
   readonly results: readonly RequestResult[];
 }
@@ -104,6 +111,7 @@ export async function runLoad(partial: Partial<LoadOptions> = {}, hooks: RunLoad
   const scaleEvents = (await scaling?.finish()) ?? [];
 
   results.sort((a, b) => a.index - b.index);
+  const wallSeconds = (performance.now() - started) / 1000;
   return {
     model,
     requests: plan.length,
@@ -116,7 +124,8 @@ export async function runLoad(partial: Partial<LoadOptions> = {}, hooks: RunLoad
     images: results.reduce((sum, r) => sum + r.images, 0),
     imagesNotServed: images.rerouted,
     scaling: scaleEvents,
-    wallSeconds: (performance.now() - started) / 1000,
+    ...(options.slo === undefined ? {} : { goodput: summarizeGoodput(options.slo, results, wallSeconds) }),
+    wallSeconds,
     results,
   };
 }
@@ -181,6 +190,8 @@ async function runChat(client: OpenAI, model: string, request: PlannedRequest): 
   let text = '';
   let audioBytes = 0;
   let ttftSeconds: number | undefined;
+  let audioTtfpSeconds: number | undefined;
+  let outputTokens: number | undefined;
   const disconnect = new AbortController();
   try {
     if (!request.stream) {
@@ -189,16 +200,23 @@ async function runChat(client: OpenAI, model: string, request: PlannedRequest): 
       text = choice?.message.content ?? '';
       audioBytes = base64Bytes(choice?.message.audio?.data);
       if (!choice?.finish_reason) throw new Error('completion without finish_reason');
-      return { ...base, outcome: 'ok', e2eSeconds: elapsed(), finishReason: choice.finish_reason, text, audioBytes };
+      outputTokens = completion.usage?.completion_tokens;
+      return { ...base, outcome: 'ok', e2eSeconds: elapsed(), finishReason: choice.finish_reason, text, audioBytes, outputTokens };
     }
-    const stream = await client.chat.completions.create({ ...paramsOf(model, request), stream: true }, { signal: disconnect.signal });
+    // The usage chunk gives the answer's tokens, what a time per output token divides by.
+    const stream = await client.chat.completions.create(
+      { ...paramsOf(model, request), stream: true, stream_options: { include_usage: true } },
+      { signal: disconnect.signal },
+    );
     let chunks = 0;
     let finishReason: string | undefined;
     for await (const chunk of stream) {
+      if (chunk.usage) outputTokens = chunk.usage.completion_tokens;
       const choice = chunk.choices[0];
       if (choice === undefined) continue;
       const delta = choice.delta as DeltaWithAudio;
       const bytes = base64Bytes(delta.audio?.data);
+      if (bytes > 0) audioTtfpSeconds ??= elapsed();
       if (delta.content || bytes > 0) {
         ttftSeconds ??= elapsed();
         text += delta.content ?? '';
@@ -212,7 +230,7 @@ async function runChat(client: OpenAI, model: string, request: PlannedRequest): 
       if (choice.finish_reason) finishReason = choice.finish_reason;
     }
     if (finishReason === undefined) throw new Error('stream ended without finish_reason');
-    return { ...base, outcome: 'ok', ttftSeconds, e2eSeconds: elapsed(), finishReason, text, audioBytes };
+    return { ...base, outcome: 'ok', ttftSeconds, audioTtfpSeconds, outputTokens, e2eSeconds: elapsed(), finishReason, text, audioBytes };
   } catch (error) {
     if (disconnect.signal.aborted) return { ...base, outcome: 'aborted', ttftSeconds, text, audioBytes };
     return { ...base, ttftSeconds, text, audioBytes, ...failure(error) };

@@ -127,7 +127,7 @@ function noLeadingDigit(name: string): string {
   return /^[0-9]/.test(name) ? `_${name}` : name;
 }
 
-/** A counter, a `_seconds` histogram, a `_s` histogram, a `_perc` gauge, an omni counter, a bytes histogram. */
+/** A counter, a `_seconds` histogram, a `_s` histogram, a `_perc` gauge, an omni counter, a bytes histogram, the two goodput counters (`slo`). */
 export const NAMING_EXAMPLE_FAMILIES: readonly FamilyKey[] = Object.freeze([
   'upstream.promptTokens',
   'upstream.e2eRequestLatencySeconds',
@@ -135,6 +135,8 @@ export const NAMING_EXAMPLE_FAMILIES: readonly FamilyKey[] = Object.freeze([
   'upstream.kvCacheUsagePerc',
   'pipeline.requestsSuccess',
   'pipeline.transferSize',
+  'pipeline.requestsGood',
+  'pipeline.sloMisses',
 ] as FamilyKey[]);
 
 /**

@@ -32,6 +32,10 @@ interface GenerateState {
   settled: 'open' | 'succeeded' | 'failed';
   /** Monotonic seconds of the request's first stage submit (`request_queue_wait_s`). */
   firstSubmit?: number;
+  /** Monotonic seconds of the request's first output, text or audio (the `slo` option's first output). */
+  firstOutput: number | undefined;
+  /** Seconds from the start to the first audio packet, once one arrived. */
+  audioTtfp: number | undefined;
   audioStage?: number;
   audioReplica?: number;
   readonly arrivals: number[];
@@ -221,7 +225,18 @@ export class PipelineObserver {
     }
     if (this.generating.size >= this.maxTracked) this.evictOldestGenerating();
     const now = monotonicSeconds();
-    const state: GenerateState = { requestId, start: now, lastActivity: now, settled: 'open', arrivals: [], bytes: [], labels: undefined, trace: undefined };
+    const state: GenerateState = {
+      requestId,
+      start: now,
+      lastActivity: now,
+      settled: 'open',
+      firstOutput: undefined,
+      audioTtfp: undefined,
+      arrivals: [],
+      bytes: [],
+      labels: undefined,
+      trace: undefined,
+    };
     // Tracked before the label sources run: one that calls back into `generate` finds the request served.
     this.generating.set(token, state);
     state.labels = this.recorders.requestLabelled?.labeler.valuesOf(request);
@@ -262,6 +277,7 @@ export class PipelineObserver {
     state.lastActivity = now;
     // An aborted request's later outputs are the abort's aftermath, not its result.
     if (state.settled === 'failed') return;
+    state.firstOutput ??= now;
     const recorders = this.recorders;
     const { audio, pipeline } = recorders;
     const mmOut = output.multimodalOutput;
@@ -270,8 +286,9 @@ export class PipelineObserver {
         // First audio packet: TTFP once per request, on the replica that produced it.
         state.audioStage = output.stageId;
         state.audioReplica = output.replicaId;
+        state.audioTtfp = now - state.start;
         const labelled = recorders.requestLabelled;
-        if (labelled !== undefined && state.labels !== undefined) labelled.observeAudioTtfp(state.labels, output.stageId, output.replicaId, now - state.start);
+        if (labelled !== undefined && state.labels !== undefined) labelled.observeAudioTtfp(state.labels, output.stageId, output.replicaId, state.audioTtfp);
         else audio.observeAudioFirstPacket({ stageId: output.stageId, replicaId: output.replicaId, arrivalTs: state.start, nowTs: now });
       }
       const bytes = audioChunkPcmBytes(mmOut);
@@ -283,23 +300,38 @@ export class PipelineObserver {
     }
     if (output.finished && state.settled === 'open') {
       state.settled = 'succeeded';
+      const e2e = now - state.start;
+      const finishReason = output.finishReason || 'stop';
       const labelled = state.labels === undefined ? undefined : recorders.requestLabelled;
-      if (labelled !== undefined) labelled.requestSucceeded(state.labels as readonly string[], now - state.start, output.finishReason || 'stop');
-      else pipeline.requestSucceeded(now - state.start, output.finishReason || 'stop');
+      if (labelled !== undefined) labelled.requestSucceeded(state.labels as readonly string[], e2e, finishReason);
+      else pipeline.requestSucceeded(e2e, finishReason);
       let promptTokens = 0;
       let generationTokens = 0;
+      // The first stage's own: the tokens of the answer's text, which an OpenAI `usage` reports (what `slo` divides by).
+      let answerTokens = 0;
       for (const stage of output.stageMetrics ?? []) {
-        if (stage.stageId === 0) promptTokens += stage.numTokensIn ?? 0;
+        if (stage.stageId === 0) {
+          promptTokens += stage.numTokensIn ?? 0;
+          answerTokens += stage.numTokensOut ?? 0;
+        }
         generationTokens += stage.numTokensOut ?? 0;
       }
       if (labelled !== undefined) labelled.observeTokens(state.labels as readonly string[], promptTokens, generationTokens);
       else pipeline.observeTokens(promptTokens, generationTokens);
-      audio.observeModalityAtFinalize({
+      const audioRtf = audio.observeModalityAtFinalize({
         outputType: output.finalOutputType,
         stageId: output.stageId,
         replicaId: output.replicaId,
         stageMetrics: output.stageMetrics?.find((stage) => stage.stageId === output.stageId),
         multimodalOutput: mmOut,
+      });
+      // Judged on the very values recorded above: the e2e sample, the audio TTFP and RTF.
+      recorders.slo?.requestFinished(state.labels, finishReason, {
+        firstOutputSeconds: state.firstOutput - state.start,
+        e2eSeconds: e2e,
+        outputTokens: answerTokens,
+        audioTtfpSeconds: state.audioTtfp,
+        audioRtf,
       });
       observeFinishedStages(recorders, output);
       if (state.firstSubmit !== undefined) {

@@ -109,15 +109,16 @@ export class OmniModalityMetrics {
 
   /**
    * Final-stage finalize of one request: frames, then duration and RTF, or a `no_audio_data`
-   * silent-loss count when the request produced no audio. Never TTFP or underrun.
+   * silent-loss count when the request produced no audio. Never TTFP or underrun. Returns the
+   * real-time factor it observed, if any (what the request is judged on by the `slo` option).
    */
-  observeModalityAtFinalize(input: FinalizeInput): void {
-    if (!this.logStats) return;
+  observeModalityAtFinalize(input: FinalizeInput): number | undefined {
+    if (!this.logStats) return undefined;
     let stage: LabelValue, replicaId: LabelValue, generationSeconds: number, sampleRate: number, frames: number;
     try {
       const { stageMetrics } = input;
       const replica = input.replicaId;
-      if (replica === null || replica === undefined || !stageMetrics || input.outputType !== 'audio') return;
+      if (replica === null || replica === undefined || !stageMetrics || input.outputType !== 'audio') return undefined;
       stage = input.stageId;
       replicaId = replica;
       generationSeconds = Number(stageMetrics.stageGenTimeMs ?? 0) / 1000;
@@ -125,16 +126,20 @@ export class OmniModalityMetrics {
       sampleRate = resolveAudioSampleRate(mmOut);
       frames = Math.trunc(Number(stageMetrics.audioGeneratedFrames ?? 0)) || countAudioFrames(mmOut);
     } catch {
-      return this.unreadable.dropped('observeModalityAtFinalize');
+      this.unreadable.dropped('observeModalityAtFinalize');
+      return undefined;
     }
     this.incAudioFrames(stage, replicaId, frames);
     const durationSeconds = sampleRate > 0 ? frames / sampleRate : 0;
-    if (durationSeconds > 0) {
-      this.observeAudioDuration(stage, replicaId, durationSeconds);
-      this.observeAudioRtf(stage, replicaId, computeAudioRtf(generationSeconds, durationSeconds));
-    } else {
+    if (!(durationSeconds > 0)) {
       this.incAudioSkipped(stage, replicaId, 'no_audio_data');
+      return undefined;
     }
+    const rtf = computeAudioRtf(generationSeconds, durationSeconds);
+    this.observeAudioDuration(stage, replicaId, durationSeconds);
+    this.observeAudioRtf(stage, replicaId, rtf);
+    // A generation time that is no number gives no ratio: the histogram refused it, and nothing is judged on it.
+    return Number.isFinite(rtf) ? rtf : undefined;
   }
 
   /** First audio packet of a request; the once-per-request guard is the caller's. Skew clamps to 0. */

@@ -13,6 +13,8 @@ import { OmniPrometheusMetrics } from './pipeline-metrics';
 import { OmniRealtimeVadMetrics } from './realtime-vad-metrics';
 import { OmniRequestLabelledMetrics } from './request-labelled-metrics';
 import type { RequestLabelSettings } from '../pipeline/request-labels';
+import type { SloOptions } from '../../views/slo-families';
+import { OmniSloMetrics } from './slo-metrics';
 import { OmniStageReplicaMetrics } from './stage-replica-metrics';
 import { OmniStageServiceMetrics } from './stage-service-metrics';
 import { OmniStatLogger, type CacheConfigInfo } from './stat-logger';
@@ -33,6 +35,8 @@ export interface RecorderSettings {
   readonly genAiMetrics?: boolean;
   /** Per-request labels on the request families (`requestLabels`); the catalog must carry their names. */
   readonly requestLabels?: readonly RequestLabelSettings[];
+  /** Objectives each finished request is judged on (the `slo` option, checked); the catalog must carry the goodput families. */
+  readonly slo?: SloOptions;
 }
 
 /** The recorders of one pipeline. */
@@ -57,6 +61,8 @@ export interface OmniRecorders {
   readonly genAi?: OmniGenAiMetrics;
   /** The request families by request label (tenant, priority); present only with `requestLabels`. */
   readonly requestLabelled?: OmniRequestLabelledMetrics;
+  /** Goodput: finished requests judged against the objectives; present only with the `slo` option. */
+  readonly slo?: OmniSloMetrics;
 }
 
 /**
@@ -75,6 +81,7 @@ const RECORDER_NAMES = optionKeys<OmniRecorders>({
   statLogger: true,
   genAi: true,
   requestLabelled: true,
+  slo: true,
 }) as ReadonlyArray<keyof OmniRecorders>;
 
 /**
@@ -132,5 +139,6 @@ export function createRecorders(store: SeriesStore, settings: RecorderSettings, 
       settings.requestLabels !== undefined && settings.requestLabels.length > 0
         ? new OmniRequestLabelledMetrics(store, options, settings.requestLabels)
         : undefined,
+    slo: settings.slo === undefined ? undefined : new OmniSloMetrics(store, options, settings.slo),
   };
 }

@@ -83,6 +83,9 @@ export const PIPELINE_FAMILY_SOURCES: Readonly<Record<PipelineFamilyKey, FamilyS
   realtimeVadEndpointDelay: s('event', [], 'endpointDelayMs of the frames appendRealtimeAudio returns'),
   realtimeVadErrors: s('event', [], 'an appendRealtimeAudio that throws or rejects'),
   stageInfo: s('snapshot', [], 'the stageNames option'),
+  // Each successful finish feeds one of the two (good, or the objectives it missed), so neither alone is owed data.
+  requestsGood: s('event', GENERATE, `${FINISHED} of a request that met every objective of the slo option`),
+  sloMisses: s('event', GENERATE, `${FINISHED} of a request that missed an objective of the slo option`),
 };
 
 /** Which engine statistics feed each upstream family (`OmniStatLogger.record`, reached through `pollEngine`). */

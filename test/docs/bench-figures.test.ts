@@ -19,4 +19,15 @@ describe('benchmark figures in docs/', () => {
     assert.match(withBenchFigures(readPage('docs/performance.md'), faster), /<!-- bench:run -->Latest run, Another CPU/);
     assert.throws(() => withBenchFigures('<!-- bench:nope -->x<!-- /bench:nope -->', results), /no bench figure named nope/);
   });
+
+  it('the row of the request judged against objectives (slo) appears once a run measured it', () => {
+    const row = /\| the same request judged against five objectives \(`slo`\) \| (.*) \|/;
+    const page = readPage('docs/performance.md');
+    const measured: BenchResults = {
+      ...results,
+      perRequest: { ...results.perRequest, costs: { ...results.perRequest.costs, 'ours-slo': { ...results.perRequest.costs.ours, median: 81_000 } }, sloVsOurs: { median: 1.01, min: 0.97, max: 1.04 } },
+    };
+    assert.equal(row.exec(withBenchFigures(page, measured))?.[1], '0.08 ms over the host, ×1.01 the same request without');
+    assert.equal(row.exec(withBenchFigures(page, { ...results, perRequest: { ...results.perRequest, sloVsOurs: undefined } })), null);
+  });
 });

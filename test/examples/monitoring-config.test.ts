@@ -6,6 +6,7 @@ import { parse as parseYaml } from 'yaml';
 
 import { DASHBOARD_PATH, dashboardJson } from '../../examples/grafana/build-dashboard';
 import { resolveFullCatalog } from '../../views/catalog';
+import { filledIn } from '../support/monitoring-queries';
 import { checkConfig, checkRules } from '../support/promtool';
 import { queryResultChoices, queryResultExpr, type GrafanaVariable, type InstantSample } from '../support/grafana-variables';
 import { needPeer } from '../support/peers/need-peer';
@@ -56,14 +57,6 @@ function dashboardExpressions(dashboard: Dashboard): string[] {
     return [query.startsWith('query_result(') ? queryResultExpr(variable) : query];
   });
   return [...panelExprs, ...variableExprs];
-}
-
-/** Grafana's variables replaced by values Prometheus accepts, so promtool can parse the queries. */
-function asPromQl(expr: string): string {
-  return expr
-    .replace(/\$__rate_interval/g, '5m')
-    .replace(/\$model_name/g, 'm')
-    .replace(/\$stage|\$replica|\$tenant/g, '.*');
 }
 
 describe('examples: Prometheus and Grafana files', function () {
@@ -120,6 +113,9 @@ describe('examples: Prometheus and Grafana files', function () {
         'Peak memory',
         'per tenant',
         'per priority',
+        'Goodput',
+        'SLO attainment',
+        'SLO misses by objective',
       ]) {
         assert.ok(titles.includes(word), `no panel about "${word}"`);
       }
@@ -172,7 +168,7 @@ describe('examples: Prometheus and Grafana files', function () {
       try {
         const rules = expressions
           .filter((expr) => !expr.startsWith('label_values'))
-          .map((expr, i) => `      - record: dashboard:query_${i}\n        expr: ${JSON.stringify(asPromQl(expr))}`);
+          .map((expr, i) => `      - record: dashboard:query_${i}\n        expr: ${JSON.stringify(filledIn(expr, 'm'))}`);
         const file = path.join(dir, 'dashboard-rules.yml');
         writeFileSync(file, `groups:\n  - name: dashboard\n    rules:\n${rules.join('\n')}\n`);
         const result = await checkRules(file);

@@ -80,6 +80,11 @@ describe('examples: where the reference pipeline listens', function () {
       'PROFILE',
       'TRACING',
       'NATIVE_HISTOGRAMS',
+      'SLO_FIRST_OUTPUT_SECONDS',
+      'SLO_E2E_SECONDS',
+      'SLO_TPOT_SECONDS',
+      'SLO_AUDIO_TTFP_SECONDS',
+      'SLO_AUDIO_RTF',
     ]);
     const root = join(__dirname, '..', '..');
     for (const doc of [join('docs', 'development.md'), join('examples', 'README.md')]) {

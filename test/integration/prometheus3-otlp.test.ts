@@ -21,6 +21,7 @@ async function pushOnce(endpoint: string, naming: 'vllm' | 'otel'): Promise<void
     processMetrics: false,
     selfCheck: false,
     naming,
+    slo: { e2eSeconds: 1 },
     serviceName: `omni-${naming}`,
     exporters: ['otlp'],
     otlp: { protocol: 'http/protobuf', endpoint, exportIntervalMillis: 60_000 },
@@ -30,6 +31,8 @@ async function pushOnce(endpoint: string, naming: 'vllm' | 'otel'): Promise<void
   iteration.updateFromFinishedRequest({ finishReason: 'stop', numPromptTokens: 12, maxTokensParam: 16 }, request);
   handle.statLogger?.record(createSchedulerStats({ numRunningReqs: 1, kvCacheUsage: 0.25 }), iteration, 0);
   handle.pipeline.requestSucceeded(1.5, 'stop');
+  // One request over its e2e objective: a miss; the good counter keeps its zero series.
+  handle.slo?.requestFinished(undefined, 'stop', { firstOutputSeconds: 0.2, e2eSeconds: 1.5, outputTokens: 5 });
   await handle.forceFlush();
   await handle.shutdown();
 }
@@ -76,7 +79,7 @@ describe("Prometheus 3's OTLP receiver: the names docs/otlp.md promises, under e
         assert.deepEqual(
           expected.filter((name) => !stored.has(name)),
           [],
-          `stored: ${[...stored].filter((name) => /prompt_tokens|e2e_request|kv_cache_usage|requests_success/.test(name)).join(', ')}`,
+          `stored: ${[...stored].filter((name) => /prompt_tokens|e2e_request|kv_cache_usage|requests_success|requests_good|slo_misses/.test(name)).join(', ')}`,
         );
       } finally {
         await prometheus.stop();

@@ -1,19 +1,20 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
 import OpenAI from 'openai';
-import { parse as parseYaml } from 'yaml';
 import { startReferencePipeline, TENANT_LABELS, type ReferencePipeline } from '../../examples/reference-pipeline';
 import { runLoad } from '../../examples/load/run-load';
 import { httpGet } from '../support/http';
 import { queryResultChoices, queryResultExpr, type GrafanaVariable } from '../support/grafana-variables';
+import { alertRules, dashboardQueries, filledIn, watched } from '../support/monitoring-queries';
 import { needPeer } from '../support/peers/need-peer';
 import { startPrometheus, type PrometheusHandle, type ScrapeTarget } from '../support/prometheus-server';
 
 const E2E = 'vllm:omni_e2e_request_latency_s';
-const EXAMPLES = join(__dirname, '..', '..', 'examples');
+/** Objectives almost every request misses: the goodput panels have misses to draw, and the burn-rate alerts fire. */
+const GOODPUT_OBJECTIVES = { firstOutputSeconds: 0.5, e2eSeconds: 0.01, audioRtf: 1 };
 
 /** One job per scrape protocol Prometheus 3 offers, and one with its default list. */
 const JOBS: ReadonlyArray<{ job: string; settings: Record<string, unknown> }> = [
@@ -26,42 +27,9 @@ const JOBS: ReadonlyArray<{ job: string; settings: Record<string, unknown> }> = 
   { job: 'protobuf', settings: { scrape_protocols: ['PrometheusProto'], scrape_native_histograms: true, always_scrape_classic_histograms: true } },
 ];
 
-interface DashboardFile {
-  panels: Array<{ targets?: Array<{ expr: string }> }>;
-}
-
-/** Every panel query of the shipped dashboard, its Grafana variables filled in for one job. */
-function dashboardQueries(job: string, model: string): string[] {
-  const dashboard = JSON.parse(readFileSync(join(EXAMPLES, 'grafana', 'omni-pipeline-dashboard.json'), 'utf8')) as DashboardFile;
-  return dashboard.panels.flatMap((panel) => (panel.targets ?? []).map((target) => forJob(target.expr, job, model)));
-}
-
-/** Every alert rule's expression with its threshold comparison left out: the series it watches. */
-function alertQueries(job: string, model: string): string[] {
-  const file = parseYaml(readFileSync(join(EXAMPLES, 'prometheus', 'alerts.yml'), 'utf8')) as { groups: Array<{ rules: Array<{ expr: string }> }> };
-  return file.groups.flatMap((group) => group.rules.map((rule) => forJob(watched(rule.expr), job, model)));
-}
-
-/** `a > 0.9` → `a`: the comparison at the end of an alert expression, outside any parentheses. */
-function watched(expr: string): string {
-  let depth = 0;
-  for (let i = 0; i < expr.length; i++) {
-    const char = expr[i];
-    if (char === '(' || char === '{' || char === '[') depth++;
-    else if (char === ')' || char === '}' || char === ']') depth--;
-    else if (depth === 0 && /[<>]=?|==|!=/.test(expr.slice(i, i + 2)) && /^\s*(?:[<>]=?|==|!=)\s*[\d.]+\s*$/.test(expr.slice(i)))
-      return expr.slice(0, i).trim();
-  }
-  return expr.trim();
-}
-
-/** The query for one job's series: every selector gains `job="…"`, Grafana's variables become values. */
-function forJob(expr: string, job: string, model: string): string {
-  return expr
-    .replace(/\$__rate_interval/g, '1m')
-    .replace(/\$model_name/g, model)
-    .replace(/\$stage|\$replica|\$tenant/g, '.*')
-    .replace(/(vllm:[a-z0-9_:]+)(\{)?/g, (_, name: string, brace?: string) => `${name}{job="${job}"${brace ? ', ' : '}'}`);
+/** Every panel query of the shipped dashboard and every alert rule's watched series, for one job. */
+function monitoringQueries(job: string, model: string): string[] {
+  return [...dashboardQueries().map(({ expr }) => filledIn(expr, model, job)), ...alertRules().map(({ expr }) => filledIn(watched(expr), model, job))];
 }
 
 /** A target that answers every scrape with an empty exposition and keeps the `Accept` header each job sent. */
@@ -97,6 +65,7 @@ describe('Prometheus 3 scraping the reference pipeline, every scrape protocol', 
       logIntervalSeconds: 0,
       logSink: { info: () => undefined },
       requestLabels: TENANT_LABELS,
+      slo: GOODPUT_OBJECTIVES,
       nativeHistograms: { families: [E2E], schema: 3 },
       // Some image requests fail on their stage and some audio is skipped: the failure and skip families and their alerts have series.
       simulation: { diffusion: { errorProbability: 0.5 }, code2wav: { malformedProbability: 0.3 } },
@@ -110,6 +79,10 @@ describe('Prometheus 3 scraping the reference pipeline, every scrape protocol', 
       { job: `probe-${job}`, target: probeAddress, metricsPath: `/probe/${job}`, settings },
     ]);
     prometheus = await startPrometheus({ binary: bin.prometheus, scrapeTargets: targets, scrapeIntervalSeconds: 1 });
+    const client = new OpenAI({ baseURL: `${pipeline.apiUrl}/v1`, apiKey: 'unused', maxRetries: 0 });
+    // One request scraped before the load: the series the load counts into (tenant "other") exist already, so a rate sees the load's requests.
+    await client.chat.completions.create({ model: pipeline.modelName, messages: [{ role: 'user', content: 'first' }], max_tokens: 4 });
+    await prometheus.waitFor('count(vllm:omni_requests_good_total)', (result) => result[0]?.value[1] === String(JOBS.length), 20_000);
     const summary = await runLoad({
       baseUrl: `${pipeline.apiUrl}/v1`,
       requests: 40,
@@ -127,7 +100,6 @@ describe('Prometheus 3 scraping the reference pipeline, every scrape protocol', 
       'no failure but those of the image stage',
     );
     // Requests of a tenant at each priority, for the per-tenant and per-priority panels.
-    const client = new OpenAI({ baseURL: `${pipeline.apiUrl}/v1`, apiKey: 'unused', maxRetries: 0 });
     for (const priority of ['high', 'low']) {
       await client.chat.completions.create(
         { model: pipeline.modelName, user: 'tenant-a', messages: [{ role: 'user', content: `at ${priority} priority` }], max_tokens: 4 },
@@ -198,12 +170,12 @@ describe('Prometheus 3 scraping the reference pipeline, every scrape protocol', 
   });
 
   it("the dashboard's stage variable lists every stage of the pipeline by its name, the image stage included", async () => {
-    const dashboard = JSON.parse(readFileSync(join(EXAMPLES, 'grafana', 'omni-pipeline-dashboard.json'), 'utf8')) as {
+    const dashboard = JSON.parse(readFileSync(join(__dirname, '..', '..', 'examples', 'grafana', 'omni-pipeline-dashboard.json'), 'utf8')) as {
       templating: { list: GrafanaVariable[] };
     };
     const stage = dashboard.templating.list.find((variable) => variable.name === 'stage') as GrafanaVariable;
     const job = JOBS[0]?.job as string;
-    const results = await prometheus.query(forJob(queryResultExpr(stage), job, pipeline.modelName));
+    const results = await prometheus.query(filledIn(queryResultExpr(stage), pipeline.modelName, job));
     assert.deepEqual(
       queryResultChoices(stage, results).sort((a, b) => a.value.localeCompare(b.value)),
       [
@@ -218,7 +190,7 @@ describe('Prometheus 3 scraping the reference pipeline, every scrape protocol', 
   for (const { job } of JOBS) {
     it(`${job}: every dashboard query and every alert rule's series returns data`, async () => {
       const empty: string[] = [];
-      for (const query of [...dashboardQueries(job, pipeline.modelName), ...alertQueries(job, pipeline.modelName)]) {
+      for (const query of monitoringQueries(job, pipeline.modelName)) {
         if ((await prometheus.query(query)).length === 0) empty.push(query);
       }
       // A scrape that timed out on a busy machine marks every series stale until the next one: ask such a query again.

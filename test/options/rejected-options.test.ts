@@ -22,7 +22,7 @@ import { expectPrinted } from '../support/console-capture';
 import { activeResources, assertResourcesBackTo } from '../support/resources';
 
 const ACCEPTED =
-  'modelName, stagePools, stageNames, logStats, prefix, maxModelLen, features, showHiddenMetrics, showHiddenMetricsForVersion, customHistogramBuckets, configFile, cacheConfig, prometheus, exporters, otlp, serviceName, genAiMetrics, naming, resource, readers, metricProducers, cardinalityLimit, requestLabels, enginePull, meterProvider, prometheusReader, logIntervalSeconds, logSink, selfCheck, processMetrics, nativeHistograms, exemplars';
+  'modelName, stagePools, stageNames, logStats, prefix, maxModelLen, features, showHiddenMetrics, showHiddenMetricsForVersion, customHistogramBuckets, configFile, cacheConfig, prometheus, exporters, otlp, serviceName, genAiMetrics, naming, resource, readers, metricProducers, cardinalityLimit, requestLabels, slo, enginePull, meterProvider, prometheusReader, logIntervalSeconds, logSink, selfCheck, processMetrics, nativeHistograms, exemplars';
 
 /** Options that would start a server, a log timer, push readers and the self-check if they got through. */
 const STARTING: OmniMetricsOptions = {
@@ -53,6 +53,28 @@ const REJECTED: ReadonlyArray<{ readonly given: Record<string, unknown>; readonl
   { given: { configFile: '' }, option: 'configFile', message: 'configFile must be a non-empty string; got the string ""' },
   { given: { logSink: {} }, option: 'logSink', message: 'logSink must be an object with info(); got {}' },
   { given: { metricProducers: [{}] }, option: 'metricProducers[0]', message: 'metricProducers[0] must be an OmniMetricProducer; got {}' },
+  {
+    given: { slo: { e2eSecond: 5 } },
+    option: 'slo.e2eSecond',
+    message: 'unknown option "slo.e2eSecond" (did you mean "e2eSeconds"?); slo accepts firstOutputSeconds, e2eSeconds, tpotSeconds, audioTtfpSeconds, audioRtf',
+  },
+  {
+    given: { slo: { ttft: 0.5 } },
+    option: 'slo.ttft',
+    message: 'unknown option "slo.ttft"; slo accepts firstOutputSeconds, e2eSeconds, tpotSeconds, audioTtfpSeconds, audioRtf',
+  },
+  { given: { slo: { e2eSeconds: 0 } }, option: 'slo.e2eSeconds', message: 'slo.e2eSeconds must be a finite number > 0; got 0' },
+  { given: { slo: { tpotSeconds: -0.05 } }, option: 'slo.tpotSeconds', message: 'slo.tpotSeconds must be a finite number > 0; got -0.05' },
+  { given: { slo: { audioRtf: Infinity } }, option: 'slo.audioRtf', message: 'slo.audioRtf must be a finite number > 0; got null' },
+  { given: { slo: { audioTtfpSeconds: NaN } }, option: 'slo.audioTtfpSeconds', message: 'slo.audioTtfpSeconds must be a finite number > 0; got null' },
+  { given: { slo: { firstOutputSeconds: '0.5' } }, option: 'slo.firstOutputSeconds', message: 'slo.firstOutputSeconds must be a finite number > 0; got "0.5"' },
+  { given: { slo: 5 }, option: 'slo', message: 'slo must be an object; got 5' },
+  { given: { slo: [1] }, option: 'slo', message: 'slo must be an object; got [1]' },
+  {
+    given: { slo: {} },
+    option: 'slo',
+    message: 'slo declares no objective: give at least one of firstOutputSeconds, e2eSeconds, tpotSeconds, audioTtfpSeconds, audioRtf, or leave slo out',
+  },
   {
     given: { genAiMetrics: true, logStats: false },
     option: 'genAiMetrics',

@@ -158,7 +158,7 @@ describe('recorders: OmniModalityMetrics (audio families)', () => {
     });
 
     it('resolves the sample rate along the key chain, skipping unusable values, else 24000', async () => {
-      const finalize = (replicaId: number, multimodalOutput: unknown): void =>
+      const finalize = (replicaId: number, multimodalOutput: unknown): number | undefined =>
         handle.audio.observeModalityAtFinalize({
           outputType: 'audio',
           stageId: 0,

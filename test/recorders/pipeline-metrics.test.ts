@@ -270,7 +270,7 @@ describe('recorders: OmniPrometheusMetrics (pipeline families)', () => {
         .map((def) => `vllm:omni_${def.baseName}${def.type === 'counter' ? '_total' : ''}`);
       assert.equal(expected.length, 42);
       // An eager histogram's or counter's `_created` companion is its own gauge family in the 0.0.4 text format, as prometheus_client prints it.
-      const eager = Object.values(PIPELINE_FAMILIES).filter((def) => 'eager' in def && def.eager && def.type !== 'gauge');
+      const eager = Object.values(PIPELINE_FAMILIES).filter((def) => def.group === 'pipeline' && 'eager' in def && def.eager && def.type !== 'gauge');
       const createdOf = new Map(
         eager.map((def) => [`vllm:omni_${def.baseName}${def.type === 'counter' ? '_total' : ''}`, `vllm:omni_${def.baseName}_created`]),
       );

@@ -123,13 +123,13 @@ export async function checkConfig(path: string, binary: string = findPromtoolBin
 }
 
 /**
- * `promtool check rules <path...>`. With `lintFatal`, duplicate-rule lint
- * warnings also fail the check (exit 3; they are only warnings otherwise).
+ * `promtool check rules <path...>` (Debian's promtool unless `binary` names another). With
+ * `lintFatal`, duplicate-rule lint warnings also fail the check (exit 3; they are only warnings otherwise).
  */
-export async function checkRules(path: string | string[], opts: { lintFatal?: boolean } = {}): Promise<CheckResult> {
+export async function checkRules(path: string | string[], opts: { lintFatal?: boolean; binary?: string } = {}): Promise<CheckResult> {
   const args = ['check', 'rules'];
   if (opts.lintFatal) args.push('--lint-fatal');
   args.push(...(Array.isArray(path) ? path : [path]));
-  const res = await runProcess(findPromtoolBinary(), args);
+  const res = await runProcess(opts.binary ?? findPromtoolBinary(), args);
   return { ok: res.exitCode === 0, exitCode: res.exitCode, output: res.stdout + res.stderr };
 }

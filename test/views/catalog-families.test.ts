@@ -21,6 +21,7 @@ describe('every catalog family in the exposition', () => {
       modelName: 'm',
       stagePools: [1, 2, 1],
       stageNames: ['thinker', 'talker', 'code2wav'],
+      slo: { e2eSeconds: 5 },
       logStats: true,
       selfCheck: false,
       showHiddenMetrics: true,

@@ -1,0 +1,85 @@
+import { checkObject, checkPositiveNumber, OmniOptionError } from '../../views/option-checks';
+import { SLO_OBJECTIVES, type SloObjective, type SloObjectiveKey, type SloOptions } from '../../views/slo-families';
+
+/** What one finished request is judged on, in seconds from its arrival. */
+export interface RequestTimings {
+  /** Arrival to the first output, text or audio. */
+  readonly firstOutputSeconds: number;
+  /** Arrival to the finished output. */
+  readonly e2eSeconds: number;
+  /**
+   * The request's output tokens: the first stage's generation tokens, the answer's text, as an
+   * OpenAI `usage.completion_tokens` counts them and vLLM's `--goodput` divides by (the talker's
+   * codec tokens of a spoken answer are not among them).
+   */
+  readonly outputTokens: number;
+  /** Arrival to the first audio packet; undefined for a request that streamed no audio. */
+  readonly audioTtfpSeconds?: number;
+  /** The request's audio real-time factor; undefined when it has none (no audio, or no generation time to divide). */
+  readonly audioRtf?: number;
+}
+
+/** The option keys of `slo`, in judging order. */
+export const SLO_KEYS = Object.keys(SLO_OBJECTIVES) as readonly SloObjectiveKey[];
+
+/**
+ * The `slo` option checked: a plain object of known keys, each a finite number above zero, at
+ * least one declared. Returns a frozen copy of the declared objectives (later changes to the
+ * caller's object change nothing), or undefined without the option.
+ */
+export function resolveSlo(value: unknown): SloOptions | undefined {
+  if (value === undefined) return undefined;
+  checkObject(value, 'slo', SLO_KEYS);
+  const given = value as Readonly<Record<string, unknown>>;
+  const declared: Partial<Record<SloObjectiveKey, number>> = {};
+  for (const key of SLO_KEYS) {
+    const threshold = given[key];
+    checkPositiveNumber(threshold, `slo.${key}`);
+    if (threshold !== undefined) declared[key] = threshold;
+  }
+  if (Object.keys(declared).length === 0) {
+    throw new OmniOptionError('slo', `slo declares no objective: give at least one of ${SLO_KEYS.join(', ')}, or leave slo out`);
+  }
+  return Object.freeze(declared);
+}
+
+/**
+ * A request's value for one objective, or undefined when the objective does not apply to it: the
+ * time per output token needs 2 output tokens or more (vLLM's `--goodput` takes it as 0 below, which
+ * always meets it), the audio objectives need audio.
+ */
+export function objectiveValue(key: SloObjectiveKey, request: RequestTimings): number | undefined {
+  switch (key) {
+    case 'firstOutputSeconds':
+      return request.firstOutputSeconds;
+    case 'e2eSeconds':
+      return request.e2eSeconds;
+    case 'tpotSeconds':
+      return request.outputTokens >= 2 ? (request.e2eSeconds - request.firstOutputSeconds) / (request.outputTokens - 1) : undefined;
+    case 'audioTtfpSeconds':
+      return request.audioTtfpSeconds ?? undefined;
+    case 'audioRtf':
+      return request.audioRtf ?? undefined;
+  }
+}
+
+/** Met at or below the threshold, as vLLM's `--goodput` counts a request good (`slo >= value`). */
+export function meetsObjective(value: number, threshold: number): boolean {
+  return value <= threshold;
+}
+
+/**
+ * The objectives of `slo` a finished request missed, in judging order: empty when it is good. The
+ * same rule the `slo` option counts by, for requests measured elsewhere (a load generator's own
+ * timings, logs).
+ */
+export function missedObjectives(slo: SloOptions, request: RequestTimings): SloObjective[] {
+  const missed: SloObjective[] = [];
+  for (const key of SLO_KEYS) {
+    const threshold = slo[key];
+    if (threshold === undefined) continue;
+    const value = objectiveValue(key, request);
+    if (value !== undefined && !meetsObjective(value, threshold)) missed.push(SLO_OBJECTIVES[key]);
+  }
+  return missed;
+}
