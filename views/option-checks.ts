@@ -3,6 +3,7 @@
  * it accepts, so a typo or a wrong type fails at startup with a message that says how to fix it.
  * Every public constructor and `registerOmniMetrics` run these before anything is built.
  */
+import { redactedUrl } from './redaction';
 
 /** A bad option: `option` is its dotted path (`prometheus.port`). */
 export class OmniOptionError extends TypeError {
@@ -29,9 +30,13 @@ export function checked<T>(option: string, check: () => T): T {
   }
 }
 
-/** How a rejected value is shown: strings quoted, everything else as JSON where it can be. */
+/**
+ * How a rejected value is shown: strings quoted, a URL object redacted (its userinfo), everything
+ * else as JSON where it can be. Options that take URLs or headers redact strings themselves.
+ */
 export function shown(value: unknown): string {
   if (typeof value === 'string') return JSON.stringify(value);
+  if (value instanceof URL) return `the URL object ${JSON.stringify(redactedUrl(value))}`;
   if (typeof value === 'function') return 'a function';
   if (typeof value === 'bigint' || typeof value === 'symbol' || value === undefined) return String(value);
   try {
