@@ -38,11 +38,17 @@ export interface BenchResults {
     readonly results: Readonly<Record<string, { readonly cpuNsPerScrape: Measurement; readonly series: Measurement }>>;
   }>;
   readonly scrapeBlock: ReadonlyArray<{ readonly replicas: number; readonly results: Readonly<Record<string, Readonly<Record<string, Measurement>>>> }>;
-  /** Absent from runs made before the bench measured readers that never read. */
+  /** Absent from runs made before the bench measured readers that never read; `tls` from runs before it measured them over TLS. */
   readonly slowReaders?: {
     readonly replicas: number;
     readonly stalled: number;
-    readonly results: Readonly<Record<'stall', Readonly<Record<string, Measurement>>>>;
+    readonly results: { readonly stall: Readonly<Record<string, Measurement>>; readonly tls?: Readonly<Record<string, Measurement>> };
+  };
+  /** Absent from runs made before the bench measured connections sending HEAD after HEAD; results by size (`3 × 64`). */
+  readonly headFlood?: {
+    readonly sockets: number;
+    readonly heads: number;
+    readonly results: Readonly<Record<string, Readonly<Record<string, Measurement>>>>;
   };
   readonly memory: Readonly<Record<'counter' | 'gauge' | 'histogram', { readonly ours: Measurement; readonly promClient: Measurement }>>;
   readonly coldStart: {
@@ -74,16 +80,33 @@ function measure(record: Readonly<Record<string, Measurement>> | undefined, key:
   return value;
 }
 
-/** The row of readers that never read, once the bench measured them. */
+/** The rows of readers that never read (over HTTP, and over TLS once measured), once the bench measured them. */
 function slowReaderRows(results: BenchResults): Array<[string, string]> {
-  const stall = results.slowReaders?.results.stall;
-  if (results.slowReaders === undefined || stall === undefined) return [];
-  const { replicas, stalled } = results.slowReaders;
+  const slow = results.slowReaders;
+  if (slow === undefined) return [];
+  const { replicas, stalled } = slow;
+  const row = (over: string, stall: Readonly<Record<string, Measurement>>): [string, string] => [
+    `${stalled} readers that send \`GET /metrics\` and never read${over}, 3 × ${replicas}`,
+    `${measure(stall, 'served').min} of 10 scrapes served whole; worst block ${spread(measure(stall, 'worstBlockNs'))}; ` +
+      `external memory +${megabytes(measure(stall, 'externalGrowthBytes').median)}` +
+      (stall.heldExternalBytes === undefined ? '' : ` at peak, +${megabytes(measure(stall, 'heldExternalBytes').median)} held once garbage is collected`) +
+      `; \`shutdown()\` ${ms(measure(stall, 'shutdownNs').median, 0)} ms`,
+  ];
+  return [row('', slow.results.stall), ...(slow.results.tls === undefined ? [] : [row(', over TLS', slow.results.tls)])];
+}
+
+/** The row of connections sending HEAD after HEAD, once the bench measured them. */
+function headFloodRows(results: BenchResults): Array<[string, string]> {
+  const flood = results.headFlood;
+  if (flood === undefined) return [];
+  const sizes = Object.keys(flood.results);
+  const answered = (size: string): number => (measure(flood.results[size], 'lengthsRight').min === 1 ? measure(flood.results[size], 'answered').min : 0);
   return [
     [
-      `${stalled} readers that send \`GET /metrics\` and never read, 3 × ${replicas}`,
-      `${measure(stall, 'served').min} of 10 scrapes served whole; worst block ${spread(measure(stall, 'worstBlockNs'))}; ` +
-        `external memory +${megabytes(measure(stall, 'externalGrowthBytes').median)}; \`shutdown()\` ${ms(measure(stall, 'shutdownNs').median, 0)} ms`,
+      `${flood.sockets} connections sending ${flood.heads} \`HEAD /metrics\` each, back to back, ${sizes.join(' / ')}`,
+      `${sizes.map(answered).join(' / ')} of ${flood.sockets * flood.heads} answered with the length a GET gets; external memory ` +
+        sizes.map((size) => `+${megabytes(measure(flood.results[size], 'externalGrowthBytes').median)}`).join(' / ') +
+        ' at peak',
     ],
   ];
 }
@@ -117,6 +140,7 @@ export function benchFigures(results: BenchResults): Record<string, string> {
       results.scrapeCpu.map((entry) => times(entry.vsConcat.median)).join(' / '),
     ],
     ...slowReaderRows(results),
+    ...headFloodRows(results),
     [
       'heap per series: counter, gauge, histogram (22 buckets)',
       `${(['counter', 'gauge', 'histogram'] as const).map((kind) => `${results.memory[kind].ours.median.toFixed(0)} B`).join(', ')}; prom-client ` +
