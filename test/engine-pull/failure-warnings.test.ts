@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { diag, DiagLogLevel } from '@opentelemetry/api';
 import { registerOmniMetrics, type OmniMetricsHandle } from '../../register';
+import { captureWarnings } from '../support/diag-capture';
 import { sampleValue } from '../support/exposition';
 import { EngineServer, fixtureText } from './support/engine-server';
 
@@ -28,7 +28,8 @@ describe('engine pull: each failing engine is named, once per kind of failure un
   let hung: EngineServer | undefined;
   let down: EngineServer | undefined;
   let flapping: { url: string; server: Server; status: number } | undefined;
-  const warnings: string[] = [];
+  let captured: ReturnType<typeof captureWarnings> | undefined;
+  const warnings = (): string[] => captured?.warnings ?? [];
 
   before(async () => {
     healthy = await EngineServer.start(fixtureText('vllm-current-engine0.prom'));
@@ -38,8 +39,7 @@ describe('engine pull: each failing engine is named, once per kind of failure un
     down = await EngineServer.start(fixtureText('vllm-current-engine0.prom'));
     await down.down();
     flapping = await statusEngine(200);
-    const none = (): void => undefined;
-    diag.setLogger({ error: none, warn: (message: string) => warnings.push(message), info: none, debug: none, verbose: none }, DiagLogLevel.WARN);
+    captured = captureWarnings();
     handle = await registerOmniMetrics({
       modelName: 'm',
       stagePools: [1, 1, 1, 1, 1],
@@ -64,7 +64,7 @@ describe('engine pull: each failing engine is named, once per kind of failure un
 
   after(async () => {
     await handle?.shutdown();
-    diag.disable();
+    captured?.stop();
     await healthy?.down();
     await hung?.down();
     unavailable?.server.close();
@@ -80,7 +80,9 @@ describe('engine pull: each failing engine is named, once per kind of failure un
       );
     }
     assert.deepEqual(
-      warnings.map((warning) => warning.replace(/ECONNREFUSED [\d.:]+/, 'ECONNREFUSED …')).sort(),
+      warnings()
+        .map((warning) => warning.replace(/ECONNREFUSED [\d.:]+/, 'ECONNREFUSED …'))
+        .sort(),
       [
         `omni-otel-metrics: engine metrics at ${down!.url} not served (connect ECONNREFUSED …): ${UP} is 0 for stage 3 replica 0 until it answers`,
         `omni-otel-metrics: engine metrics at ${hung!.url} not served (no complete answer within 300 ms): ${UP} is 0 for stage 2 replica 0 until it answers`,
@@ -90,12 +92,12 @@ describe('engine pull: each failing engine is named, once per kind of failure un
   });
 
   it('an engine that fails, answers, and fails again is named once for each time it went down', async () => {
-    warnings.length = 0;
+    warnings().length = 0;
     for (const status of [500, 500, 200, 200, 500, 500]) {
       flapping!.status = status;
       assert.equal(sampleValue(await handle!.metricsText(), UP, { stage: '4', replica: '0' }), status === 200 ? 1 : 0);
     }
     const line = `omni-otel-metrics: engine metrics at ${flapping!.url} not served (HTTP 500): ${UP} is 0 for stage 4 replica 0 until it answers`;
-    assert.deepEqual(warnings, [line, line]);
+    assert.deepEqual(warnings(), [line, line]);
   });
 });

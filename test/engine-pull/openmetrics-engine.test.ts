@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { diag, DiagLogLevel } from '@opentelemetry/api';
 import { ExpositionParseError, parseExposition } from '../../exporters/engine-pull/exposition-parser';
 import { registerOmniMetrics, type OmniMetricsHandle } from '../../register';
+import { captureWarnings } from '../support/diag-capture';
 import { parseSamples, sampleValue } from '../support/exposition';
 import { EngineServer } from './support/engine-server';
 
@@ -34,15 +34,14 @@ describe('engine pull: an engine that answers OpenMetrics with exemplars', funct
   let openMetrics: EngineServer | undefined;
   let text: EngineServer | undefined;
   let handle: OmniMetricsHandle | undefined;
-  const warnings: string[] = [];
+  let captured: ReturnType<typeof captureWarnings> | undefined;
 
   before(async () => {
     assert.match(OPENMETRICS, / # \{trace_id="a+0"\} 1234\.0 1767225600\.75$/m, 'the fixture carries exemplars');
     openMetrics = await EngineServer.start(OPENMETRICS);
     openMetrics.contentType = 'application/openmetrics-text; version=1.0.0; charset=utf-8';
     text = await EngineServer.start(TEXT);
-    const none = (): void => undefined;
-    diag.setLogger({ error: none, warn: (message: string) => warnings.push(message), info: none, debug: none, verbose: none }, DiagLogLevel.WARN);
+    captured = captureWarnings();
     handle = await registerOmniMetrics({
       modelName: 'm',
       stagePools: [1, 1],
@@ -67,7 +66,7 @@ describe('engine pull: an engine that answers OpenMetrics with exemplars', funct
     await handle?.shutdown();
     await openMetrics?.down();
     await text?.down();
-    diag.disable();
+    captured?.stop();
   });
 
   it('is up, and serves what the same registry printed as 0.0.4 text serves: counters, _created, histograms, the info, the stateset, the timestamped gauge', async () => {
@@ -95,7 +94,7 @@ describe('engine pull: an engine that answers OpenMetrics with exemplars', funct
 
   it('leaves its gauge histogram out, saying so once', () => {
     assert.deepEqual(
-      warnings.filter((warning) => warning.includes('gaugehistogram')),
+      captured?.warnings.filter((warning) => warning.includes('gaugehistogram')),
       [
         `omni-otel-metrics: vllm:queue_size_blocks of ${openMetrics!.url} is an OpenMetrics gaugehistogram; engine pull passes counters, gauges and histograms only`,
       ],

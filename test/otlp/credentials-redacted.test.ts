@@ -1,26 +1,12 @@
 import assert from 'node:assert/strict';
-import * as http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { diag } from '@opentelemetry/api';
 import type { OmniMetricsOptions } from '../../options';
 import { registerOmniMetrics } from '../../register';
 import { packageDiag } from '../../views/package-diag';
 import { captureConsole, withEnv } from '../support/console-capture';
+import { startRefusingCollector } from './support/refusing-collector';
 
 const SECRET = 'T0ken-s3cret';
-
-/** A collector that refuses every export with 400 (not retried) and answers nothing else. */
-async function startRefusingCollector(): Promise<{ port: number; close: () => Promise<void> }> {
-  const server = http.createServer((request, response) => {
-    request.resume();
-    request.on('end', () => response.writeHead(400, { 'content-type': 'text/plain' }).end('refused'));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    port: (server.address() as AddressInfo).port,
-    close: () => new Promise((resolve) => server.close(() => resolve())),
-  };
-}
 
 function pushOnly(otlp: OmniMetricsOptions['otlp']): Promise<Awaited<ReturnType<typeof registerOmniMetrics>>> {
   return registerOmniMetrics({ modelName: 'm', stagePools: [1], prometheus: false, exporters: ['otlp'], selfCheck: false, otlp });

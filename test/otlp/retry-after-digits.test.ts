@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { diag, DiagLogLevel } from '@opentelemetry/api';
 import { MeterProvider } from '@opentelemetry/sdk-metrics';
 import { createPushReaders } from '../../exporters/otlp/push-readers';
 import { MAX_RETRY_AFTER_MILLIS, retryAfterMillis } from '../../exporters/otlp/retry-after';
+import { captureWarnings } from '../support/diag-capture';
 
 describe('Retry-After: any number of digits, capped at the documented maximum', function () {
   this.timeout(10_000);
@@ -30,9 +30,7 @@ describe('Retry-After: any number of digits, capped at the documented maximum', 
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/metrics`;
-    const warnings: string[] = [];
-    const none = (): void => undefined;
-    diag.setLogger({ error: none, warn: (message: string) => warnings.push(message), info: none, debug: none, verbose: none }, DiagLogLevel.WARN);
+    const captured = captureWarnings();
     const provider = new MeterProvider({
       readers: createPushReaders({
         exporters: new Set(['otlp']),
@@ -49,14 +47,14 @@ describe('Retry-After: any number of digits, capped at the documented maximum', 
       // Five more intervals: each export is skipped.
       await new Promise((resolve) => setTimeout(resolve, 600));
       assert.equal(requests, 1);
-      const pause = warnings.find((warning) => warning.includes('Retry-After'));
+      const pause = captured.warnings.find((warning) => warning.includes('Retry-After'));
       const until = Date.parse(/before (\S+Z)/.exec(pause ?? '')?.[1] ?? '');
       assert.ok(
         until - started >= MAX_RETRY_AFTER_MILLIS && until - Date.now() <= MAX_RETRY_AFTER_MILLIS,
         `${pause ?? 'no pause'}: ten minutes from the answer`,
       );
     } finally {
-      diag.disable();
+      captured.stop();
       server.closeAllConnections();
       server.close();
       await provider.shutdown().catch(() => undefined);

@@ -22,6 +22,9 @@ const CONFIG = [
 describe('custom families: a label mistake is said once per family and kind, whatever the names', () => {
   let dir: string;
   let handle: OmniMetricsHandle;
+  /** A handle recording the config file's families; each has warnings of its own. */
+  const register = (): Promise<OmniMetricsHandle> =>
+    registerOmniMetrics({ modelName: 'm', prometheus: false, exporters: [], logIntervalSeconds: 0, selfCheck: false, configFile: join(dir, 'metrics.yaml') });
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'omni-custom-labels-'));
