@@ -111,6 +111,30 @@ function headFloodRows(results: BenchResults): Array<[string, string]> {
   ];
 }
 
+/** What readers that never read cost over TLS beside plain HTTP, as the exposition page restates its bound. */
+function tlsReadersFigure(results: BenchResults): string {
+  const slow = results.slowReaders;
+  const tls = slow?.results.tls;
+  if (slow === undefined || tls === undefined || tls.heldExternalBytes === undefined) return 'not measured yet (run `npm run bench`)';
+  const { stall } = slow.results;
+  return (
+    `${slow.stalled} TLS readers that never read at 3 × ${slow.replicas}: +${megabytes(measure(tls, 'heldExternalBytes').median)} of external memory held once ` +
+    `garbage is collected (over HTTP +${megabytes(measure(stall, 'heldExternalBytes').median)}), +${megabytes(measure(tls, 'externalGrowthBytes').median)} at peak ` +
+    `(+${megabytes(measure(stall, 'externalGrowthBytes').median)}), RSS +${megabytes(measure(tls, 'rssGrowthBytes').median)} (+${megabytes(measure(stall, 'rssGrowthBytes').median)})`
+  );
+}
+
+/** What connections sending HEAD after HEAD cost, as the exposition page quotes it. */
+function headFloodFigure(results: BenchResults): string {
+  const flood = results.headFlood;
+  if (flood === undefined) return 'not measured yet (run `npm run bench`)';
+  const sizes = Object.keys(flood.results);
+  return (
+    `${flood.sockets} connections sending HEAD after HEAD at ${sizes.join(' and ')}: external memory ` +
+    `${sizes.map((size) => `+${megabytes(measure(flood.results[size], 'externalGrowthBytes').median)}`).join(' and ')} at peak`
+  );
+}
+
 /** Every figure the docs quote, by name. */
 export function benchFigures(results: BenchResults): Record<string, string> {
   const large = block(results, LARGE);
@@ -192,6 +216,8 @@ export function benchFigures(results: BenchResults): Record<string, string> {
   ];
   const cpuPerThousand = largeCpu ? (largeCpu.cpuNsPerScrape.median / largeCpu.series.median) * 1000 : NaN;
   return {
+    'tls-readers': tlsReadersFigure(results),
+    'head-flood': headFloodFigure(results),
     run: `Latest run, ${results.machine.replace('Node v', 'Node ')}, every series populated (3 stages × ${LARGE} replicas is ${series} series, ${text} of text):`,
     // A block of its own: blank lines keep the markers out of the table.
     table: `\n\n${['| what | measured (median, spread in parentheses) |', '|---|---|', ...rows.map(([what, value]) => `| ${what} | ${value} |`)].join('\n')}\n\n`,

@@ -1,4 +1,6 @@
 import { join } from 'node:path';
+import { STALLED_READER_MILLIS } from '../../exporters/connection-slots';
+import { heldBytes } from '../../exporters/rendering-memory';
 import { probe } from '../block-probe';
 import { RemoteScrapers } from '../remote-scrapers';
 import { populatedPipeline } from '../scrape-setup';
@@ -45,8 +47,7 @@ contenderMain(async ({ replicas, stalled, scrapes, tls }: Params) => {
   const readers = new StalledReaders(url, { count: stalled, staggerMillis: 20 });
   const run = await probe(async () => {
     await readers.open();
-    // The stalled readers' sockets fill and the server's writes wait.
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    await stallSetIn();
     let served = 0;
     for (let i = 0; i < scrapes; i++) {
       const outcome = await remote.scrape({ url, gzip: false, count: 1 }).catch(() => [0]);
@@ -73,6 +74,25 @@ contenderMain(async ({ replicas, stalled, scrapes, tls }: Params) => {
     shutdownNs,
   };
 });
+
+/**
+ * Resolves once the readers have stalled: what renderings hold for them has stood still for
+ * `STALLED_READER_MILLIS` and a little more (at most 20 s). Until then the kernel still takes in
+ * what the server writes (megabytes a connection on loopback; over TLS the server encrypts all of
+ * it first, which takes seconds on a busy machine), so to the server they are readers that read.
+ */
+async function stallSetIn(): Promise<void> {
+  const giveUp = performance.now() + 20_000;
+  let held = heldBytes();
+  let since = performance.now();
+  while (performance.now() - since < STALLED_READER_MILLIS + 200 && performance.now() < giveUp) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    if (heldBytes() !== held) {
+      held = heldBytes();
+      since = performance.now();
+    }
+  }
+}
 
 /** Memory held outside the JavaScript heap: the Buffers of renderings and sockets. */
 function externalBytes(): number {
