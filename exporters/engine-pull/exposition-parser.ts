@@ -62,8 +62,11 @@ export class ExpositionParseError extends Error {
   }
 }
 
-/** The TYPE of each format, as the family is read: OpenMetrics' own types as prometheus_client prints them in the 0.0.4 text. */
-const TYPES: ReadonlyMap<string, ParsedType | 'gaugehistogram' | 'info' | 'stateset'> = new Map([
+/** How a family's samples are named and grouped: a stored type, or an OpenMetrics type read as one. */
+type ReadType = ParsedType | 'gaugehistogram' | 'info' | 'stateset';
+
+/** The TYPE lines of both formats (OpenMetrics' `unknown` is the text's `untyped`). */
+const TYPES: ReadonlyMap<string, ReadType> = new Map([
   ['counter', 'counter'],
   ['gauge', 'gauge'],
   ['histogram', 'histogram'],
@@ -74,9 +77,6 @@ const TYPES: ReadonlyMap<string, ParsedType | 'gaugehistogram' | 'info' | 'state
   ['info', 'info'],
   ['gaugehistogram', 'gaugehistogram'],
 ] as const);
-
-/** How a family's samples are named and grouped: a stored type, or an OpenMetrics type read as one. */
-type ReadType = ParsedType | 'gaugehistogram' | 'info' | 'stateset';
 
 interface MutableFamily {
   readonly name: string;
@@ -170,9 +170,7 @@ export class ExpositionParser {
     for (const family of this.familiesByName.values()) {
       if (!family.stored) continue;
       const { name, type, help, samples, droppedSamples } = family;
-      // prometheus_client's 0.0.4 shape of the OpenMetrics types (a gauge histogram is never stored).
-      const printed = type === 'info' ? { name: `${name}_info`, type: 'gauge' as const } : { name, type: type === 'stateset' ? 'gauge' : type };
-      result.push({ name: printed.name, type: (printed.type as ParsedType | undefined) ?? 'untyped', help: help ?? '', samples, droppedSamples });
+      result.push({ name: type === 'info' ? `${name}_info` : name, type: textType(type), help: help ?? '', samples, droppedSamples });
     }
     return result;
   }
@@ -406,6 +404,12 @@ export class ExpositionParser {
     }
     return out;
   }
+}
+
+/** The type prometheus_client prints an OpenMetrics family as in the 0.0.4 text (a gauge histogram, never stored, aside). */
+function textType(type: ReadType | undefined): ParsedType {
+  if (type === 'info' || type === 'stateset') return 'gauge';
+  return type === undefined || type === 'gaugehistogram' ? 'untyped' : type;
 }
 
 function belongs(family: MutableFamily, sampleName: string): boolean {

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { populatedPipeline } from '../../bench/scrape-setup';
+import { resolvePrometheusServerSettings, serveMetrics } from '../../exporters/prometheus-http';
 import type { OmniMetricsHandle } from '../../register';
 
 interface Answer {
@@ -91,5 +92,28 @@ describe('pipelined requests on one connection: each is a reader only once it ow
       answers.map(({ status, body }) => `${status} ${body.equals(expected) ? 'whole' : `${body.length} bytes`}`),
       ['200 whole', '200 0 bytes', '200 whole'],
     );
+  });
+
+  it('a client that goes away with requests still queued behind its first leaves no response for close() to wait for', async function () {
+    // Were the queued responses still counted as being written, close() would spare the silent client below and wait for the grace, or for
+    // the client's headers timeout: a minute each, past this test's timeout.
+    this.timeout(5000);
+    const server = await serveMetrics(
+      { metricsText: async () => `# TYPE x gauge\n${'x 1\n'.repeat(2_000_000)}` },
+      { ...resolvePrometheusServerSettings({ port: 0, headersTimeoutMillis: 60_000 }, {}), shutdownGraceMillis: 60_000 },
+    );
+    const { hostname, port, pathname } = new URL(server.url);
+    const socket = connect(Number(port), hostname);
+    await new Promise<void>((resolve) => {
+      socket.write(`GET ${pathname} HTTP/1.1\r\nHost: x\r\n\r\n`.repeat(3));
+      socket.once('data', () => resolve());
+    });
+    socket.destroy();
+    // A client that connected and sent nothing: close() closes it at once when no response is being written.
+    const silent = connect(Number(port), hostname);
+    await new Promise((resolve) => silent.once('connect', resolve));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await server.close();
+    silent.destroy();
   });
 });

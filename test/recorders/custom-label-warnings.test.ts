@@ -29,14 +29,7 @@ describe('custom families: a label mistake is said once per family and kind, wha
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'omni-custom-labels-'));
     writeFileSync(join(dir, 'metrics.yaml'), CONFIG);
-    handle = await registerOmniMetrics({
-      modelName: 'm',
-      prometheus: false,
-      exporters: [],
-      logIntervalSeconds: 0,
-      selfCheck: false,
-      configFile: join(dir, 'metrics.yaml'),
-    });
+    handle = await register();
   });
 
   after(async () => {
@@ -65,14 +58,7 @@ describe('custom families: a label mistake is said once per family and kind, wha
   });
 
   it('the one line names at most three undeclared labels, each cut at 64 characters (a megabyte key stays out of the log)', async () => {
-    const other = await registerOmniMetrics({
-      modelName: 'm',
-      prometheus: false,
-      exporters: [],
-      logIntervalSeconds: 0,
-      selfCheck: false,
-      configFile: join(dir, 'metrics.yaml'),
-    });
+    const other = await register();
     try {
       const hits = other.custom.counter('myapp:cache_hits_total');
       const { warnings } = withWarnings(() => hits.add(1, { stage: 0, ['k'.repeat(1_000_000)]: 'x', a: 1, b: 2, c: 3 } as never));
