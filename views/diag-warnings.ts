@@ -33,9 +33,10 @@ export class LimitedWarning {
  * One diag warning per key for a bounded number of keys (an unknown engine index, a failing call
  * site, an engine URL and the kind of its failure): a problem that is the same each time is
  * reported once, and a flood of distinct keys cannot grow memory past `maxKeys`. Key by what the
- * warning is about (a family and a reason, a kind of mistake), never by a value from the caller,
- * or a flood of values would use up the keys and silence every later problem. A key is said again
- * only once `forget` says its problem ended (an engine that answers again).
+ * warning is about (a call site, a family and a reason, a kind of mistake) rather than by a value a
+ * caller can vary without end (a label name, a request id): a flood of such values would use up the
+ * keys and silence every later problem. A key is said again only once `forget` says its problem
+ * ended (an engine that answers again).
  */
 export class WarnOnce {
   private readonly warned = new Set<string>();
