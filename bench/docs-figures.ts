@@ -40,11 +40,17 @@ export interface BenchResults {
     readonly results: Readonly<Record<string, { readonly cpuNsPerScrape: Measurement; readonly series: Measurement }>>;
   }>;
   readonly scrapeBlock: ReadonlyArray<{ readonly replicas: number; readonly results: Readonly<Record<string, Readonly<Record<string, Measurement>>>> }>;
-  /** Absent from runs made before the bench measured readers that never read. */
+  /** Absent from runs made before the bench measured readers that never read; `tls` from runs before it measured them over TLS. */
   readonly slowReaders?: {
     readonly replicas: number;
     readonly stalled: number;
-    readonly results: Readonly<Record<'stall', Readonly<Record<string, Measurement>>>>;
+    readonly results: { readonly stall: Readonly<Record<string, Measurement>>; readonly tls?: Readonly<Record<string, Measurement>> };
+  };
+  /** Absent from runs made before the bench measured connections sending HEAD after HEAD; results by size (`3 × 64`). */
+  readonly headFlood?: {
+    readonly sockets: number;
+    readonly heads: number;
+    readonly results: Readonly<Record<string, Readonly<Record<string, Measurement>>>>;
   };
   readonly memory: Readonly<Record<'counter' | 'gauge' | 'histogram', { readonly ours: Measurement; readonly promClient: Measurement }>>;
   readonly coldStart: {
@@ -76,18 +82,59 @@ function measure(record: Readonly<Record<string, Measurement>> | undefined, key:
   return value;
 }
 
-/** The row of readers that never read, once the bench measured them. */
+/** The rows of readers that never read (over HTTP, and over TLS once measured), once the bench measured them. */
 function slowReaderRows(results: BenchResults): Array<[string, string]> {
-  const stall = results.slowReaders?.results.stall;
-  if (results.slowReaders === undefined || stall === undefined) return [];
-  const { replicas, stalled } = results.slowReaders;
+  const slow = results.slowReaders;
+  if (slow === undefined) return [];
+  const { replicas, stalled } = slow;
+  const row = (over: string, stall: Readonly<Record<string, Measurement>>): [string, string] => [
+    `${stalled} readers that send \`GET /metrics\` and never read${over}, 3 × ${replicas}`,
+    `${measure(stall, 'served').min} of 10 scrapes served whole; worst block ${spread(measure(stall, 'worstBlockNs'))}; ` +
+      `external memory +${megabytes(measure(stall, 'externalGrowthBytes').median)}` +
+      (stall.heldExternalBytes === undefined ? '' : ` at peak, +${megabytes(measure(stall, 'heldExternalBytes').median)} held once garbage is collected`) +
+      `; \`shutdown()\` ${ms(measure(stall, 'shutdownNs').median, 0)} ms`,
+  ];
+  return [row('', slow.results.stall), ...(slow.results.tls === undefined ? [] : [row(', over TLS', slow.results.tls)])];
+}
+
+/** The row of connections sending HEAD after HEAD, once the bench measured them. */
+function headFloodRows(results: BenchResults): Array<[string, string]> {
+  const flood = results.headFlood;
+  if (flood === undefined) return [];
+  const sizes = Object.keys(flood.results);
+  const answered = (size: string): number => (measure(flood.results[size], 'lengthsRight').min === 1 ? measure(flood.results[size], 'answered').min : 0);
   return [
     [
-      `${stalled} readers that send \`GET /metrics\` and never read, 3 × ${replicas}`,
-      `${measure(stall, 'served').min} of 10 scrapes served whole; worst block ${spread(measure(stall, 'worstBlockNs'))}; ` +
-        `external memory +${megabytes(measure(stall, 'externalGrowthBytes').median)}; \`shutdown()\` ${ms(measure(stall, 'shutdownNs').median, 0)} ms`,
+      `${flood.sockets} connections sending ${flood.heads} \`HEAD /metrics\` each, back to back, ${sizes.join(' / ')}`,
+      `${sizes.map(answered).join(' / ')} of ${flood.sockets * flood.heads} answered with the length a GET gets; external memory ` +
+        sizes.map((size) => `+${megabytes(measure(flood.results[size], 'externalGrowthBytes').median)}`).join(' / ') +
+        ' at peak',
     ],
   ];
+}
+
+/** What readers that never read cost over TLS beside plain HTTP, as the exposition page restates its bound. */
+function tlsReadersFigure(results: BenchResults): string {
+  const slow = results.slowReaders;
+  const tls = slow?.results.tls;
+  if (slow === undefined || tls === undefined || tls.heldExternalBytes === undefined) return 'not measured yet (run `npm run bench`)';
+  const { stall } = slow.results;
+  return (
+    `${slow.stalled} TLS readers that never read at 3 × ${slow.replicas}: +${megabytes(measure(tls, 'heldExternalBytes').median)} of external memory held once ` +
+    `garbage is collected (over HTTP +${megabytes(measure(stall, 'heldExternalBytes').median)}), +${megabytes(measure(tls, 'externalGrowthBytes').median)} at peak ` +
+    `(+${megabytes(measure(stall, 'externalGrowthBytes').median)}), RSS +${megabytes(measure(tls, 'rssGrowthBytes').median)} (+${megabytes(measure(stall, 'rssGrowthBytes').median)})`
+  );
+}
+
+/** What connections sending HEAD after HEAD cost, as the exposition page quotes it. */
+function headFloodFigure(results: BenchResults): string {
+  const flood = results.headFlood;
+  if (flood === undefined) return 'not measured yet (run `npm run bench`)';
+  const sizes = Object.keys(flood.results);
+  return (
+    `${flood.sockets} connections sending HEAD after HEAD at ${sizes.join(' and ')}: external memory ` +
+    `${sizes.map((size) => `+${megabytes(measure(flood.results[size], 'externalGrowthBytes').median)}`).join(' and ')} at peak`
+  );
 }
 
 /** Every figure the docs quote, by name. */
@@ -119,6 +166,7 @@ export function benchFigures(results: BenchResults): Record<string, string> {
       results.scrapeCpu.map((entry) => times(entry.vsConcat.median)).join(' / '),
     ],
     ...slowReaderRows(results),
+    ...headFloodRows(results),
     [
       'heap per series: counter, gauge, histogram (22 buckets)',
       `${(['counter', 'gauge', 'histogram'] as const).map((kind) => `${results.memory[kind].ours.median.toFixed(0)} B`).join(', ')}; prom-client ` +
@@ -171,6 +219,8 @@ export function benchFigures(results: BenchResults): Record<string, string> {
   ];
   const cpuPerThousand = largeCpu ? (largeCpu.cpuNsPerScrape.median / largeCpu.series.median) * 1000 : NaN;
   return {
+    'tls-readers': tlsReadersFigure(results),
+    'head-flood': headFloodFigure(results),
     run: `Latest run, ${results.machine.replace('Node v', 'Node ')}, every series populated (3 stages × ${LARGE} replicas is ${series} series, ${text} of text):`,
     // A block of its own: blank lines keep the markers out of the table.
     table: `\n\n${['| what | measured (median, spread in parentheses) |', '|---|---|', ...rows.map(([what, value]) => `| ${what} | ${value} |`)].join('\n')}\n\n`,

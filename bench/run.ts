@@ -15,8 +15,8 @@ import { perRequestSection } from './section-per-request';
 import { recordPathSection } from './section-record-path';
 import { exemplarSection } from './section-exemplars';
 import { instructionSection } from './section-instructions';
-import { scrapeBlockSection, scrapeCpuSection, slowReaderSection } from './section-scrape';
-import { blockTarget, printTargets, ratioTarget, slowReaderTarget, type Target } from './targets';
+import { headFloodSection, scrapeBlockSection, scrapeCpuSection, slowReaderSection } from './section-scrape';
+import { blockTarget, headFloodTarget, printTargets, ratioTarget, slowReaderTarget, type Target } from './targets';
 
 const quick = process.argv.includes('--quick');
 const ROUNDS = quick ? 2 : 5;
@@ -47,6 +47,7 @@ async function main(): Promise<void> {
     blocks.push(await scrapeBlockSection(ROUNDS, replicas, quick ? ['one', 'gzip', 'concurrent', 'engine-pull'] : modes, 10));
   }
   const slowReaders = await slowReaderSection(quick ? 1 : 3, quick ? 16 : 64, 64);
+  const headFlood = await headFloodSection(quick ? 1 : 3, quick ? [16] : [64, 128], 64, 4);
   const memory = await memorySection(ROUNDS, quick ? 5_000 : 20_000);
   const coldStart = await coldStartSection(COLD_ROUNDS, quick ? [64] : [64, 256]);
 
@@ -124,7 +125,9 @@ async function main(): Promise<void> {
       measured: instructions === undefined ? 'not measured' : `×${instructions.idleWrapperVsDirect.toFixed(2)}`,
       met: instructions === undefined ? null : instructions.idleWrapperVsDirect <= 2,
     },
-    slowReaderTarget(slowReaders.results.stall, slowReaders.replicas),
+    slowReaderTarget('11. 64 readers that never read', slowReaders.results.stall, slowReaders.replicas, slowReaders.stalled),
+    slowReaderTarget('11b. the same over TLS', slowReaders.results.tls, slowReaders.replicas, slowReaders.stalled),
+    headFloodTarget(headFlood.results, headFlood.sockets, headFlood.heads),
     ratioTarget('10a. one request through every hook, exemplars on and the request traced, vs off', '≤ 1.5×', [perRequest.tracedVsOurs], 1.5),
     ratioTarget(
       "10b. a finished request's records as the observer makes them (its clock reading, two records), exemplars on (untraced / traced), vs off",
@@ -138,7 +141,7 @@ async function main(): Promise<void> {
   const file = join(__dirname, 'results.json');
   writeFileSync(
     file,
-    `${JSON.stringify({ machine, date: new Date().toISOString(), quick, rounds: ROUNDS, targets, perRequest, instructions, interToken, recordPath, exemplars, scrapeCpu: cpu, scrapeBlock: blocks, slowReaders, memory, coldStart }, null, 2)}\n`,
+    `${JSON.stringify({ machine, date: new Date().toISOString(), quick, rounds: ROUNDS, targets, perRequest, instructions, interToken, recordPath, exemplars, scrapeCpu: cpu, scrapeBlock: blocks, slowReaders, headFlood, memory, coldStart }, null, 2)}\n`,
   );
   console.log(`\nwrote ${file}`);
 }

@@ -67,22 +67,59 @@ export async function scrapeBlockSection(rounds: number, replicas: number, modes
 /**
  * The package's own `/metrics` server at 3 × `replicas` while `stalled` readers that never read
  * (a 4 KiB receive window) hold their connections, and a scraper in another process scrapes ten
- * times: scrapes served whole, the host's worst event-loop block and external-memory growth, and
- * how long `shutdown()` takes with the readers still there.
+ * times: scrapes served whole, the host's worst event-loop block, its external-memory growth (peak,
+ * and what is still held once the garbage is collected), and how long `shutdown()` takes with the
+ * readers still there; over plain HTTP (`stall`) and over TLS (`tls`).
  */
 export async function slowReaderSection(rounds: number, replicas: number, stalled: number) {
   const scrapes = 10;
-  const results = await interleave([contender('stall', 'slow-reader-stall', { replicas, stalled, scrapes })], rounds);
+  const results = await interleave(
+    [
+      contender('stall', 'slow-reader-stall', { replicas, stalled, scrapes }, { exposeGc: true }),
+      contender('tls', 'slow-reader-stall', { replicas, stalled, scrapes, tls: true }, { exposeGc: true }),
+    ],
+    rounds,
+  );
   printTitle(
     `11. ${stalled} readers that send GET /metrics and never read, 3 stages × ${replicas} replicas (${(figure(results, 'stall', 'bytes').median / 2 ** 20).toFixed(1)} MB)`,
   );
-  const served = figure(results, 'stall', 'served');
-  console.log(`  ${'scrapes served whole, of 10, during the stall'.padEnd(58)} ${String(served.median).padStart(10)} [${served.min}–${served.max}]`);
-  printRow('worst event-loop block during the stall', figure(results, 'stall', 'worstBlockNs'), 'ns');
-  printRow('external memory growth (peak, over before the stall)', figure(results, 'stall', 'externalGrowthBytes'), 'bytes');
-  printRow('RSS growth (peak)', figure(results, 'stall', 'rssGrowthBytes'), 'bytes');
-  printRow('shutdown() with the readers still connected', figure(results, 'stall', 'shutdownNs'), 'ns');
+  for (const [name, over] of [
+    ['stall', 'HTTP'],
+    ['tls', 'TLS'],
+  ] as const) {
+    const served = figure(results, name, 'served');
+    console.log(`  ${`${over}: scrapes served whole, of 10, during the stall`.padEnd(58)} ${String(served.median).padStart(10)} [${served.min}–${served.max}]`);
+    printRow(`${over}: worst event-loop block during the stall`, figure(results, name, 'worstBlockNs'), 'ns');
+    printRow(`${over}: external memory growth (peak, over before the stall)`, figure(results, name, 'externalGrowthBytes'), 'bytes');
+    printRow(`${over}: external memory still held once garbage is collected`, figure(results, name, 'heldExternalBytes'), 'bytes');
+    printRow(`${over}: RSS growth (peak)`, figure(results, name, 'rssGrowthBytes'), 'bytes');
+    printRow(`${over}: shutdown() with the readers still connected`, figure(results, name, 'shutdownNs'), 'ns');
+  }
   return { replicas, stalled, scrapes, results: plain(results) };
+}
+
+/**
+ * The package's own `/metrics` server at 3 × each of `sizes` while `sockets` keep-alive connections
+ * in another process send `heads` HEADs each, back to back: HEADs answered with the length a GET
+ * gets, and the host's external-memory and RSS growth (peaks, garbage not yet collected included).
+ */
+export async function headFloodSection(rounds: number, sizes: readonly number[], sockets: number, heads: number) {
+  const results = await interleave(
+    sizes.map((replicas) => contender(`3 × ${replicas}`, 'head-flood', { replicas, sockets, heads }, { exposeGc: true })),
+    rounds,
+  );
+  printTitle(`12. ${sockets} connections sending ${heads} HEAD /metrics each, back to back`);
+  for (const replicas of sizes) {
+    const name = `3 × ${replicas}`;
+    const answered = figure(results, name, 'answered');
+    const right = figure(results, name, 'lengthsRight');
+    console.log(
+      `  ${`${name} (${(figure(results, name, 'bytes').median / 2 ** 20).toFixed(1)} MB): HEADs answered with the GET's length`.padEnd(58)} ${String(right.min === 1 ? answered.min : 0).padStart(10)} of ${sockets * heads}`,
+    );
+    printRow(`${name}: external memory growth (peak)`, figure(results, name, 'externalGrowthBytes'), 'bytes');
+    printRow(`${name}: RSS growth (peak)`, figure(results, name, 'rssGrowthBytes'), 'bytes');
+  }
+  return { sockets, heads, results: plain(results) };
 }
 
 /** Round results as plain JSON (medians, ranges, rounds). */

@@ -13,15 +13,23 @@ export interface StallOptions {
 /**
  * Readers that send `GET` and never read, in a Python process of their own (Node cannot shrink a
  * TCP socket's receive buffer; without that, loopback's buffers of megabytes would take in a
- * whole exposition and the reader would not stall at all).
+ * whole exposition and the reader would not stall at all). An `https:` URL makes them TLS readers.
  */
 export class StalledReaders {
   private readonly child: ChildProcess;
 
   /** Starts the readers' process (starting a process holds the event loop for milliseconds: do it before measuring). */
   constructor(url: string, options: StallOptions) {
-    const { hostname, port, pathname } = new URL(url);
-    const args = [hostname, port, pathname, options.count, options.staggerMillis ?? 0, options.receiveWindowBytes ?? 4096].map(String);
+    const { protocol, hostname, port, pathname } = new URL(url);
+    const args = [
+      hostname,
+      port,
+      pathname,
+      options.count,
+      options.staggerMillis ?? 0,
+      options.receiveWindowBytes ?? 4096,
+      ...(protocol === 'https:' ? ['tls'] : []),
+    ].map(String);
     this.child = spawn('python3', [join(__dirname, 'stalled-readers.py'), ...args], { stdio: ['pipe', 'pipe', 'inherit'] });
   }
 

@@ -21,12 +21,17 @@ export interface ConnectionSlotsOptions {
   readonly writeTimeoutMillis: number;
 }
 
-/** One TCP connection: whether it ever sent a whole request, and how many of its requests are being answered. */
+/** One TCP connection: whether it ever sent a whole request, and which of its requests are being answered. */
 interface Connection {
   readonly socket: Socket;
   readonly key: string;
   requests: number;
-  responding: number;
+  /**
+   * Its responses not finished yet, each with its write deadline (none yet for one pipelined behind
+   * another). A pipelined response that never got the socket is never told its connection closed:
+   * the connection's close ends them all.
+   */
+  readonly responding: Map<ServerResponse, NodeJS.Timeout | undefined>;
   deadline: NodeJS.Timeout | undefined;
   /** The socket requests arrive on (the TLS socket, with TLS), once one did. */
   requestSocket: Socket | undefined;
@@ -53,8 +58,9 @@ interface Connection {
  *   client has taken nothing of its response for the longest, `STALLED_READER_MILLIS` at least (a
  *   client that sent `GET /metrics` and stopped reading): readers that never read cannot lock
  *   scrapers out either.
- * - A response must be written within `writeTimeoutMillis` of its request, or its connection is
- *   closed: a client that reads a byte now and then cannot hold its slot for longer.
+ * - A response must be written within `writeTimeoutMillis` of its request (of its turn, for a
+ *   request pipelined behind others), or its connection is closed: a client that reads a byte now
+ *   and then cannot hold its slot for longer.
  */
 export class ConnectionSlots {
   private readonly connections = new Map<Socket, Connection>();
@@ -63,6 +69,9 @@ export class ConnectionSlots {
   private readonly byAddress = new Map<string, Connection>();
   private readonly evictions = new LimitedWarning();
   private readonly lateResponses = new LimitedWarning();
+  private respondingCount = 0;
+  /** Told each time the last response being written finishes. */
+  private allAnswered: (() => void) | undefined;
 
   constructor(
     server: Server,
@@ -78,13 +87,23 @@ export class ConnectionSlots {
     for (const socket of this.connections.keys()) socket.destroy();
   }
 
+  /** Responses being written (or waiting their turn behind another on their connection). */
+  get responding(): number {
+    return this.respondingCount;
+  }
+
+  /** Calls `callback` whenever the last response being written finishes. */
+  onAllAnswered(callback: () => void): void {
+    this.allAnswered = callback;
+  }
+
   private admit(socket: Socket): void {
     if (this.connections.size >= this.options.maxConnections && !this.evictFor(socket)) {
       socket.destroy();
       return;
     }
     const key = addressKey(socket);
-    const connection: Connection = { socket, key, requests: 0, responding: 0, deadline: undefined, requestSocket: undefined, progressAt: 0 };
+    const connection: Connection = { socket, key, requests: 0, responding: new Map(), deadline: undefined, requestSocket: undefined, progressAt: 0 };
     connection.deadline = setTimeout(() => socket.destroy(), this.options.firstRequestTimeoutMillis).unref();
     this.connections.set(socket, connection);
     this.bySocket.set(socket, connection);
@@ -93,6 +112,7 @@ export class ConnectionSlots {
       clearTimeout(connection.deadline);
       this.connections.delete(socket);
       if (this.byAddress.get(key) === connection) this.byAddress.delete(key);
+      for (const response of [...connection.responding.keys()]) this.answered(connection, response);
     });
   }
 
@@ -108,23 +128,36 @@ export class ConnectionSlots {
     const connection = this.bySocket.get(request.socket);
     if (connection === undefined) return;
     connection.requests++;
-    connection.responding++;
+    connection.responding.set(response, undefined);
+    this.respondingCount++;
     connection.progressAt = performance.now();
     clearTimeout(connection.deadline);
     if (connection.requestSocket === undefined) {
       connection.requestSocket = request.socket;
       request.socket.on('drain', () => (connection.progressAt = performance.now()));
     }
-    const writeDeadline = setTimeout(() => {
-      this.lateResponses.warn(
-        `closed a /metrics connection (from ${request.socket.remoteAddress ?? 'an unknown address'}) whose response was not written within prometheus.writeTimeoutMillis (${this.options.writeTimeoutMillis} ms)`,
-      );
-      response.destroy();
-    }, this.options.writeTimeoutMillis).unref();
-    response.once('close', () => {
-      clearTimeout(writeDeadline);
-      connection.responding--;
-    });
+    // A request pipelined behind others gets its time once the responses before it are written and it owns the socket.
+    const startDeadline = (): void => {
+      if (!connection.responding.has(response)) return;
+      const deadline = setTimeout(() => {
+        this.lateResponses.warn(
+          `closed a /metrics connection (from ${request.socket.remoteAddress ?? 'an unknown address'}) whose response was not written within prometheus.writeTimeoutMillis (${this.options.writeTimeoutMillis} ms)`,
+        );
+        response.destroy();
+      }, this.options.writeTimeoutMillis).unref();
+      connection.responding.set(response, deadline);
+    };
+    if (response.socket !== null) startDeadline();
+    else response.once('socket', startDeadline);
+    response.once('close', () => this.answered(connection, response));
+  }
+
+  /** `response` of `connection` is finished (or its connection closed). */
+  private answered(connection: Connection, response: ServerResponse): void {
+    if (!connection.responding.has(response)) return;
+    clearTimeout(connection.responding.get(response));
+    connection.responding.delete(response);
+    if (--this.respondingCount === 0) this.allAnswered?.();
   }
 
   /** Closes the connection whose slot `newcomer` takes; false when every connection is being answered. */
@@ -139,7 +172,7 @@ export class ConnectionSlots {
         victim = connection;
         break;
       }
-      if (connection.responding === 0) idle ??= connection;
+      if (connection.responding.size === 0) idle ??= connection;
       else if (connection.requestSocket?.writableNeedDrain === true && connection.progressAt <= stalledBefore) {
         if (stalled === undefined || connection.progressAt < stalled.progressAt) stalled = connection;
       }

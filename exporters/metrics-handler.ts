@@ -60,11 +60,16 @@ function renderingsOf(source: MetricsTextSource): SharedRenderings<RenderKey> {
  * scraper's `Accept` prefers it (q-values honoured) and the source negotiates (`expositionChoice`), gzip when `Accept-Encoding` allows it.
  * A GET streams the exposition as it is rendered (chunked, in slices that leave the event loop to
  * the host), and scrapes that arrive while a rendering of the same format and encoding is under
- * way join it (see `SharedRenderings`). A HEAD waits for the rendering and sends its
- * `Content-Length`, no body. Other methods on the path get 405. Other paths go to `next` when the
- * host's framework provides one (mounted middleware), or 404 on a bare `node:http` server: the
- * host's own server stays in charge of everything else. A request target in absolute form
- * (`GET http://host:9464/metrics`, which HTTP/1.1 servers must accept) is served like its path.
+ * way join it (see `SharedRenderings`). A HEAD reads the rendering the same way, counting its bytes
+ * as they come instead of sending them, and answers the headers a GET gets with that
+ * `Content-Length`, no body: it holds no more than a GET that reads at once, within the same
+ * memory budget (`rendering-memory.ts`). A request pipelined behind others on its connection
+ * starts (or joins) its rendering only once the responses before it are written and it owns the
+ * socket: until then it holds nothing, and its values are as new as its turn. Other methods on the
+ * path get 405. Other paths go to `next` when the host's framework provides one (mounted
+ * middleware), or 404 on a bare `node:http` server: the host's own server stays in charge of
+ * everything else. A request target in absolute form (`GET http://host:9464/metrics`, which
+ * HTTP/1.1 servers must accept) is served like its path.
  */
 export function createMetricsHandler(source: MetricsTextSource, pathOrOptions: string | MetricsHandlerOptions = {}): MetricsMiddleware {
   const options = typeof pathOrOptions === 'string' ? { path: pathOrOptions } : pathOrOptions;
@@ -86,36 +91,66 @@ export function createMetricsHandler(source: MetricsTextSource, pathOrOptions: s
       response.setHeader('WWW-Authenticate', challenges(auth));
       return reply(response, 401, 'Unauthorized\n');
     }
-    const accept = request.headers.accept;
-    const gzipped = acceptsGzip(request.headers['accept-encoding']);
-    // `text` answers the 0.0.4 text whatever the scraper asks, protobuf included, as vLLM does.
-    const negotiates = source.expositionChoice !== 'text';
-    const protobuf = negotiates && prefersProtobuf(accept) && source.sharedRenderings !== undefined && source.offersProtobuf?.() === true;
-    const format = protobuf ? 'protobuf' : chooseFormat(source.expositionChoice, accept);
-    const type = protobuf ? PROTOBUF_CONTENT_TYPE : format === 'openmetrics' ? OPENMETRICS_CONTENT_TYPE : TEXT_CONTENT_TYPE;
-    // A source that writes the model itself answers the escaping asked for; another prints names escaped with underscores, and says so.
-    const asked = askedEscaping(accept, type.slice(0, type.indexOf(';')));
-    const answered = source.sharedRenderings === undefined && (asked === 'dots' || asked === 'values') ? 'underscores' : asked;
-    const rendering = renderings.rendering(renderKey(format, nameEscapingFor(answered)), gzipped);
-    const headers = (): void => {
-      response.statusCode = 200;
-      response.setHeader('Content-Type', answered === undefined ? type : `${type}; escaping=${answered}`);
-      response.setHeader('Vary', 'Accept, Accept-Encoding');
-      if (gzipped) response.setHeader('Content-Encoding', 'gzip');
-    };
-    if (request.method === 'HEAD') {
-      rendering.bytes().then(
-        (body) => {
-          headers();
-          response.setHeader('Content-Length', body.length);
-          response.end();
-        },
-        (error: unknown) => failed(response, error),
-      );
-      return;
-    }
-    streamRendering(rendering, response, headers);
+    onceOwningSocket(response, () => serve(source, renderings, request, response));
   };
+}
+
+/** Runs `turn` once `response` owns its socket: at once, or when the responses pipelined before it are written. */
+function onceOwningSocket(response: ServerResponse, turn: () => void): void {
+  // Node gives a pipelined request's response the socket ('socket') when the one before it finishes; until then it is null.
+  if (response.socket !== null) turn();
+  else response.once('socket', turn);
+}
+
+/** Answers one GET or HEAD of the exposition, in the format and encoding the request asks for. */
+function serve(source: MetricsTextSource, renderings: SharedRenderings<RenderKey>, request: IncomingMessage, response: ServerResponse): void {
+  const accept = request.headers.accept;
+  const gzipped = acceptsGzip(request.headers['accept-encoding']);
+  // `text` answers the 0.0.4 text whatever the scraper asks, protobuf included, as vLLM does.
+  const negotiates = source.expositionChoice !== 'text';
+  const protobuf = negotiates && prefersProtobuf(accept) && source.sharedRenderings !== undefined && source.offersProtobuf?.() === true;
+  const format = protobuf ? 'protobuf' : chooseFormat(source.expositionChoice, accept);
+  const type = protobuf ? PROTOBUF_CONTENT_TYPE : format === 'openmetrics' ? OPENMETRICS_CONTENT_TYPE : TEXT_CONTENT_TYPE;
+  // A source that writes the model itself answers the escaping asked for; another prints names escaped with underscores, and says so.
+  const asked = askedEscaping(accept, type.slice(0, type.indexOf(';')));
+  const answered = source.sharedRenderings === undefined && (asked === 'dots' || asked === 'values') ? 'underscores' : asked;
+  const rendering = renderings.rendering(renderKey(format, nameEscapingFor(answered)), gzipped);
+  const headers = (): void => {
+    response.statusCode = 200;
+    response.setHeader('Content-Type', answered === undefined ? type : `${type}; escaping=${answered}`);
+    response.setHeader('Vary', 'Accept, Accept-Encoding');
+    if (gzipped) response.setHeader('Content-Encoding', 'gzip');
+  };
+  if (request.method === 'HEAD') countRendering(rendering, response, headers);
+  else streamRendering(rendering, response, headers);
+}
+
+/**
+ * Answers a HEAD: reads the rendering as a streaming reader that takes every chunk as it comes and
+ * keeps only its length, then sends the headers with that `Content-Length`. So it holds nothing of
+ * its own (the rendering lets go of what every reader took) and counts in the memory budget like a
+ * GET; a rendering that fails is answered 500, as a GET that got nothing yet.
+ */
+function countRendering(rendering: SharedRendering, response: ServerResponse, headers: () => void): void {
+  let length = 0;
+  const reader = {
+    position: 0,
+    onChunks: () => {
+      while (reader.position < rendering.chunkCount) length += rendering.chunkAt(reader.position++).length;
+      rendering.taken();
+    },
+    drop: () => response.destroy(),
+    onEnd: (error?: unknown) => {
+      rendering.leave(reader);
+      if (response.destroyed) return;
+      if (error !== undefined) return failed(response, error);
+      headers();
+      response.setHeader('Content-Length', length);
+      response.end();
+    },
+  };
+  response.once('close', () => rendering.leave(reader));
+  rendering.join(reader);
 }
 
 /**

@@ -1,4 +1,4 @@
-import { createServer, type IncomingMessage, type Server, type ServerOptions, type ServerResponse } from 'node:http';
+import { createServer, type Server, type ServerOptions } from 'node:http';
 import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { checkObject, checkString, optionKeys, shown } from '../views/option-checks';
@@ -168,15 +168,10 @@ export async function serveMetrics(source: MetricsTextSource, settings: Promethe
   // the idle timeout. So close() lets the responses being written finish, then destroys the rest;
   // and gives them `shutdownGraceMillis`, as a client that stopped reading would never let its
   // response finish.
-  let responding = 0;
   let closing = false;
   const destroyConnections = (): void => slots.destroyAll();
-  server.on('request', (_request: IncomingMessage, response: ServerResponse) => {
-    responding++;
-    response.once('close', () => {
-      responding--;
-      if (closing && responding === 0) destroyConnections();
-    });
+  slots.onAllAnswered(() => {
+    if (closing) destroyConnections();
   });
   await listen(server, settings.host, settings.port);
   server.unref();
@@ -197,7 +192,7 @@ export async function serveMetrics(source: MetricsTextSource, settings: Promethe
           clearTimeout(grace);
           resolve();
         });
-        if (responding === 0) destroyConnections();
+        if (slots.responding === 0) destroyConnections();
         else {
           server.closeIdleConnections();
           grace = setTimeout(destroyConnections, settings.shutdownGraceMillis).unref();

@@ -16,8 +16,10 @@ import { LimitedWarning } from '../views/diag-warnings';
  *   behind), and the next, until they hold less. A reader that keeps taking what it is given is
  *   not dropped for one that stopped, even when it is momentarily further behind.
  *
- * Readers that want the whole exposition (`metricsBytes()`, `metricsText()`, a HEAD) are not
- * counted: they asked for all of it at once.
+ * A HEAD is a streaming reader that takes every chunk at once and keeps only its length: counted
+ * like a GET. Readers that want the whole exposition (`metricsBytes()`, `metricsText()`) are not
+ * counted: they asked for all of it at once, in the host's own code. A request pipelined behind
+ * others on its connection is no reader at all until it owns the socket (`metrics-handler.ts`).
  */
 
 export const READ_AHEAD_BYTES = 1024 * 1024;

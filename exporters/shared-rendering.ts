@@ -47,7 +47,7 @@ export interface RenderingReader {
    * Present on a reader that streams what it takes (an HTTP response): the rendering runs at most
    * a little ahead of its fastest such reader, and calls this to drop one that falls too far
    * behind (see `rendering-memory.ts`); the reader then goes away, and is no longer told anything.
-   * A reader without it wants the whole exposition (`bytes()`, a HEAD).
+   * A reader without it wants the whole exposition (`bytes()`, `text()`).
    */
   readonly drop?: () => void;
 }

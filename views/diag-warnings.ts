@@ -30,9 +30,13 @@ export class LimitedWarning {
 }
 
 /**
- * One diag warning per key, ever, for a bounded number of keys (an unknown engine index, a failing
- * call site): a problem that is the same each time is reported once, and a flood of distinct keys
- * cannot grow memory past `maxKeys`.
+ * One diag warning per key for a bounded number of keys (an unknown engine index, a failing call
+ * site, an engine URL and the kind of its failure): a problem that is the same each time is
+ * reported once, and a flood of distinct keys cannot grow memory past `maxKeys`. Key by what the
+ * warning is about (a call site, a family and a reason, a kind of mistake) rather than by a value a
+ * caller can vary without end (a label name, a request id): a flood of such values would use up the
+ * keys and silence every later problem. A key is said again only once `forget` says its problem
+ * ended (an engine that answers again).
  */
 export class WarnOnce {
   private readonly warned = new Set<string>();
@@ -44,5 +48,10 @@ export class WarnOnce {
     this.warned.add(key);
     if (error === undefined) packageDiag.warn(`omni-otel-metrics: ${message}`);
     else packageDiag.warn(`omni-otel-metrics: ${message}`, error);
+  }
+
+  /** The problem of `key` ended: the next `warn` with it is said again. */
+  forget(key: string): void {
+    this.warned.delete(key);
   }
 }

@@ -3,6 +3,7 @@
  * it accepts, so a typo or a wrong type fails at startup with a message that says how to fix it.
  * Every public constructor and `registerOmniMetrics` run these before anything is built.
  */
+import { redactedUrl } from './redaction';
 
 /** A bad option: `option` is its dotted path (`prometheus.port`). */
 export class OmniOptionError extends TypeError {
@@ -31,11 +32,13 @@ export function checked<T>(option: string, check: () => T): T {
 
 /**
  * How a rejected value is shown: a string quoted and named as one (`'9464'` where a number belongs
- * must not read as `9464`), a number as JavaScript prints it (`NaN`, not JSON's `null`), everything
- * else as JSON where it can be.
+ * must not read as `9464`), a URL object redacted (its userinfo), a number as JavaScript prints it
+ * (`NaN`, not JSON's `null`), everything else as JSON where it can be. Options that take URLs or
+ * headers redact strings themselves.
  */
 export function shown(value: unknown): string {
   if (typeof value === 'string') return `the string ${JSON.stringify(value)}`;
+  if (value instanceof URL) return `the URL object ${JSON.stringify(redactedUrl(value))}`;
   if (typeof value === 'function') return 'a function';
   if (typeof value === 'number' || typeof value === 'bigint' || typeof value === 'symbol' || value === undefined) return String(value);
   try {

@@ -2,12 +2,27 @@ import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { Duplex } from 'node:stream';
 
+/**
+ * Why a pull of an engine failed: `reason` is the kind of failure, from a small set (`timeout`,
+ * `HTTP 503`, `ECONNREFUSED`, `too large`, `cut off`, `closed`, `unparsable`, `too slow to parse`),
+ * so a warning can be said once per engine and reason; the message says the rest.
+ */
+export class EnginePullError extends Error {
+  constructor(
+    message: string,
+    readonly reason: string,
+  ) {
+    super(message);
+    this.name = 'EnginePullError';
+  }
+}
+
 /** Keep-alive connections to the engines, owned by one puller and destroyed when it stops. */
 export class EngineConnections {
   private readonly http = new HttpAgent({ keepAlive: true, maxSockets: 2 });
   private readonly https = new HttpsAgent({ keepAlive: true, maxSockets: 2 });
   /** Every request not settled yet, by the function that fails it. */
-  private readonly pending = new Set<(error: Error) => void>();
+  private readonly pending = new Set<(error: EnginePullError) => void>();
   private destroyed = false;
 
   constructor() {
@@ -17,8 +32,8 @@ export class EngineConnections {
 
   /**
    * GETs `url` as Prometheus would scrape it (0.0.4 text, no compression). Resolves with the body,
-   * or rejects once `timeoutMillis` has passed, the status is not 200, or the body grows past
-   * `maxBytes`; the request is torn down in every failing case.
+   * or rejects with an `EnginePullError` once `timeoutMillis` has passed, the status is not 200, or
+   * the body grows past `maxBytes`; the request is torn down in every failing case.
    */
   get(url: URL, timeoutMillis: number, maxBytes: number): Promise<string> {
     return new Promise((resolve, reject) => {
@@ -29,19 +44,20 @@ export class EngineConnections {
         headers: { accept: 'text/plain;version=0.0.4;q=1,*/*;q=0.1', 'accept-encoding': 'identity', 'user-agent': 'omni-otel-metrics engine-pull' },
       });
       // Settling twice is harmless: whichever of timeout, error or end comes first decides.
-      const fail = (error: Error): void => {
+      const fail = (error: EnginePullError): void => {
         clearTimeout(timer);
         this.pending.delete(fail);
         request.destroy();
         reject(error);
       };
       this.pending.add(fail);
-      const timer = setTimeout(() => fail(new Error(`no complete answer within ${timeoutMillis} ms`)), timeoutMillis);
+      const timer = setTimeout(() => fail(new EnginePullError(`no complete answer within ${timeoutMillis} ms`, 'timeout')), timeoutMillis);
       timer.unref();
-      request.on('error', fail);
+      const networkError = (error: NodeJS.ErrnoException): void => fail(new EnginePullError(error.message, error.code ?? 'network error'));
+      request.on('error', networkError);
       request.on('response', (response: IncomingMessage) => {
         if (response.statusCode !== 200) {
-          fail(new Error(`HTTP ${String(response.statusCode)}`));
+          fail(new EnginePullError(`HTTP ${String(response.statusCode)}`, `HTTP ${String(response.statusCode)}`));
           return;
         }
         const chunks: Buffer[] = [];
@@ -49,13 +65,13 @@ export class EngineConnections {
         response.on('data', (chunk: Buffer) => {
           size += chunk.length;
           if (size > maxBytes) {
-            fail(new Error(`response larger than ${maxBytes} bytes`));
+            fail(new EnginePullError(`response larger than ${maxBytes} bytes`, 'too large'));
             return;
           }
           chunks.push(chunk);
         });
-        response.on('error', fail);
-        response.on('aborted', () => fail(new Error('connection closed before the end of the answer')));
+        response.on('error', networkError);
+        response.on('aborted', () => fail(new EnginePullError('connection closed before the end of the answer', 'cut off')));
         response.on('end', () => {
           clearTimeout(timer);
           this.pending.delete(fail);
@@ -72,7 +88,7 @@ export class EngineConnections {
    */
   destroy(): void {
     this.destroyed = true;
-    for (const fail of [...this.pending]) fail(new Error('engine connections closed'));
+    for (const fail of [...this.pending]) fail(new EnginePullError('engine connections closed', 'closed'));
     this.http.destroy();
     this.https.destroy();
   }

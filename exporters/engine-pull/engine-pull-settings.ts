@@ -1,5 +1,6 @@
 import { METRIC_NAME_PATTERN } from '../../views/names';
 import { checkObject, optionKeys, shown } from '../../views/option-checks';
+import { redactedUrl, redactedUrlText } from '../../views/redaction';
 import { replicaKey } from '../../views/stage-replica-map';
 import type { EnginePullOptions, EngineTarget } from './types';
 
@@ -66,7 +67,7 @@ export function resolveEnginePullSettings(options: EnginePullOptions, replicasPe
     if (seenReplicas.has(key)) throw new RangeError(`${where}: stage ${stage} replica ${replica} is listed twice in ${optionName}.engines`);
     seenReplicas.add(key);
     const engineKey = `${url.href} ${engine}`;
-    if (seenEngines.has(engineKey)) throw new RangeError(`${where}: engine ${engine} of ${url.href} is already another replica's`);
+    if (seenEngines.has(engineKey)) throw new RangeError(`${where}: engine ${engine} of ${redactedUrl(url)} is already another replica's`);
     seenEngines.add(engineKey);
     return { stage, replica, url, engine };
   });
@@ -95,7 +96,8 @@ function parseUrl(value: unknown, where: string): URL {
     url = undefined;
   }
   if (url === undefined || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
-    throw new TypeError(`${where} must be an http(s) URL such as http://127.0.0.1:8000/metrics, got ${shown(value)}`);
+    const given = typeof value === 'string' ? `the string ${JSON.stringify(redactedUrlText(value))}` : shown(value);
+    throw new TypeError(`${where} must be an http(s) URL such as http://127.0.0.1:8000/metrics, got ${given}`);
   }
   return url;
 }

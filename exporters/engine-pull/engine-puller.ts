@@ -1,14 +1,15 @@
 import { packageDiag } from '../../views/package-diag';
 import { EngineRelabelProcessor } from '../../views/engine-relabel-processor';
-import { LimitedWarning } from '../../views/diag-warnings';
+import { WarnOnce } from '../../views/diag-warnings';
+import { redactedUrl, withUrlsRedacted } from '../../views/redaction';
 import { replicaKey, type StageReplicaMap } from '../../views/stage-replica-map';
 import { EMPTY_SNAPSHOT, type ClusterSnapshot, type SnapshotMetric, type SnapshotPoint } from '../snapshot';
-import { EngineConnections } from './engine-fetch';
-import type { EnginePullSettings } from './engine-pull-settings';
+import { EngineConnections, EnginePullError } from './engine-fetch';
+import type { EnginePullSettings, ResolvedEngineTarget } from './engine-pull-settings';
 import { nextSlice, sliceDue } from '../event-loop-slices';
 import { engineSnapshot, PullWarnings, SeriesBudget } from './engine-snapshot';
 import { PulledFamilies } from './pulled-families';
-import { parseExpositionInSlices } from './exposition-parser';
+import { ExpositionParseError, parseExpositionInSlices } from './exposition-parser';
 import type { ParsedFamily, ParsedSample } from '../parsed-family';
 import { FamilyNames, type OwnFamily } from './family-names';
 import type { ScrapeUpFamily } from '../../views/scrape-up-family';
@@ -59,7 +60,13 @@ interface CachedPull {
 export class EnginePuller {
   private readonly connections = new EngineConnections();
   private readonly relabel: EngineRelabelProcessor;
-  private readonly failures = new LimitedWarning();
+  /**
+   * One warning per URL and kind of failure, said again only after the URL answered: every engine
+   * that is down is named, once per outage. Bounded by the configured URLs times the kinds of failure.
+   */
+  private readonly failures = new WarnOnce(Infinity);
+  /** The failure keys said for each URL in its current outage, forgotten when it answers. */
+  private readonly outages = new Map<string, Set<string>>();
   private readonly warnings = new PullWarnings();
   private cached: CachedPull | undefined;
   private inFlight: Promise<PulledEngines> | undefined;
@@ -127,12 +134,12 @@ export class EnginePuller {
       // A replica removed while serving is not pulled (nor served) until it is added back.
       return engineIndex === undefined ? [] : [{ target, engineIndex }];
     });
-    const enginesByUrl = new Map<string, number>();
-    for (const { target } of active) enginesByUrl.set(target.url.href, (enginesByUrl.get(target.url.href) ?? 0) + 1);
+    const targetsByUrl = new Map<string, ResolvedEngineTarget[]>();
+    for (const { target } of active) targetsByUrl.set(target.url.href, [...(targetsByUrl.get(target.url.href) ?? []), target]);
     const parsed = new Map<string, EngineFamilies | undefined>();
     await Promise.all(
-      [...enginesByUrl].map(async ([href, engines]) => {
-        const families = await this.fetchFamilies(new URL(href), engines);
+      [...targetsByUrl].map(async ([href, targets]) => {
+        const families = await this.fetchFamilies(new URL(href), targets);
         parsed.set(href, families === undefined ? undefined : await byEngine(families));
       }),
     );
@@ -156,7 +163,7 @@ export class EnginePuller {
       const families = pulled.get(target.engine) ?? pulled.get(undefined) ?? [];
       const metrics = engineSnapshot(families, {
         engine: target.engine,
-        source: `engine ${target.engine} of ${target.url.href}`,
+        source: `engine ${target.engine} of ${redactedUrl(target.url)}`,
         names,
         budget,
         warnings: this.warnings,
@@ -196,21 +203,50 @@ export class EnginePuller {
     return result;
   }
 
-  /** The parsed exposition of `url` (serving `engines` engines), or undefined when it could not be fetched or parsed in time. */
-  private async fetchFamilies(url: URL, engines: number): Promise<ParsedFamily[] | undefined> {
+  /** The parsed exposition of `url` (serving the replicas of `targets`), or undefined when it could not be fetched or parsed in time. */
+  private async fetchFamilies(url: URL, targets: readonly ResolvedEngineTarget[]): Promise<ParsedFamily[] | undefined> {
+    const engines = targets.length;
     const deadlineMillis = this.now() + this.settings.timeoutMillis;
     try {
       const text = await this.connections.get(url, this.settings.timeoutMillis, this.settings.maxResponseBytes);
       const limit = this.bounds.cardinalityLimit;
-      return await parseExpositionInSlices(
+      const families = await parseExpositionInSlices(
         text,
-        { keep: (name) => this.keeps(name), maxSeriesPerFamily: limit * engines, maxSeries: limit * FAMILIES_PER_ENGINE * engines },
+        {
+          keep: (name) => this.keeps(name),
+          maxSeriesPerFamily: limit * engines,
+          maxSeries: limit * FAMILIES_PER_ENGINE * engines,
+          unused: (name, type) =>
+            this.warnings.unsupported.warn(`${name} of ${redactedUrl(url)} is an OpenMetrics ${type}; engine pull passes counters, gauges and histograms only`),
+        },
         { deadlineMillis, now: this.now },
       );
+      this.answered(url);
+      return families;
     } catch (error) {
-      this.failures.warn(`engine metrics at ${url.href} not served this time: ${error instanceof Error ? error.message : String(error)}`);
+      if (!this.stopped) this.warnFailure(url, targets, error);
       return undefined;
     }
+  }
+
+  /** Says why `url` was not served, once per kind of failure until it answers again, naming the replicas it leaves down. */
+  private warnFailure(url: URL, targets: readonly ResolvedEngineTarget[], error: unknown): void {
+    const reason = error instanceof EnginePullError ? error.reason : error instanceof ExpositionParseError ? 'unparsable' : 'not parsed in time';
+    const key = `${url.href}\u0000${reason}`;
+    let said = this.outages.get(url.href);
+    if (said === undefined) this.outages.set(url.href, (said = new Set()));
+    said.add(key);
+    const replicas = targets.map((target) => `stage ${target.stage} replica ${target.replica}`).join(', ');
+    const message = withUrlsRedacted(error instanceof Error ? error.message : String(error));
+    this.failures.warn(key, `engine metrics at ${redactedUrl(url)} not served (${message}): ${this.upFamily.name} is 0 for ${replicas} until it answers`);
+  }
+
+  /** `url` answered: a later failure is news again. */
+  private answered(url: URL): void {
+    const said = this.outages.get(url.href);
+    if (said === undefined) return;
+    for (const key of said) this.failures.forget(key);
+    this.outages.delete(url.href);
   }
 
   /** Families served: every `vllm:*` one, and those listed. */

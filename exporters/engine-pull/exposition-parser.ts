@@ -4,9 +4,18 @@ import type { ParsedFamily, ParsedSample, ParsedType } from '../parsed-family';
 
 /**
  * A strict parser of the Prometheus text format 0.0.4, as a vLLM server's `/metrics` prints it
- * (Python prometheus_client). It takes outside input, so it accepts only well-formed text and
- * rejects the rest with the line number: a duplicate HELP / TYPE, a family split in two groups, a
- * duplicate sample, a bad escape, a value that is not a Go float, a token past its length bound.
+ * (Python prometheus_client), and of the OpenMetrics 1.0 an engine may answer whatever it was
+ * asked. It takes outside input, so it accepts only well-formed text and rejects the rest with the
+ * line number: a duplicate HELP / TYPE, a family split in two groups, a duplicate sample, a bad
+ * escape, a value that is not a Go float, a token past its length bound.
+ *
+ * OpenMetrics is read as prometheus_client prints the same registry in the 0.0.4 text, so a family
+ * reads the same whichever format the engine spoke: `_created` samples go to an `X_created` gauge
+ * family, an `info` family `X` is the gauge `X_info`, a `stateset` a gauge, `unknown` untyped.
+ * What the package has no use for is read past and not kept: exemplars (` # {…} value [ts]` after
+ * a sample), sample timestamps (milliseconds in 0.0.4, seconds in OpenMetrics), `# UNIT` and
+ * `# EOF`, and `gaugehistogram` families (no counterpart in the store's model: `ParseLimits.unused`
+ * hears of them).
  *
  * It runs in time linear in its input: every token is read by a hand-written scanner (no
  * backtracking pattern) and bounded in length before anything else looks at it. It can stop after
@@ -30,6 +39,8 @@ export interface ParseLimits {
   readonly maxSeriesPerFamily?: number;
   /** Series stored over all families, the same way. Default: no limit. */
   readonly maxSeries?: number;
+  /** Told of each family `keep` wants whose type the parser reads past (an OpenMetrics `gaugehistogram`), at its TYPE line. */
+  readonly unused?: (familyName: string, type: string) => void;
 }
 
 /** Longest metric or label name accepted. */
@@ -51,15 +62,29 @@ export class ExpositionParseError extends Error {
   }
 }
 
-const TYPES: ReadonlySet<string> = new Set(['counter', 'gauge', 'histogram', 'summary', 'untyped']);
+/** How a family's samples are named and grouped: a stored type, or an OpenMetrics type read as one. */
+type ReadType = ParsedType | 'gaugehistogram' | 'info' | 'stateset';
+
+/** The TYPE lines of both formats (OpenMetrics' `unknown` is the text's `untyped`). */
+const TYPES: ReadonlyMap<string, ReadType> = new Map([
+  ['counter', 'counter'],
+  ['gauge', 'gauge'],
+  ['histogram', 'histogram'],
+  ['summary', 'summary'],
+  ['untyped', 'untyped'],
+  ['unknown', 'untyped'],
+  ['stateset', 'stateset'],
+  ['info', 'info'],
+  ['gaugehistogram', 'gaugehistogram'],
+] as const);
 
 interface MutableFamily {
   readonly name: string;
-  type: ParsedType | undefined;
+  type: ReadType | undefined;
   help: string | undefined;
   /** Whether anything of the family was read yet (stored or not): metadata after that is an error. */
   started: boolean;
-  readonly stored: boolean;
+  stored: boolean;
   readonly samples: ParsedSample[];
   readonly keys: Set<string>;
   readonly series: Set<string>;
@@ -111,6 +136,7 @@ export class ExpositionParser {
   private readonly keep: (familyName: string) => boolean;
   private readonly maxSeries: number;
   private readonly maxSeriesTotal: number;
+  private readonly unused: ParseLimits['unused'];
   private seriesTotal = 0;
 
   constructor(
@@ -120,6 +146,7 @@ export class ExpositionParser {
     this.keep = limits.keep ?? (() => true);
     this.maxSeries = limits.maxSeriesPerFamily ?? Infinity;
     this.maxSeriesTotal = limits.maxSeries ?? Infinity;
+    this.unused = limits.unused;
   }
 
   /** Reads up to `maxLines` more lines; true once the whole text is read. */
@@ -143,7 +170,7 @@ export class ExpositionParser {
     for (const family of this.familiesByName.values()) {
       if (!family.stored) continue;
       const { name, type, help, samples, droppedSamples } = family;
-      result.push({ name, type: type ?? 'untyped', help: help ?? '', samples, droppedSamples });
+      result.push({ name: type === 'info' ? `${name}_info` : name, type: textType(type), help: help ?? '', samples, droppedSamples });
     }
     return result;
   }
@@ -194,10 +221,17 @@ export class ExpositionParser {
       family.help = this.unescapeHelp(rest);
     } else {
       if (family.type !== undefined) this.fail(`second TYPE for ${name}`);
-      const type = rest.trim();
-      if (!TYPES.has(type)) this.fail(`unknown type ${quoteShort(type)} for ${name}`);
+      const written = rest.trim();
+      const type = TYPES.get(written);
+      if (type === undefined) this.fail(`unknown type ${quoteShort(written)} for ${name}`);
       if (family.started) this.fail(`TYPE for ${name} after its samples`);
-      family.type = type as ParsedType;
+      family.type = type;
+      // An info family prints as the gauge X_info: that is the name kept or not.
+      if (type === 'info') family.stored = this.keep(`${name}_info`);
+      if (type === 'gaugehistogram' && family.stored) {
+        family.stored = false;
+        this.unused?.(name, written);
+      }
     }
     this.current = family;
   }
@@ -246,7 +280,7 @@ export class ExpositionParser {
   }
 
   private addSample(family: MutableFamily, sample: ParsedSample): void {
-    const isBucket = family.type === 'histogram' && sample.name.endsWith('_bucket');
+    const isBucket = (family.type === 'histogram' || family.type === 'gaugehistogram') && sample.name.endsWith('_bucket');
     const le = sample.labels.le;
     if (isBucket && le === undefined) this.fail(`${sample.name} without an le label`);
     if (isBucket && readGoFloat(le as string) === undefined) this.fail(`invalid le ${quoteShort(le as string)}`);
@@ -269,7 +303,11 @@ export class ExpositionParser {
     family.samples.push(sample);
   }
 
-  /** `name{a="x",b="y"} value [timestamp]`, blanks allowed between tokens as Prometheus allows them. */
+  /**
+   * `name{a="x",b="y"} value [timestamp] [# exemplar]`, blanks allowed between tokens as Prometheus
+   * allows them. The timestamp (an integer of milliseconds, or OpenMetrics' seconds) and an
+   * OpenMetrics exemplar (` # {labels} value [timestamp]`) are read past, not kept.
+   */
   private parseSampleLine(line: string): ParsedSample {
     let pos = 0;
     const fail = (what: string): never => this.fail(`${what} at column ${pos + 1}`);
@@ -338,13 +376,13 @@ export class ExpositionParser {
     const value = readGoFloat(valueText);
     if (value === undefined) fail(`invalid value ${quoteShort(valueText)}`);
     pos = skipBlanks(line, valueEnd);
-    if (pos < line.length) {
+    if (pos < line.length && line.charCodeAt(pos) !== 35 /* # */) {
       const timestampEnd = scanToken(line, pos);
       const timestamp = line.slice(pos, timestampEnd);
       if (!isTimestamp(timestamp)) fail(`invalid timestamp ${quoteShort(timestamp)}`);
       pos = skipBlanks(line, timestampEnd);
-      if (pos < line.length) fail('expected a value and an optional timestamp');
     }
+    if (pos < line.length && !isExemplarStart(line, pos)) fail('expected a value, an optional timestamp and an optional exemplar');
     return { name, labels: Object.fromEntries(entries), value: value as number };
   }
 
@@ -360,18 +398,30 @@ export class ExpositionParser {
       const next = text[++pos];
       if (next === '\\') out += '\\';
       else if (next === 'n') out += '\n';
+      // OpenMetrics escapes a double quote in HELP too (prometheus_client does).
+      else if (next === '"') out += '"';
       else this.fail(`invalid escape \\${next ?? ''} in HELP`);
     }
     return out;
   }
 }
 
+/** The type prometheus_client prints an OpenMetrics family as in the 0.0.4 text (a gauge histogram, never stored, aside). */
+function textType(type: ReadType | undefined): ParsedType {
+  if (type === 'info' || type === 'stateset') return 'gauge';
+  return type === undefined || type === 'gaugehistogram' ? 'untyped' : type;
+}
+
 function belongs(family: MutableFamily, sampleName: string): boolean {
-  if (sampleName === family.name) return family.type !== 'histogram';
+  if (sampleName === family.name) return family.type !== 'histogram' && family.type !== 'gaugehistogram' && family.type !== 'info';
   const suffix = sampleName.startsWith(family.name) ? sampleName.slice(family.name.length) : undefined;
   switch (family.type) {
     case 'histogram':
       return suffix === '_bucket' || suffix === '_count' || suffix === '_sum';
+    case 'gaugehistogram':
+      return suffix === '_bucket' || suffix === '_gcount' || suffix === '_gsum';
+    case 'info':
+      return suffix === '_info';
     case 'summary':
       return suffix === '_count' || suffix === '_sum';
     case 'counter':
@@ -380,6 +430,11 @@ function belongs(family: MutableFamily, sampleName: string): boolean {
     default:
       return false;
   }
+}
+
+/** An OpenMetrics exemplar at `pos` (after a blank): `# {`, its label set then a value and an optional timestamp. */
+function isExemplarStart(line: string, pos: number): boolean {
+  return line.charCodeAt(pos) === 35 /* # */ && isBlank(line.charCodeAt(pos + 1)) && line.charCodeAt(skipBlanks(line, pos + 1)) === 123; /* { */
 }
 
 function isBlank(code: number): boolean {

@@ -6,8 +6,11 @@
 
 /** Longest number accepted (`-1.7976931348623157e+308` is 24; exact decimal expansions stay well under). */
 export const MAX_NUMBER_CHARS = 128;
-/** Longest timestamp accepted (an int64 of milliseconds has at most 20 characters). */
-export const MAX_TIMESTAMP_CHARS = 20;
+/**
+ * Longest timestamp accepted: an int64 of milliseconds (0.0.4) has at most 20 characters, a float
+ * of seconds as OpenMetrics writers print it (`1.7966091707885659e+09`) about 24.
+ */
+export const MAX_TIMESTAMP_CHARS = 32;
 
 /**
  * A Go float as Prometheus reads it: decimals, exponents, `±Inf`, `NaN` (case-insensitive, as Go's
@@ -49,11 +52,9 @@ function isDecimalLiteral(text: string): boolean {
   return pos === text.length;
 }
 
-/** `-?digits`, at most `MAX_TIMESTAMP_CHARS` long. */
+/** A sample's timestamp, at most `MAX_TIMESTAMP_CHARS` long: `-?digits` (0.0.4's milliseconds) or a decimal number (OpenMetrics' seconds). */
 export function isTimestamp(text: string): boolean {
-  if (text.length === 0 || text.length > MAX_TIMESTAMP_CHARS) return false;
-  const start = text[0] === '-' ? 1 : 0;
-  return start < text.length && skipDigits(text, start) === text.length;
+  return text.length > 0 && text.length <= MAX_TIMESTAMP_CHARS && isDecimalLiteral(text);
 }
 
 function skipDigits(text: string, start: number): number {

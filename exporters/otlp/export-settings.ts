@@ -1,5 +1,6 @@
 import { packageDiag } from '../../views/package-diag';
 import { checkObject, didYouMean, OmniOptionError, optionKeys, shown } from '../../views/option-checks';
+import { redactedUrlText } from '../../views/redaction';
 import { isHttpUrl, type FromVariable, type OtelEnvConfig } from './otel-env';
 import {
   DEFAULT_EXPORT_INTERVAL_MILLIS,
@@ -92,22 +93,28 @@ function setting<T>(option: T | undefined, optionName: string, fromEnv: FromVari
 }
 
 /**
- * The export URL. For HTTP: the generic `OTEL_EXPORTER_OTLP_ENDPOINT` is a base, with `v1/metrics`
- * appended (the spec's rule); `OTEL_EXPORTER_OTLP_METRICS_ENDPOINT` is used as given; the option
- * is a base when it has no path (`http://collector:4318`, the way users of the variable write it),
- * the full URL otherwise (`http://collector:4318/v1/metrics`, a gateway's `/otlp/v1/metrics`).
- * gRPC takes each as given. HTTP protocols need an http(s) URL.
+ * The export URL. For HTTP: the generic `OTEL_EXPORTER_OTLP_ENDPOINT` is a base, which
+ * `v1/metrics` is resolved against as a path relative to it (the spec's rule); the option is a base
+ * too when its path is empty (`http://collector:4318`, the way users of the variable write it), the
+ * full URL otherwise (`http://collector:4318/v1/metrics`, a gateway's `/otlp/v1/metrics`);
+ * `OTEL_EXPORTER_OTLP_METRICS_ENDPOINT` is used as given. The URL is built with the URL API: the
+ * query is kept (`http://c:4318?tenant=a` posts to `/v1/metrics?tenant=a`), the fragment, which
+ * HTTP never sends, is dropped. gRPC takes each as given. HTTP protocols need an http(s) URL.
  */
 function otlpUrl(protocol: OtlpProtocol, option: string | undefined, env: OtelEnvConfig): string | undefined {
   const chosen: FromVariable<string> | undefined = option !== undefined ? { value: option, variable: 'otlp.endpoint' } : (env.metricsEndpoint ?? env.endpoint);
   if (chosen === undefined) return undefined;
-  if (protocol !== 'grpc' && !isHttpUrl(chosen.value)) {
-    throw new RangeError(`${chosen.variable} must be an http:// or https:// URL for protocol ${protocol}; got ${JSON.stringify(chosen.value)}`);
-  }
   if (protocol === 'grpc') return chosen.value;
-  const base = chosen === env.endpoint || (chosen.variable === 'otlp.endpoint' && new URL(chosen.value).pathname === '/');
-  if (!base) return chosen.value;
-  return `${chosen.value.endsWith('/') ? chosen.value : `${chosen.value}/`}v1/metrics`;
+  if (!isHttpUrl(chosen.value)) {
+    throw new RangeError(
+      `${chosen.variable} must be an http:// or https:// URL for protocol ${protocol}; got ${JSON.stringify(redactedUrlText(chosen.value))}`,
+    );
+  }
+  const url = new URL(chosen.value);
+  url.hash = '';
+  const base = chosen === env.endpoint || (chosen.variable === 'otlp.endpoint' && url.pathname === '/');
+  if (base) url.pathname = `${url.pathname.endsWith('/') ? url.pathname : `${url.pathname}/`}v1/metrics`;
+  return url.href;
 }
 
 const OTLP_OPTION_KEYS = optionKeys<OtlpOptions>({
@@ -146,9 +153,20 @@ function validateOptions(options: ExportOptions): void {
   if (otlp.endpoint !== undefined && (typeof otlp.endpoint !== 'string' || otlp.endpoint.trim() === '')) {
     throw new RangeError(`otlp.endpoint must be a non-empty URL string; got ${shown(otlp.endpoint)}`);
   }
-  if (otlp.headers !== undefined) {
-    const bad = typeof otlp.headers !== 'object' || otlp.headers === null || Object.values(otlp.headers).some((v) => typeof v !== 'string');
-    if (bad) throw new RangeError(`otlp.headers must map header names to strings; got ${shown(otlp.headers)}`);
+  if (otlp.headers !== undefined) checkHeaders(otlp.headers);
+}
+
+/** `otlp.headers` maps names to strings; a refusal names the header and the type, never a value (a token). */
+function checkHeaders(headers: unknown): void {
+  if (typeof headers !== 'object' || headers === null || Array.isArray(headers)) {
+    throw new RangeError(
+      `otlp.headers must map header names to strings; got ${headers === null ? 'null' : Array.isArray(headers) ? 'an array' : `a ${typeof headers}`}`,
+    );
+  }
+  for (const [name, value] of Object.entries(headers)) {
+    if (typeof value !== 'string') {
+      throw new RangeError(`otlp.headers must map header names to strings; got ${value === null ? 'null' : `a ${typeof value}`} for ${JSON.stringify(name)}`);
+    }
   }
 }
 

@@ -1,3 +1,4 @@
+import { redactedHeaderList, redactedUrlText } from '../../views/redaction';
 import {
   HISTOGRAM_AGGREGATIONS,
   METRICS_EXPORTER_NAMES,
@@ -72,8 +73,8 @@ export interface ResourceDetectorSelection {
  * accepted values.
  */
 export function parseOtelEnv(env: OtelEnvironment): OtelEnvConfig {
-  const metricsHeaders = keyValueList(env, 'OTEL_EXPORTER_OTLP_METRICS_HEADERS');
-  const genericHeaders = keyValueList(env, 'OTEL_EXPORTER_OTLP_HEADERS');
+  const metricsHeaders = keyValueList(env, 'OTEL_EXPORTER_OTLP_METRICS_HEADERS', redactedHeaderList);
+  const genericHeaders = keyValueList(env, 'OTEL_EXPORTER_OTLP_HEADERS', redactedHeaderList);
   const headers = metricsHeaders || genericHeaders ? { ...genericHeaders, ...metricsHeaders } : undefined;
   return {
     exporters: exporterList(env),
@@ -131,8 +132,9 @@ function signalSpecific<T>(env: OtelEnvironment, suffix: string, parse: (variabl
   return genericValue === undefined ? undefined : { value: genericValue, variable: generic };
 }
 
-function invalid(variable: string, expected: string, raw: string): RangeError {
-  return new RangeError(`${variable} must be ${expected}; got ${JSON.stringify(raw)}`);
+/** `shown` is the value as the message may print it: header values and URL credentials are redacted. */
+function invalid(variable: string, expected: string, shown: string, detail?: string): RangeError {
+  return new RangeError(`${variable} must be ${expected}; got ${JSON.stringify(shown)}${detail === undefined ? '' : ` (${detail})`}`);
 }
 
 function oneOf<T extends string>(env: OtelEnvironment, variable: string, accepted: readonly T[]): T | undefined {
@@ -174,26 +176,26 @@ function endpoint(env: OtelEnvironment, variable: string): string | undefined {
   const raw = read(env, variable);
   if (raw === undefined) return undefined;
   if (isHttpUrl(raw) || /^[A-Za-z0-9.\-[\]]+:\d+$/.test(raw) || /^unix:/.test(raw)) return raw;
-  throw invalid(variable, 'an http:// or https:// URL (or host:port for grpc)', raw);
+  throw invalid(variable, 'an http:// or https:// URL (or host:port for grpc)', redactedUrlText(raw));
 }
 
 /**
  * `key1=value1,key2=value2`, values percent-decoded (the W3C Baggage form both `…_HEADERS` and
- * `OTEL_RESOURCE_ATTRIBUTES` use).
+ * `OTEL_RESOURCE_ATTRIBUTES` use). `shown` is how a refused value is printed (headers: redacted).
  */
-function keyValueList(env: OtelEnvironment, variable: string): Record<string, string> | undefined {
+function keyValueList(env: OtelEnvironment, variable: string, shown: (raw: string) => string = (raw) => raw): Record<string, string> | undefined {
   const raw = read(env, variable);
   if (raw === undefined) return undefined;
   const pairs: Array<[string, string]> = [];
-  for (const entry of raw.split(',')) {
+  for (const [index, entry] of raw.split(',').entries()) {
     if (entry.trim() === '') continue;
     const equals = entry.indexOf('=');
     const key = equals > 0 ? entry.slice(0, equals).trim() : '';
-    if (key === '') throw invalid(variable, 'a comma-separated list of key=value pairs', raw);
+    if (key === '') throw invalid(variable, 'a comma-separated list of key=value pairs', shown(raw), `entry ${index + 1} is not key=value`);
     try {
       pairs.push([key, decodeURIComponent(entry.slice(equals + 1).trim())]);
     } catch {
-      throw invalid(variable, 'a comma-separated list of key=value pairs with percent-encoded values', raw);
+      throw invalid(variable, 'a comma-separated list of key=value pairs with percent-encoded values', shown(raw), `entry ${index + 1} is not percent-encoded`);
     }
   }
   // `fromEntries` defines each key as the object's own: `__proto__=x` is a pair like any other, not a prototype to set.

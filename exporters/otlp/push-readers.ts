@@ -1,4 +1,5 @@
 import { ConsoleMetricExporter, PeriodicExportingMetricReader, type MetricReader, type PushMetricExporter } from '@opentelemetry/sdk-metrics';
+import { redactedUrlText } from '../../views/redaction';
 import { OmniMetricProducer, type OmniMetricProducerOptions } from '../../views/store/metric-producer';
 import type { SeriesStore } from '../../views/store/series-store';
 import { reportingFailures } from './export-failures';
@@ -20,8 +21,8 @@ export function createPushReaders(
 ): MetricReader[] {
   const exporters: PushMetricExporter[] = [];
   if (settings.exporters.has('otlp')) {
-    const destination = `OTLP ${settings.otlp.protocol} ${settings.otlp.url ?? '(default endpoint)'}`;
-    exporters.push(reportingFailures(createOtlpMetricExporter(settings.otlp, load), destination));
+    const destination = `OTLP ${settings.otlp.protocol} ${settings.otlp.url === undefined ? '(default endpoint)' : redactedUrlText(settings.otlp.url)}`;
+    exporters.push(reportingFailures(createOtlpMetricExporter(settings.otlp, load), destination, settings.otlp.temporality));
   }
   if (settings.exporters.has('console')) exporters.push(new ConsoleMetricExporter({ temporalitySelector: temporalitySelector(settings.otlp.temporality) }));
   return exporters.map((exporter) =>

@@ -12,14 +12,16 @@ const gates = new WeakMap<PushMetricExporter, RetryAfterGate>();
 
 /**
  * How long a collector's answer asks the exporter to wait, in milliseconds from `now`: a 429 or 503
- * with `Retry-After` in seconds or as an HTTP date (RFC 9110 §10.2.3), at most
- * `MAX_RETRY_AFTER_MILLIS`. Undefined for any other answer, a missing, past or unreadable header.
+ * with `Retry-After` in seconds (any number of digits) or as an HTTP date (RFC 9110 §10.2.3), at
+ * most `MAX_RETRY_AFTER_MILLIS`. Undefined for any other answer, a missing, zero, past or
+ * unreadable header.
  */
 export function retryAfterMillis(status: number | undefined, header: string | readonly string[] | undefined, now: number): number | undefined {
   if (status !== 429 && status !== 503) return undefined;
   const value = (typeof header === 'string' ? header : header?.[0])?.trim();
   if (value === undefined || value === '') return undefined;
-  const millis = /^\d{1,10}$/.test(value) ? Number(value) * 1000 : Date.parse(value) - now;
+  // Seconds past what a number holds exactly are still "longer than the cap".
+  const millis = /^\d+$/.test(value) ? Math.min(Number(value), MAX_RETRY_AFTER_MILLIS / 1000) * 1000 : Date.parse(value) - now;
   if (!Number.isFinite(millis) || millis <= 0) return undefined;
   return Math.min(millis, MAX_RETRY_AFTER_MILLIS);
 }

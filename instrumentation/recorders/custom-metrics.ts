@@ -71,7 +71,8 @@ export class OmniCustomMetrics {
   /** The declared custom families, in config-file order. */
   readonly families: readonly ResolvedFamily[];
   private readonly handles = new Map<string, CustomFamilyRecorder>();
-  private readonly warnings = new WarnOnce();
+  /** Keyed by family and kind of mistake: bounded by the declared families. */
+  private readonly warnings = new WarnOnce(Infinity);
 
   constructor(
     private readonly store: SeriesStore,
@@ -192,10 +193,13 @@ abstract class CustomFamilyRecorder {
     const declared = this.family.labels;
     if (labels === undefined || labels === null) {
       if (this.callerLabels.length === 0) return declared.map(() => this.modelName);
-      return this.labelProblem(`labels ${this.callerLabels.join(', ')} missing`);
+      return this.labelProblem('missing', `labels ${this.callerLabels.join(', ')} missing`);
     }
     if (typeof labels !== 'object' || Array.isArray(labels)) {
-      return this.labelProblem(`labels must be an object keyed by label name, not ${Array.isArray(labels) ? 'an array' : `a ${typeof labels}`}`);
+      return this.labelProblem(
+        'not an object',
+        `labels must be an object keyed by label name, not ${Array.isArray(labels) ? 'an array' : `a ${typeof labels}`}`,
+      );
     }
     const given = labels as Readonly<Record<string, unknown>>;
     const values: LabelValue[] = [];
@@ -206,20 +210,26 @@ abstract class CustomFamilyRecorder {
       }
       const value = Object.prototype.hasOwnProperty.call(given, name) ? given[name] : undefined;
       if (typeof value === 'string' || typeof value === 'number') values.push(value);
-      else if (value === undefined) return this.labelProblem(`label ${name} missing`);
-      else return this.labelProblem(`label ${name} is ${value === null ? 'null' : `a ${typeof value}`}, not a string or number`);
+      else if (value === undefined) return this.labelProblem('missing', `label ${name} missing`);
+      else return this.labelProblem('not a string or number', `label ${name} is ${value === null ? 'null' : `a ${typeof value}`}, not a string or number`);
     }
     const keys = Object.keys(given);
     if (keys.length !== this.callerLabels.length) {
       const extra = keys.filter((key) => !this.callerLabels.includes(key));
-      if (extra.includes('model_name')) return this.labelProblem(`model_name is filled in by the recorder (${JSON.stringify(this.modelName)}): leave it out`);
-      return this.labelProblem(`label${extra.length === 1 ? '' : 's'} ${extra.join(', ')} not declared`);
+      if (extra.includes('model_name'))
+        return this.labelProblem('model_name', `model_name is filled in by the recorder (${JSON.stringify(this.modelName)}): leave it out`);
+      return this.labelProblem('not declared', `${extra.length === 1 ? 'label' : 'labels'} ${shownLabelNames(extra)} not declared`);
     }
     return values;
   }
 
-  private labelProblem(problem: string): undefined {
-    this.warnings.warn(`${this.family.name}\u0000${problem}`, `${this.family.name}: record dropped, ${problem} (${this.takes})`);
+  /**
+   * Warns once per family and `kind` of mistake, whatever the names involved: a caller passing a
+   * new undeclared label on every call (a request id as a key) is one line, and leaves the other
+   * kinds of mistake their say. `problem` describes the first occurrence.
+   */
+  private labelProblem(kind: string, problem: string): undefined {
+    this.warnings.warn(`${this.family.name}\u0000${kind}`, `${this.family.name}: record dropped, ${problem} (${this.takes}); said once per kind of mistake`);
     return undefined;
   }
 
@@ -263,6 +273,12 @@ class CustomHistogramRecorder extends CustomFamilyRecorder implements CustomHist
     const bound = this.bindAt(labels);
     return bound === undefined ? NOOP_BOUND : { observe: (value) => bound.record(value) };
   }
+}
+
+/** Undeclared label names as a warning prints them: a caller's keys may be anything, megabytes or thousands of them included. */
+function shownLabelNames(names: readonly string[]): string {
+  const shown = names.slice(0, 3).map((name) => JSON.stringify(name.length > 64 ? `${name.slice(0, 64)}…` : name));
+  return names.length > 3 ? `${shown.join(', ')} and ${names.length - 3} more` : shown.join(', ');
 }
 
 /** What `bind` returns for labels it dropped: every record is dropped too (the label warning was given once). */

@@ -38,10 +38,13 @@ describe('otlp.endpoint: a base URL, as OTEL_EXPORTER_OTLP_ENDPOINT is', () => {
 describe('otlp.endpoint: any value', () => {
   const none = parseOtelEnv({});
 
-  it('property: over HTTP a URL without a path gains /v1/metrics, one with a path is kept, anything else is refused naming otlp.endpoint', () => {
+  it('property: over HTTP a URL without a path gains /v1/metrics in its path, one with a path keeps it; the query stays, the fragment goes; anything else is refused naming otlp.endpoint', () => {
     const urls = fc.oneof(
-      fc.webUrl({ withQueryParameters: false, withFragments: false }),
-      fc.webUrl().map((url) => new URL(url).origin),
+      fc.webUrl({ withQueryParameters: true, withFragments: true }),
+      fc.webUrl({ withQueryParameters: true, withFragments: true }).map((url) => {
+        const { origin, search, hash } = new URL(url);
+        return `${origin}${search}${hash}`;
+      }),
       fc.string(),
     );
     fc.assert(
@@ -54,8 +57,12 @@ describe('otlp.endpoint: any value', () => {
           return;
         }
         if (protocol === 'grpc') return assert.equal(url, endpoint);
-        const pathname = new URL(endpoint).pathname;
-        assert.equal(url, pathname === '/' ? `${endpoint.endsWith('/') ? endpoint : `${endpoint}/`}v1/metrics` : endpoint);
+        const given = new URL(endpoint);
+        const posted = new URL(url ?? '');
+        assert.equal(posted.origin, given.origin);
+        assert.equal(posted.pathname, given.pathname === '/' ? '/v1/metrics' : given.pathname);
+        assert.equal(posted.search, given.search);
+        assert.equal(posted.hash, '');
       }),
       { numRuns: 300 },
     );

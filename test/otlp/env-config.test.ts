@@ -134,12 +134,16 @@ describe('invalid OTEL_* values fail at startup, naming the variable and the acc
       'OTEL_EXPORTER_OTLP_ENDPOINT must be an http:// or https:// URL for protocol http/protobuf; got "collector:4317"',
       'otlp',
     ],
-    [{ OTEL_EXPORTER_OTLP_HEADERS: 'novalue' }, 'OTEL_EXPORTER_OTLP_HEADERS must be a comma-separated list of key=value pairs; got "novalue"'],
+    // Header values (and an entry that may be a bare token) are never printed.
+    [
+      { OTEL_EXPORTER_OTLP_HEADERS: 'novalue' },
+      'OTEL_EXPORTER_OTLP_HEADERS must be a comma-separated list of key=value pairs; got "<redacted>" (entry 1 is not key=value)',
+    ],
     [
       { OTEL_EXPORTER_OTLP_METRICS_HEADERS: 'a=%zz' },
-      'OTEL_EXPORTER_OTLP_METRICS_HEADERS must be a comma-separated list of key=value pairs with percent-encoded values; got "a=%zz"',
+      'OTEL_EXPORTER_OTLP_METRICS_HEADERS must be a comma-separated list of key=value pairs with percent-encoded values; got "a=<redacted>" (entry 1 is not percent-encoded)',
     ],
-    [{ OTEL_RESOURCE_ATTRIBUTES: '=x' }, 'OTEL_RESOURCE_ATTRIBUTES must be a comma-separated list of key=value pairs; got "=x"'],
+    [{ OTEL_RESOURCE_ATTRIBUTES: '=x' }, 'OTEL_RESOURCE_ATTRIBUTES must be a comma-separated list of key=value pairs; got "=x" (entry 1 is not key=value)'],
   ];
 
   for (const [variables, message, group = 'environment'] of cases) {
