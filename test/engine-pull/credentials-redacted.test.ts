@@ -92,14 +92,18 @@ describe('engine pull: URL credentials never reach a log line, an error or the s
       [
         'a port out of range',
         [{ stage: 0, replica: 0, url: `http://scrape:${PASSWORD}@127.0.0.1:99999/metrics` }],
-        /got "http:\/\/\*\*\*@127\.0\.0\.1:99999\/metrics"$/,
+        /got the string "http:\/\/\*\*\*@127\.0\.0\.1:99999\/metrics"$/,
       ],
       [
         'a password with a slash',
         [{ stage: 0, replica: 0, url: `http://scrape:${PASSWORD}/x@127.0.0.1/metrics` }],
-        /got "http:\/\/\*\*\*@127\.0\.0\.1\/metrics"$/,
+        /got the string "http:\/\/\*\*\*@127\.0\.0\.1\/metrics"$/,
       ],
-      ['another scheme', [{ stage: 0, replica: 0, url: `ftp://scrape:${PASSWORD}@127.0.0.1/metrics` }], /got "ftp:\/\/\*\*\*@127\.0\.0\.1\/metrics"$/],
+      [
+        'another scheme',
+        [{ stage: 0, replica: 0, url: `ftp://scrape:${PASSWORD}@127.0.0.1/metrics` }],
+        /got the string "ftp:\/\/\*\*\*@127\.0\.0\.1\/metrics"$/,
+      ],
       [
         'one engine given to two replicas',
         [

@@ -7,7 +7,7 @@ import { allowPrinted } from '../support/console-capture';
 import { expectedLines, servedLines } from './support/expected';
 
 /** What a pull that failed says (the engine down, hung or cut off). */
-const ENGINE_NOT_SERVED = /^omni-otel-metrics: engine metrics at http:\/\/127\.0\.0\.1:\d+\/metrics\S* not served this time: /;
+const ENGINE_NOT_SERVED = /^omni-otel-metrics: engine metrics at http:\/\/127\.0\.0\.1:\d+\/metrics\S* not served \(.*\): vllm:omni_engine_scrape_up is 0 for /;
 
 const OLD = fixtureText('vllm-v0.10-engine0.prom');
 const CURRENT = fixtureText('vllm-current-engine0.prom');
