@@ -3,32 +3,51 @@
 /// <reference types="node" preserve="true" />
 /**
  * omni-otel-metrics: vLLM's metrics, per stage and replica, for multi-stage LLM / speech
- * pipelines, on OpenTelemetry. This entry is what an application needs: register, hook the
- * host's classes, serve or push. Building blocks live behind subpaths:
- * `omni-otel-metrics/views` (the catalog, store and views), `/instrumentation` (the recorders),
- * `/stats` (vLLM's engine statistics) and `/exporters` (serializer, OTLP, logs, cluster).
+ * pipelines, on OpenTelemetry. The package's one entry point, and its whole public API: register,
+ * hook the host's classes (or call the recorders), serve or push, scale out over node:cluster.
+ * Every name here is kept across minor releases (docs/api/omni-otel-metrics.api.md lists them);
+ * everything else is internal.
  */
 
-// Registration and the handle it returns
+// Registration, its options, and the handle it returns
 export { registerOmniMetrics } from './register';
 export type { OmniMetricsHandle } from './register';
 export type { LogSink, OmniMetricsOptions, PrometheusOptions } from './options';
 export type { NativeHistogramOptions } from './views/store/native-histogram-settings';
-export { OmniOptionError } from './views/option-checks';
-export { OmniShutdownError } from './handle-lifecycle';
-export { MetricsConfigError } from './views/metrics-config';
-export type { FeatureOptions } from './views/catalog';
-export type { CacheConfigInfo } from './instrumentation/recorders/stat-logger';
-export type { OmniRecorders } from './instrumentation/recorders/recorders';
-export type { OmniCustomMetrics, CustomCounter, CustomGauge, CustomHistogram } from './instrumentation/recorders/custom-metrics';
+export type { CustomFamily, FeatureOptions } from './views/catalog/catalog';
+export type { NamingScheme } from './views/views';
+export type { PipelinePrefix } from './views/catalog/names';
+export type { LabelledRequest, RequestLabelOptions } from './instrumentation/recorders/request-labels';
 export type { SelfCheckOptions, SelfCheckReport, SilentFamily } from './instrumentation/self-check/types';
-export type { LabelledRequest, RequestLabelOptions } from './instrumentation/pipeline/request-labels';
-export { SLO_OBJECTIVES, type SloObjective, type SloOptions } from './views/slo-families';
-export { missedObjectives, type RequestTimings } from './instrumentation/pipeline/slo-objectives';
+export type { GenerateOutcome } from './instrumentation/pipeline/pipeline-observer';
+export { OmniOptionError } from './views/common/option-checks';
+export { OmniShutdownError } from './handle-lifecycle';
+export { MetricsConfigError } from './views/catalog/metrics-config';
+
+// The recorders the handle holds, for hosts that call them directly
+export type { OmniRecorders } from './instrumentation/recorders/recorders';
+export type { OmniPrometheusMetrics } from './instrumentation/recorders/pipeline-metrics';
+export type { FinalizeInput, FirstPacketInput, OmniModalityMetrics, StageMetrics, StreamingFinalizeInput } from './instrumentation/recorders/modality-metrics';
+export type { OmniStageServiceMetrics, StageFinishInput } from './instrumentation/recorders/stage-service-metrics';
+export type { DiffusionBreakdown, DiffusionFinalizeInput, OmniDiffusionMetrics } from './instrumentation/recorders/diffusion-metrics';
+export type { OmniTransferMetrics } from './instrumentation/recorders/transfer-metrics';
+export type { OmniStageReplicaMetrics, StageReplicaSample } from './instrumentation/recorders/stage-replica-metrics';
+export type { OmniRealtimeVadMetrics } from './instrumentation/recorders/realtime-vad-metrics';
+export type { OmniStatLogger, CacheConfigInfo } from './instrumentation/recorders/stat-logger';
+export type { OmniGenAiMetrics } from './instrumentation/recorders/gen-ai-metrics';
+export type { OmniRequestLabelledMetrics } from './instrumentation/recorders/request-labelled-metrics';
+export type { OmniSloMetrics } from './instrumentation/recorders/slo-metrics';
+export type { CustomCounter, CustomGauge, CustomHistogram, CustomLabels, OmniCustomMetrics } from './instrumentation/recorders/custom-metrics';
+export type { LabelValue } from './views/store/family-series';
+
+// Goodput: the objectives and the rule that judges a request against them
+export { SLO_OBJECTIVES, type SloObjective, type SloOptions } from './views/catalog/slo-families';
+export { missedObjectives, type RequestTimings } from './instrumentation/recorders/slo-objectives';
 
 // Hooks on the host's classes, or diagnostics_channel messages
 export { OmniInstrumentation } from './instrumentation/hooks/omni-instrumentation';
-export type { HostModuleHook, OmniInstrumentationConfig } from './instrumentation/hooks/omni-instrumentation';
+export type { OmniInstrumentationConfig } from './instrumentation/hooks/omni-instrumentation';
+export type { InstrumentedMetrics } from './instrumentation/hooks/instrumented-metrics';
 export { OMNI_CHANNELS } from './instrumentation/hooks/channels';
 export type { OmniChannelMessages } from './instrumentation/hooks/channels';
 
@@ -52,6 +71,8 @@ export type {
   StageRequest,
   TransferReceipt,
 } from './instrumentation/pipeline/host-contract';
+
+// vLLM's engine statistics, as a host's engines report them
 export {
   createSchedulerStats,
   createPrefixCacheStats,
@@ -59,19 +80,38 @@ export {
   createMultiModalCacheStats,
   FINISH_REASONS,
 } from './instrumentation/stats/types';
-export type { FinishReason, PrefixCacheStats, SchedulerStats } from './instrumentation/stats/types';
-export { StatsThrottle } from './instrumentation/stats/stats-throttle';
-export { FAILURE_REASONS, type FailureReason } from './views/stage-service-families';
+export type {
+  BaseCacheStats,
+  EngineSleepState,
+  FinishReason,
+  KvCacheEvictionEvent,
+  KvOffloadStats,
+  MultiModalCacheStats,
+  NixlKvConnectorStats,
+  PerfStats,
+  PrefixCacheCounts,
+  PrefixCacheStats,
+  SchedulerStats,
+  SimpleKvOffloadStats,
+  SpecDecodingCounts,
+  SpecDecodingStats,
+} from './instrumentation/stats/types';
+export { StatsThrottle, type StatsThrottleOptions } from './instrumentation/stats/stats-throttle';
+export { FAILURE_REASONS, type FailureReason } from './views/catalog/stage-service-families';
 
-// Readers and producers for a provider of your own (NodeSDK), and the exposition options
-export { OmniPrometheusReader } from './exporters/prometheus-reader';
-export { OmniMetricProducer } from './views/store/metric-producer';
-export type { MetricProducerOptions } from './views/store/metric-producer';
+// Serving /metrics, pushing OTLP, readers for a provider of your own (NodeSDK)
+export { OmniPrometheusReader, type OmniPrometheusReaderOptions } from './exporters/prometheus-reader';
+export { OmniMetricProducer, type MetricProducerOptions } from './views/store/metric-producer';
+export { LogMetricExporter, type LogMetricExporterOptions } from './exporters/log-exporter/log-metric-exporter';
 export type { ExpositionFormat } from './exporters/exposition/exposition-text';
-export type { PrometheusServer } from './exporters/prometheus-http';
+export type { PrometheusServer, PrometheusServerOptions } from './exporters/prometheus-http';
+export type { MetricsMiddleware } from './exporters/metrics-handler';
+export type { ScrapeAuth } from './exporters/scrape-auth';
 export type { MetricsExporterName, OtlpOptions } from './exporters/otlp/types';
 export type { EnginePullOptions, EngineTarget } from './exporters/engine-pull/types';
 
 // Scale-out across node:cluster workers
-export { startClusterPrimary, type ClusterPrimary, type ClusterPrimaryOptions } from './exporters/cluster/cluster-primary';
-export { serveClusterWorker, type ClusterWorker, type ClusterWorkerOptions } from './exporters/cluster/cluster-worker';
+export { startClusterPrimary, type ClusterPrimaryOptions } from './cluster-primary';
+export type { ClusterPrimary } from './exporters/cluster/cluster-primary';
+export { serveClusterWorker, type ClusterWorker, type ClusterWorkerOptions, type ClusterWorkerSource } from './exporters/cluster/cluster-worker';
+export type { GaugeMerge } from './exporters/cluster/merge';

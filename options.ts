@@ -4,15 +4,14 @@ import type { Resource } from '@opentelemetry/resources';
 import type { MetricReader } from '@opentelemetry/sdk-metrics';
 import type { EnginePullOptions } from './exporters/engine-pull/types';
 import type { MetricsExporterName, OtlpOptions } from './exporters/otlp/types';
-import type { ExpositionChoice } from './exporters/content-negotiation';
 import type { PrometheusServerOptions } from './exporters/prometheus-http';
 import type { OmniPrometheusReader } from './exporters/prometheus-reader';
-import type { RequestLabelOptions } from './instrumentation/pipeline/request-labels';
+import type { RequestLabelOptions } from './instrumentation/recorders/request-labels';
 import type { CacheConfigInfo } from './instrumentation/recorders/stat-logger';
 import type { SelfCheckOptions } from './instrumentation/self-check/types';
-import type { FeatureOptions } from './views/catalog';
-import type { SloOptions } from './views/slo-families';
-import type { PipelinePrefix } from './views/names';
+import type { FeatureOptions } from './views/catalog/catalog';
+import type { SloOptions } from './views/catalog/slo-families';
+import type { PipelinePrefix } from './views/catalog/names';
 import type { OmniMetricProducer } from './views/store/metric-producer';
 import type { NativeHistogramOptions } from './views/store/native-histogram-settings';
 import type { NamingScheme } from './views/views';
@@ -39,7 +38,7 @@ export interface PrometheusOptions extends PrometheusServerOptions {
    * whatever the `Accept` header, as vLLM's `/metrics` answers; a Prometheus then also stores the
    * `_created` series as samples. See docs/exposition.md.
    */
-  readonly exposition?: ExpositionChoice;
+  readonly exposition?: 'negotiate' | 'text';
 }
 
 export interface OmniMetricsOptions {

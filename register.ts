@@ -1,11 +1,12 @@
-import { packageDiag } from './views/package-diag';
+import { packageDiag } from './views/common/package-diag';
 import { metrics as metricsApi, type MeterProvider as ApiMeterProvider } from '@opentelemetry/api';
 import { MeterProvider, type AggregationTemporalitySelector, type MetricReader, type ViewOptions } from '@opentelemetry/sdk-metrics';
 import { EnginePullProducer } from './exporters/engine-pull/engine-pull-producer';
 import { EnginePuller } from './exporters/engine-pull/engine-puller';
 import type { ExportSettings } from './exporters/otlp/export-settings';
 import { createPushReaders } from './exporters/otlp/push-readers';
-import { createMetricsHandler, type MetricsHandlerOptions, type MetricsMiddleware } from './exporters/metrics-handler';
+import { createMetricsHandler, type MetricsMiddleware } from './exporters/metrics-handler';
+import type { ScrapeAuth } from './exporters/scrape-auth';
 import { serveMetrics, type PrometheusServer } from './exporters/prometheus-http';
 import { OmniPrometheusReader } from './exporters/prometheus-reader';
 import type { ExpositionFormat } from './exporters/exposition/exposition-text';
@@ -20,27 +21,31 @@ import { SelfCheckMonitor } from './instrumentation/self-check/self-check-monito
 import type { SelfCheckReport } from './instrumentation/self-check/types';
 import type { OmniMetricsOptions } from './options';
 import { resolveOmniSettings, type OmniSettings } from './settings';
-import type { ResolvedCatalog } from './views/catalog';
-import { scrapeUpFamily } from './views/scrape-up-family';
-import { OmniMetricProducer, type MetricProducerOptions, type OmniMetricProducerOptions } from './views/store/metric-producer';
-import { checkObject } from './views/option-checks';
+import type { ResolvedCatalog } from './views/catalog/catalog';
+import { scrapeUpFamily } from './views/catalog/scrape-up-family';
+import { OmniMetricProducer, type MetricProducerOptions } from './views/store/metric-producer';
+import { checkObject } from './views/common/option-checks';
 import { SeriesStore } from './views/store/series-store';
 import { createOmniViews } from './views/views';
 import { HandleLifecycle } from './handle-lifecycle';
 import { EXEMPLARS_NOT_PRODUCED, uncarriedFeatures } from './feature-combinations';
-import { WarnOnce } from './views/diag-warnings';
+import { WarnOnce } from './views/common/diag-warnings';
 
 export interface OmniMetricsHandle extends InstrumentedMetrics {
+  /** @internal */
   readonly catalog: ResolvedCatalog;
   /** Views for instruments of your own under the catalog's names (give them to NodeSDK's `views`). */
   readonly views: readonly ViewOptions[];
   readonly prometheusReader?: OmniPrometheusReader;
   /** The built-in server, when `prometheus` is not `false` and the exporters include it. */
   readonly prometheusServer?: PrometheusServer;
-  /** The settled exporter configuration (options over `OTEL_*` variables over defaults). */
+  /**
+   * The settled exporter configuration (options over `OTEL_*` variables over defaults).
+   * @internal
+   */
   readonly exportSettings: ExportSettings;
   /** A handler to mount `/metrics` (or `path`) on the host's own HTTP server or framework, optionally behind `auth`. */
-  metricsHandler(pathOrOptions?: string | MetricsHandlerOptions): MetricsMiddleware;
+  metricsHandler(pathOrOptions?: string | { readonly path?: string; readonly auth?: ScrapeAuth }): MetricsMiddleware;
   /** The exact text the Prometheus endpoint would serve. */
   metricsText(format?: ExpositionFormat): Promise<string>;
   /**
@@ -66,6 +71,12 @@ export interface OmniMetricsHandle extends InstrumentedMetrics {
   removeReplica(stage: number, replica: number): boolean;
   /** A replica restarted: its series start over from zero with a new `_created`, as a restarted vLLM engine's do. */
   replaceReplica(stage: number, replica: number): void;
+  /**
+   * The replica's engine index (vLLM's `engine` label value, what `statLogger.recordSleepState`
+   * takes): assigned in stage order at registration, the next unused one for a replica added
+   * later, never reused after a removal. Undefined for a replica the stage pools do not have.
+   */
+  engineIndex(stage: number, replica: number): number | undefined;
   /**
    * Checks now which registered families received nothing while requests flowed since the
    * previous check, and why (see `SelfCheckReport`). Reads the store's totals; the record path
@@ -107,7 +118,7 @@ export async function registerOmniMetrics(options: OmniMetricsOptions): Promise<
           ownFamilies: store.families.map(({ family }) => ({ name: family.name, type: family.type })),
           cardinalityLimit: store.cardinalityLimit,
         });
-  const newProducer = (producerOptions: OmniMetricProducerOptions): OmniMetricProducer =>
+  const newProducer = (producerOptions: MetricProducerOptions): OmniMetricProducer =>
     puller === undefined ? new OmniMetricProducer(producerOptions) : new EnginePullProducer(puller, producerOptions);
   const reader =
     settings.reader instanceof OmniPrometheusReader ? settings.reader : settings.reader === undefined ? undefined : new OmniPrometheusReader(settings.reader);
@@ -209,6 +220,7 @@ export async function registerOmniMetrics(options: OmniMetricsOptions): Promise<
       if (stageReplicaMap.removeReplica(stage, replica) === undefined) throw new RangeError(`stage ${stage} has no replica ${replica} to replace`);
       stageReplicaMap.addReplica(stage, replica);
     },
+    engineIndex: (stage, replica) => stageReplicaMap.engineIndex(stage, replica),
     selfCheck: () => {
       lifecycle.assertRunning('selfCheck()');
       return silentFamilies.check();

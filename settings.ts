@@ -12,17 +12,17 @@ import {
   type PrometheusServerSettings,
 } from './exporters/prometheus-http';
 import { OmniPrometheusReader, type OmniPrometheusReaderOptions } from './exporters/prometheus-reader';
-import { resolveRequestLabels, type RequestLabelSettings } from './instrumentation/pipeline/request-labels';
-import { resolveSlo } from './instrumentation/pipeline/slo-objectives';
+import { resolveRequestLabels, type RequestLabelSettings } from './instrumentation/recorders/request-labels';
+import { resolveSlo } from './instrumentation/recorders/slo-objectives';
 import { EXPOSITION_CHOICES } from './exporters/content-negotiation';
 import { tracingRegistered } from './views/store/exemplar-trace';
 import { validateCacheConfig, type CacheConfigInfo } from './instrumentation/recorders/stat-logger';
 import { resolveSelfCheckInterval } from './instrumentation/self-check/self-check-monitor';
 import type { LogSink, OmniMetricsOptions, PrometheusOptions } from './options';
-import { PEP440_VERSION, vllmHistogramBuckets } from './views/vllm-histogram-buckets';
-import { KV_CONNECTOR_KINDS, resolveCatalog, type FeatureOptions, type ResolvedCatalog } from './views/catalog';
-import { loadMetricsConfig } from './views/metrics-config';
-import { PIPELINE_PREFIXES } from './views/names';
+import { PEP440_VERSION, vllmHistogramBuckets } from './views/catalog/vllm-histogram-buckets';
+import { KV_CONNECTOR_KINDS, resolveCatalog, type FeatureOptions, type ResolvedCatalog } from './views/catalog/catalog';
+import { loadMetricsConfig } from './views/catalog/metrics-config';
+import { PIPELINE_PREFIXES } from './views/catalog/names';
 import { StageReplicaMap } from './views/stage-replica-map';
 import {
   checkArray,
@@ -37,12 +37,12 @@ import {
   OmniOptionError,
   optionKeys,
   shown,
-} from './views/option-checks';
+} from './views/common/option-checks';
 import { OmniMetricProducer } from './views/store/metric-producer';
 import { resolveNativeHistograms, type NativeHistogramSettings } from './views/store/native-histogram-settings';
 import { DEFAULT_CARDINALITY_LIMIT } from './views/store/series-store';
-import { resolveStageNames } from './views/stage-names';
-import type { SloOptions } from './views/slo-families';
+import { resolveStageNames } from './views/catalog/stage-names';
+import type { SloOptions } from './views/catalog/slo-families';
 import { NAMING_SCHEMES, type NamingScheme } from './views/views';
 
 /** Who owns the meter provider: this package (built from the settings), the caller, or an SDK set up later. */

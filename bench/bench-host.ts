@@ -1,13 +1,13 @@
-import type {
-  EngineCoreOutput,
-  EngineCoreOutputs,
-  OmniRequestOutput,
-  ReceiveReceipt,
-  StagePoolLike,
-  StageRequest,
-  TransferReceipt,
-} from '../instrumentation/pipeline/host-contract';
-import { createSchedulerStats } from '../instrumentation/stats/types';
+import {
+  createSchedulerStats,
+  type EngineCoreOutput,
+  type EngineCoreOutputs,
+  type OmniRequestOutput,
+  type ReceiveReceipt,
+  type StagePoolLike,
+  type StageRequest,
+  type TransferReceipt,
+} from '../index';
 
 /** The request shape of the per-request benchmark: a thinker → talker → code2wav pipeline. */
 export interface BenchWorkload {

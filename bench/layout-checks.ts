@@ -1,10 +1,8 @@
 import { spawnSync } from 'node:child_process';
 import { feedOf } from '../instrumentation/hooks/handle-feed';
-import { OmniInstrumentation } from '../instrumentation/hooks/omni-instrumentation';
+import { OmniInstrumentation, registerOmniMetrics, type OmniMetricsHandle, type OmniRecorders } from '../index';
 import type { EngineSeries } from '../instrumentation/recorders/engine-series';
-import type { OmniRecorders } from '../instrumentation/recorders/recorders';
-import { registerOmniMetrics, type OmniMetricsHandle } from '../register';
-import { resolveCatalog, type FamilyKey } from '../views/catalog';
+import { resolveCatalog, type FamilyKey } from '../views/catalog/catalog';
 import { DEFAULT_NATIVE_MAX_BUCKETS, DEFAULT_NATIVE_SCHEMA, DEFAULT_NATIVE_ZERO_THRESHOLD } from '../views/store/native-buckets';
 import { SeriesStore } from '../views/store/series-store';
 import { collectGarbage } from './contenders/contender-main';

@@ -1,4 +1,4 @@
-import type { SloOptions } from '../views/slo-families';
+import type { SloOptions } from '../index';
 import { builtPackage } from './built-package';
 import { createBenchHost, PIPELINE_3x4, runBatch, type BenchWorkload } from './bench-host';
 import { parseSamples } from './direct-path/cells';

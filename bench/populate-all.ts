@@ -1,5 +1,5 @@
 import type { Attributes } from '@opentelemetry/api';
-import type { ResolvedFamily } from '../views/catalog';
+import type { ResolvedFamily } from '../views/catalog/catalog';
 import type { StageReplica } from '../views/stage-replica-map';
 import type { SeriesStore } from '../views/store/series-store';
 

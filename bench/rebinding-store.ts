@@ -1,7 +1,7 @@
 import type { Attributes } from '@opentelemetry/api';
 import { MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { FamilyKey, ResolvedCatalog, ResolvedFamily } from '../views/catalog';
+import type { FamilyKey, ResolvedCatalog, ResolvedFamily } from '../views/catalog/catalog';
 import { creationClock, FamilySeries, type LabelValue } from '../views/store/family-series';
 import { NOOP_SERIES, type BoundSeries } from '../views/store/series';
 import { SeriesStore, type SeriesStoreOptions } from '../views/store/series-store';

@@ -1,7 +1,7 @@
 import type { Attributes } from '@opentelemetry/api';
 import { Registry } from 'prom-client';
 import { registerOmniMetrics, type OmniMetricsHandle, type OmniMetricsOptions } from '../index';
-import type { ResolvedFamily } from '../views/catalog';
+import type { ResolvedFamily } from '../views/catalog/catalog';
 import { COUNTER_INCREMENT, GAUGE_VALUE, HISTOGRAM_VALUES, populateAllSeries } from './populate-all';
 import { promClientSeries } from './rebinding-store';
 

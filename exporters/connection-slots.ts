@@ -1,7 +1,7 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
-import { LimitedWarning } from '../views/diag-warnings';
+import { LimitedWarning } from '../views/common/diag-warnings';
 
 /**
  * A response whose client has taken nothing for this long (its socket full, waiting for a drain)

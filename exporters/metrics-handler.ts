@@ -1,4 +1,4 @@
-import { packageDiag } from '../views/package-diag';
+import { packageDiag } from '../views/common/package-diag';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { acceptsGzip, askedEscaping, chooseFormat, type ExpositionChoice } from './content-negotiation';
 import { OPENMETRICS_CONTENT_TYPE, renderKey, renderRequest, TEXT_CONTENT_TYPE, type ExpositionFormat, type RenderKey } from './exposition/exposition-text';

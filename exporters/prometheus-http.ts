@@ -1,14 +1,12 @@
 import { createServer, type Server, type ServerOptions } from 'node:http';
 import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { checkObject, checkString, optionKeys, shown } from '../views/option-checks';
+import { checkObject, checkString, optionKeys, shown } from '../views/common/option-checks';
 import { ConnectionSlots } from './connection-slots';
 import { holdPort, portHeldHere, releasePort } from './ports-held-here';
 import { createMetricsHandler, DEFAULT_METRICS_PATH, type MetricsTextSource } from './metrics-handler';
 import { validateScrapeAuth, type ScrapeAuth } from './scrape-auth';
-import { readTlsCredentials, type PrometheusTlsOptions, type TlsCredentials } from './tls-credentials';
-
-export type { PrometheusTlsOptions } from './tls-credentials';
+import { readTlsCredentials, type TlsCredentials } from './tls-credentials';
 
 export const DEFAULT_PROMETHEUS_PORT = 9464;
 /** Loopback, as OpenTelemetry's `OTEL_EXPORTER_PROMETHEUS_HOST` default (`localhost`): metrics are not published to the network unless asked. */
@@ -35,7 +33,12 @@ export interface PrometheusServerOptions {
    * Serve HTTPS with this key and certificate (Prometheus: `scheme: https`). Both files are read
    * and checked as a pair before the server starts: a key that is not the certificate's is refused.
    */
-  readonly tls?: PrometheusTlsOptions;
+  readonly tls?: {
+    /** PEM private key file (unencrypted). */
+    readonly keyFile: string;
+    /** PEM certificate (chain) file; its first certificate must be the one of the key. */
+    readonly certFile: string;
+  };
   /**
    * A client must have sent its request headers within this time; default 10 000. For a new
    * connection it counts from the connect, TLS handshake included (the handshake alone is bounded

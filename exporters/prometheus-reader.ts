@@ -1,7 +1,7 @@
 import { MetricReader, type CollectionResult, type MetricCollectOptions } from '@opentelemetry/sdk-metrics';
 import { emptyResource } from '@opentelemetry/resources';
-import { LimitedWarning } from '../views/diag-warnings';
-import { checkObject, checkOneOf, optionKeys } from '../views/option-checks';
+import { LimitedWarning } from '../views/common/diag-warnings';
+import { checkObject, checkOneOf, optionKeys } from '../views/common/option-checks';
 import { OmniMetricProducer } from '../views/store/metric-producer';
 import type { SeriesStore } from '../views/store/series-store';
 import { OMNI_METER_NAME, PACKAGE_VERSION } from '../views/views';
@@ -19,9 +19,15 @@ import { storeFamilies } from './exposition/store-families';
 import { textExposition } from './exposition/text-writer';
 
 export interface OmniPrometheusReaderOptions {
-  /** The package's series store; registration attaches it when the reader was created first. */
+  /**
+   * The package's series store; registration attaches it when the reader was created first.
+   * @internal
+   */
   readonly store?: SeriesStore;
-  /** Families announced before they have samples, among the streams the SDK collects. */
+  /**
+   * Families announced before they have samples, among the streams the SDK collects.
+   * @internal
+   */
   readonly declaredFamilies?: readonly DeclaredFamily[];
   readonly withTargetInfo?: boolean;
   readonly withScopeLabels?: boolean;
@@ -32,7 +38,7 @@ export interface OmniPrometheusReaderOptions {
    */
   readonly createdSeries?: boolean;
   /** `negotiate` (default): OpenMetrics to a scraper that prefers it; `text`: the 0.0.4 text to every scrape, as vLLM. */
-  readonly exposition?: ExpositionChoice;
+  readonly exposition?: 'negotiate' | 'text';
 }
 
 const READER_OPTION_KEYS = optionKeys<OmniPrometheusReaderOptions>({
@@ -61,9 +67,15 @@ export class OmniPrometheusReader extends MetricReader {
   private declared: readonly DeclaredFamily[];
   private store: { readonly series: SeriesStore; readonly producer: OmniMetricProducer } | undefined;
   private readonly createdSeries: boolean;
-  /** How the HTTP handlers serving this reader pick a scrape's format (the `exposition` option). */
+  /**
+   * How the HTTP handlers serving this reader pick a scrape's format (the `exposition` option).
+   * @internal
+   */
   readonly expositionChoice: ExpositionChoice;
-  /** Every rendering of this reader, HTTP scrapes and `metricsBytes()` alike, per format and name escaping: those that overlap share one. */
+  /**
+   * Every rendering of this reader, HTTP scrapes and `metricsBytes()` alike, per format and name escaping: those that overlap share one.
+   * @internal
+   */
   readonly sharedRenderings = new SharedRenderings((key: RenderKey) => this.exposition(key));
   /** Set once a MeterProvider takes this reader: before that only the store can be read. */
   private inProvider = false;
@@ -81,17 +93,24 @@ export class OmniPrometheusReader extends MetricReader {
   /**
    * Reads `store` from now on. A `producer` of the store given here (one that adds series, as
    * `enginePull`'s does) is what `collect()` returns, and its pulled engines join the exposition.
+   * @internal
    */
   attachStore(store: SeriesStore, producer?: OmniMetricProducer): void {
     this.store = { series: store, producer: producer ?? new OmniMetricProducer({ store, exponentialHistograms: false }) };
   }
 
-  /** Stops reading the store it was given (a registration that failed after attaching it). */
+  /**
+   * Stops reading the store it was given (a registration that failed after attaching it).
+   * @internal
+   */
   detachStore(): void {
     this.store = undefined;
   }
 
-  /** Replaces the announced families. */
+  /**
+   * Replaces the announced families.
+   * @internal
+   */
   declareFamilies(families: readonly DeclaredFamily[]): void {
     this.declared = families;
   }
@@ -137,6 +156,7 @@ export class OmniPrometheusReader extends MetricReader {
    * The exposition as a model, as of now: `target_info` when asked for, the store's families with
    * pulled engines' series joined in, the engines' other families, then the SDK's (declared
    * families first). What every format writes, and what a `node:cluster` worker sends its primary.
+   * @internal
    */
   async expositionFamilies(): Promise<ExpositionFamily[]> {
     const store = this.store;

@@ -1,4 +1,4 @@
-import { LimitedWarning } from '../views/diag-warnings';
+import { LimitedWarning } from '../views/common/diag-warnings';
 
 /**
  * One budget of memory for what renderings hold for the readers that stream them (HTTP scrapes),

@@ -1,7 +1,7 @@
 import { DataPointType, type Histogram, type MetricData } from '@opentelemetry/sdk-metrics';
-import type { FamilyType } from '../views/family-definition';
-import { prometheusMetricName } from '../views/names';
-import { formatGoFloat } from '../views/go-float';
+import type { FamilyType } from '../views/catalog/family-definition';
+import { prometheusMetricName } from '../views/catalog/names';
+import { formatGoFloat } from '../views/common/go-float';
 
 /**
  * How one collected stream becomes Prometheus samples: its type and name for the exposition model

@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
-import { checkObject } from '../views/option-checks';
+import { checkObject } from '../views/common/option-checks';
 
 /**
  * Credentials a scrape must present, as Prometheus's scrape config sends them

@@ -1,7 +1,7 @@
 import { createPrivateKey, X509Certificate, type KeyObject } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createSecureContext } from 'node:tls';
-import { OmniOptionError } from '../views/option-checks';
+import { OmniOptionError } from '../views/common/option-checks';
 
 export interface PrometheusTlsOptions {
   /** PEM private key file (unencrypted). */

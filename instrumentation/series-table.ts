@@ -1,4 +1,4 @@
-import type { FamilyKey } from '../views/catalog';
+import type { FamilyKey } from '../views/catalog/catalog';
 import type { FamilySeries, LabelValue } from '../views/store/family-series';
 import { NOOP_SERIES, type BoundSeries } from '../views/store/series';
 import type { SeriesStore } from '../views/store/series-store';

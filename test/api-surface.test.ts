@@ -1,15 +1,18 @@
 import assert from 'node:assert/strict';
 import * as root from '../index';
+import packageJson from '../package.json';
 
 /**
- * The root entry is the product's API: what an application needs to register, hook its classes
- * and serve or push. A name added here is a promise to keep; building blocks go behind subpaths.
+ * The root entry is the product's whole API: what an application needs to register, hook its
+ * classes (or call the recorders) and serve or push. A name added here is a promise to keep; the
+ * API report (`npm run api`, part of `npm test`) fails on any change it does not carry.
  */
 describe('the root entry', () => {
-  it('exports exactly the application API (values; types are checked by the compiler)', () => {
+  it('exports exactly the application API (values; docs/api/omni-otel-metrics.api.md lists every name, types included)', () => {
     assert.deepEqual(Object.keys(root).sort(), [
       'FAILURE_REASONS',
       'FINISH_REASONS',
+      'LogMetricExporter',
       'MetricsConfigError',
       'OMNI_CHANNELS',
       'OmniInstrumentation',
@@ -28,5 +31,10 @@ describe('the root entry', () => {
       'serveClusterWorker',
       'startClusterPrimary',
     ]);
+  });
+
+  it('is the only entry point: package.json exports `.` (and its own package.json), nothing else', () => {
+    assert.deepEqual(Object.keys(packageJson.exports).sort(), ['.', './package.json']);
+    assert.equal((packageJson as { typesVersions?: unknown }).typesVersions, undefined);
   });
 });

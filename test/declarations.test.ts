@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 
 const ROOT = join(__dirname, '..');
-const ENTRIES = ['omni-otel-metrics', 'omni-otel-metrics/views', 'omni-otel-metrics/instrumentation', 'omni-otel-metrics/stats', 'omni-otel-metrics/exporters'];
+const ENTRIES = ['omni-otel-metrics'];
 
 /**
  * The built `.d.ts` / `.d.mts` as a consumer compiles them with TypeScript's strictest library

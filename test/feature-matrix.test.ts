@@ -17,7 +17,7 @@ import { OTLP_PROTOCOLS } from '../exporters/otlp/types';
 import type { OmniMetricsOptions } from '../options';
 import { registerOmniMetrics, type OmniMetricsHandle } from '../register';
 import { declaredFamilies } from '../views/declared-families';
-import { OmniOptionError } from '../views/option-checks';
+import { OmniOptionError } from '../views/common/option-checks';
 import { OmniMetricProducer } from '../views/store/metric-producer';
 import { EngineServer, fixtureText } from './engine-pull/support/engine-server';
 import { startOtlpReceiver } from './otlp/support/otlp-receiver';

@@ -5,7 +5,7 @@ import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { OmniPrometheusReader } from '../exporters/prometheus-reader';
 import { registerOmniMetrics } from '../register';
-import { resolveCatalog } from '../views/catalog';
+import { resolveCatalog } from '../views/catalog/catalog';
 import { StageReplicaMap } from '../views/stage-replica-map';
 import { createOmniViews } from '../views/views';
 import { populateEveryFamily } from './support/populate';

@@ -1,6 +1,6 @@
 import type { Attributes } from '@opentelemetry/api';
-import type { ResolvedCatalog } from './catalog';
-import type { FamilyType } from './family-definition';
+import type { ResolvedCatalog } from './catalog/catalog';
+import type { FamilyType } from './catalog/family-definition';
 import { streamNameFor, type NamingScheme } from './views';
 
 /** A family the exposition must announce even before it has samples (HELP/TYPE with no series). */

@@ -1,6 +1,6 @@
 import type { Attributes } from '@opentelemetry/api';
 import type { IAttributesProcessor } from '@opentelemetry/sdk-metrics';
-import { WarnOnce } from './diag-warnings';
+import { WarnOnce } from './common/diag-warnings';
 import type { StageReplicaMap } from './stage-replica-map';
 
 /**

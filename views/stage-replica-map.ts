@@ -1,5 +1,5 @@
-import { DENSE_KEYS } from './small-int-map';
-import { shown } from './option-checks';
+import { DENSE_KEYS } from './common/small-int-map';
+import { shown } from './common/option-checks';
 
 /** A stage and replica as label values (`"0"`, `"1"`): what vLLM's `engine` label becomes. */
 export interface StageReplica {

@@ -1,5 +1,5 @@
 import { AggregationType, type ViewOptions } from '@opentelemetry/sdk-metrics';
-import type { ResolvedCatalog, ResolvedFamily } from './catalog';
+import type { ResolvedCatalog, ResolvedFamily } from './catalog/catalog';
 import { EngineRelabelProcessor } from './engine-relabel-processor';
 import type { StageReplicaMap } from './stage-replica-map';
 

@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { Histogram, Registry } from 'prom-client';
 import { registerOmniMetrics } from '../../index';
-import { INTER_TOKEN_LATENCY_BUCKETS } from '../../views/buckets';
+import { INTER_TOKEN_LATENCY_BUCKETS } from '../../views/catalog/buckets';
 import { floatCells } from '../direct-path/float-cells';
 import { median } from '../measure';
 import { contenderMain } from './contender-main';

@@ -1,6 +1,6 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { registerOmniMetrics } from '../../index';
-import { TIME_TO_FIRST_TOKEN_BUCKETS } from '../../views/buckets';
+import { TIME_TO_FIRST_TOKEN_BUCKETS } from '../../views/catalog/buckets';
 import { collectGarbage, contenderMain } from './contender-main';
 
 export const MEMORY_KINDS = ['counter', 'gauge', 'histogram'] as const;

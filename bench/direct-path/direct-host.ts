@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import type { EngineCoreOutputs, OmniRequestOutput, ReceiveReceipt, StageRequest, TransferReceipt } from '../../instrumentation/pipeline/host-contract';
+import type { EngineCoreOutputs, OmniRequestOutput, ReceiveReceipt, StageRequest, TransferReceipt } from '../../index';
 import { createBenchHost } from '../bench-host';
 import type { CellFactory } from './cells';
 import { bindEngineCells, bindPipelineCells, type EngineCells } from './engine-cells';

@@ -1,4 +1,4 @@
-import { resolveCatalog } from '../../views/catalog';
+import { resolveCatalog } from '../../views/catalog/catalog';
 import type { CellFactory, CounterCell, GaugeCell, HistogramCell, Labels } from './cells';
 
 const MODEL = 'm';

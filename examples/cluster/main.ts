@@ -7,17 +7,13 @@
  * OTLP to a Collector) and aggregate there.
  */
 import cluster from 'node:cluster';
-import { serveClusterWorker, startClusterPrimary, registerOmniMetrics } from 'omni-otel-metrics';
+import { registerOmniMetrics, serveClusterWorker, startClusterPrimary, type OmniMetricsOptions } from 'omni-otel-metrics';
 
-/** The same options in the primary and every worker, so their catalogs agree. */
-const OPTIONS = { modelName: 'demo-model', stagePools: [1, 2], logStats: true } as const;
+/** What every worker registers with; the primary is given the same, so it announces the same families. */
+const WORKER_OPTIONS: OmniMetricsOptions = { modelName: 'demo-model', stagePools: [1, 2], logStats: true, prometheus: false, logIntervalSeconds: 0 };
 
 async function primary(workers: number, port: number): Promise<void> {
-  const aggregate = await startClusterPrimary({
-    modelName: OPTIONS.modelName,
-    catalog: { logStats: OPTIONS.logStats },
-    prometheus: { host: '127.0.0.1', port },
-  });
+  const aggregate = await startClusterPrimary({ workerOptions: WORKER_OPTIONS, prometheus: { host: '127.0.0.1', port } });
   console.info(`primary ${process.pid}: aggregate of ${workers} workers at ${aggregate.server?.url}`);
   let stopping = false;
   for (let i = 0; i < workers; i++) cluster.fork();
@@ -42,7 +38,7 @@ async function primary(workers: number, port: number): Promise<void> {
 }
 
 async function worker(): Promise<void> {
-  const handle = await registerOmniMetrics({ ...OPTIONS, prometheus: false, logIntervalSeconds: 0 });
+  const handle = await registerOmniMetrics(WORKER_OPTIONS);
   const sync = serveClusterWorker(handle, { syncIntervalMillis: 5000 });
   // Stand-in for real traffic: a request finishes every 200-700 ms.
   const timer = setInterval(

@@ -1,11 +1,11 @@
-import { packageDiag } from '../../views/package-diag';
+import { packageDiag } from '../../views/common/package-diag';
 import cluster, { type Worker } from 'node:cluster';
 import { declaredFamilies } from '../../views/declared-families';
-import { resolveCatalog, type CatalogOptions, type ResolvedCatalog, type ResolvedFamily } from '../../views/catalog';
-import type { NamingScheme } from '../../views/views';
-import { createMetricsHandler, type MetricsHandlerOptions, type MetricsMiddleware, type MetricsTextSource } from '../metrics-handler';
-import { resolvePrometheusServerSettings, serveMetrics, type PrometheusServer, type PrometheusServerOptions } from '../prometheus-http';
-import { createdSeriesDisabledByEnv, renderRequest, type ExpositionFormat, type RenderKey } from '../exposition/exposition-text';
+import type { ResolvedCatalog, ResolvedFamily } from '../../views/catalog/catalog';
+import { createMetricsHandler, type MetricsMiddleware, type MetricsTextSource } from '../metrics-handler';
+import type { ScrapeAuth } from '../scrape-auth';
+import { serveMetrics, type PrometheusServer, type PrometheusServerSettings } from '../prometheus-http';
+import { renderRequest, type ExpositionFormat, type RenderKey } from '../exposition/exposition-text';
 import type { DeclaredFamily } from '../../views/declared-families';
 import { withDeclared } from '../exposition/declared';
 import { exposedFamilies } from '../exposition/exposed-families';
@@ -18,56 +18,31 @@ import { mergeSnapshots, retireSnapshot, type GaugeMerge, type GaugeMergePolicy 
 import { isProtocolMessage, type ProtocolMessage, type SnapshotMessage } from './protocol';
 import { EMPTY_SNAPSHOT, type ClusterSnapshot, type SnapshotHistogram } from '../snapshot';
 import { SnapshotChecker } from './snapshot-check';
-import { checkObject, optionKeys, shown } from '../../views/option-checks';
-import { WarnOnce } from '../../views/diag-warnings';
+import { WarnOnce } from '../../views/common/diag-warnings';
 
-const CLUSTER_PRIMARY_OPTION_KEYS = optionKeys<ClusterPrimaryOptions>({
-  modelName: true,
-  catalog: true,
-  naming: true,
-  prometheus: true,
-  createdSeries: true,
-  collectTimeoutMillis: true,
-  gaugeMerge: true,
-});
-
-export interface ClusterPrimaryOptions {
-  /** The workers' `modelName` (the eager zero series carry it). */
+/** A cluster primary's settings, checked (the public options are `ClusterPrimaryOptions`). */
+export interface ClusterAggregateSettings {
+  /** The catalog the workers register, so the aggregate announces their families before they report. */
+  readonly catalog: ResolvedCatalog;
   readonly modelName: string;
-  /** The workers' catalog: `handle.catalog` of an equal configuration, or the options it is resolved from. */
-  readonly catalog: ResolvedCatalog | CatalogOptions;
-  /** The workers' naming scheme; default `vllm`. */
-  readonly naming?: NamingScheme;
-  /**
-   * Serve the aggregate on its own port (default: `OTEL_EXPORTER_PROMETHEUS_HOST/PORT`, else
-   * 0.0.0.0:9464), or `false` for no server (mount `handler()` instead).
-   */
-  readonly prometheus?: false | PrometheusServerOptions;
-  /**
-   * Print `<name>_created` for counter and histogram series (the earliest creation among the
-   * workers). Default on, unless `PROMETHEUS_DISABLE_CREATED_SERIES` is `true`, `1` or `t`.
-   */
-  readonly createdSeries?: boolean;
-  /** How long a scrape waits for each worker before using its last snapshot. Default 1000. */
-  readonly collectTimeoutMillis?: number;
-  /** Per exposed family name: how live workers' values of a gauge merge (see `startClusterPrimary`). */
-  readonly gaugeMerge?: Readonly<Record<string, GaugeMerge>>;
+  readonly server: PrometheusServerSettings | undefined;
+  readonly createdSeries: boolean;
+  readonly collectTimeoutMillis: number;
+  readonly gaugeMerge: Readonly<Record<string, GaugeMerge>>;
 }
 
-export interface ClusterPrimary extends MetricsTextSource {
+export interface ClusterPrimary {
   /** The aggregate a scrape would receive: asks every live worker first. */
   metricsText(format?: ExpositionFormat): Promise<string>;
   /** A handler to mount the aggregate's `/metrics` on the host's own server. */
-  handler(pathOrOptions?: string | MetricsHandlerOptions): MetricsMiddleware;
+  handler(pathOrOptions?: string | { readonly path?: string; readonly auth?: ScrapeAuth }): MetricsMiddleware;
   /** The built-in server, unless `prometheus: false`. */
   readonly server?: PrometheusServer;
   /** Stops listening to workers and closes the server; workers are left running. */
   stop(): Promise<void>;
 }
 
-const DEFAULT_COLLECT_TIMEOUT_MILLIS = 1000;
 const listenerFailures = new WarnOnce();
-const GAUGE_MERGES: readonly GaugeMerge[] = ['sum', 'max', 'min'];
 
 interface LiveWorker {
   snapshot: ClusterSnapshot;
@@ -97,26 +72,15 @@ interface LiveWorker {
  * OTLP to an OpenTelemetry Collector (or let Prometheus scrape each instance) and aggregate there
  * (`sum by (...)` in PromQL, or the Collector's processors).
  */
-export async function startClusterPrimary(options: ClusterPrimaryOptions): Promise<ClusterPrimary> {
-  checkObject(options, 'startClusterPrimary options', CLUSTER_PRIMARY_OPTION_KEYS);
-  if (typeof options.modelName !== 'string' || options.modelName === '') throw new TypeError('modelName must be a non-empty string');
+export async function serveClusterAggregate(settings: ClusterAggregateSettings): Promise<ClusterPrimary> {
   if (!cluster.isPrimary) throw new Error('startClusterPrimary must run in the cluster primary (cluster.isPrimary)');
-  const collectTimeoutMillis = options.collectTimeoutMillis ?? DEFAULT_COLLECT_TIMEOUT_MILLIS;
-  if (!(collectTimeoutMillis > 0) || !Number.isFinite(collectTimeoutMillis)) {
-    throw new RangeError(`collectTimeoutMillis must be a finite number > 0, got ${shown(collectTimeoutMillis)}`);
-  }
-  for (const [name, merge] of Object.entries(options.gaugeMerge ?? {})) {
-    if (!GAUGE_MERGES.includes(merge)) throw new RangeError(`gaugeMerge[${name}] must be one of ${GAUGE_MERGES.join(', ')}, got ${shown(merge)}`);
-  }
-  const catalog = isResolvedCatalog(options.catalog) ? options.catalog : resolveCatalog(options.catalog);
-  const naming = options.naming ?? 'vllm';
-  const serverSettings = options.prometheus === false ? undefined : resolvePrometheusServerSettings(options.prometheus ?? {});
+  const { catalog, server: serverSettings } = settings;
   const aggregate = new ClusterAggregate(
     new SnapshotChecker(catalog),
-    declaredFamilies(catalog, options.modelName, naming),
-    gaugeMergePolicy(catalog, options.gaugeMerge),
-    collectTimeoutMillis,
-    options.createdSeries ?? !createdSeriesDisabledByEnv(),
+    declaredFamilies(catalog, settings.modelName),
+    gaugeMergePolicy(catalog, settings.gaugeMerge),
+    settings.collectTimeoutMillis,
+    settings.createdSeries,
   );
 
   let server: PrometheusServer | undefined;
@@ -305,12 +269,8 @@ function carriesNativeBuckets(snapshot: ClusterSnapshot): boolean {
   );
 }
 
-function isResolvedCatalog(catalog: ResolvedCatalog | CatalogOptions): catalog is ResolvedCatalog {
-  return Array.isArray((catalog as ResolvedCatalog).families) && typeof (catalog as ResolvedCatalog).byKey === 'function';
-}
-
 /** The default gauge merges of `startClusterPrimary`, with per-family overrides. */
-function gaugeMergePolicy(catalog: ResolvedCatalog, overrides: Readonly<Record<string, GaugeMerge>> = {}): GaugeMergePolicy {
+export function gaugeMergePolicy(catalog: ResolvedCatalog, overrides: Readonly<Record<string, GaugeMerge>>): GaugeMergePolicy {
   const byStream = new Map<string, ResolvedFamily>();
   for (const family of catalog.families) {
     byStream.set(family.name, family);
@@ -323,6 +283,6 @@ function gaugeMergePolicy(catalog: ResolvedCatalog, overrides: Readonly<Record<s
     if (override !== undefined) return override;
     if (exposed.endsWith('_info')) return 'max';
     if (family === undefined) return 'sum';
-    return /^\{[^{}]+\}$/.test(family.unit) ? 'sum' : 'max';
+    return family.clusterMerge ?? (/^\{[^{}]+\}$/.test(family.unit) ? 'sum' : 'max');
   };
 }

@@ -1,8 +1,8 @@
-import { packageDiag } from '../../views/package-diag';
+import { packageDiag } from '../../views/common/package-diag';
 import { isProtocolMessage, type ProtocolMessage, type SnapshotMessage } from './protocol';
 import { familiesSnapshot } from '../exposition/snapshot-families';
-import type { ExpositionFamily } from '../exposition/model';
-import { checkObject, OmniOptionError, shown } from '../../views/option-checks';
+import type { OmniPrometheusReader } from '../prometheus-reader';
+import { checkObject, OmniOptionError, shown } from '../../views/common/option-checks';
 
 export interface ClusterWorkerOptions {
   /**
@@ -17,8 +17,11 @@ export interface ClusterWorkerOptions {
 /** What `serveClusterWorker` needs of a `registerOmniMetrics` handle. */
 export interface ClusterWorkerSource {
   /** The reader whose exposition the worker sends, native buckets and exemplars included. */
-  readonly prometheusReader?: { expositionFamilies(): Promise<ExpositionFamily[]> };
-  /** The registration's request labels: a `maxValues` bound is per process, so a worker refuses it. */
+  readonly prometheusReader?: OmniPrometheusReader;
+  /**
+   * The registration's request labels: a `maxValues` bound is per process, so a worker refuses it.
+   * @internal
+   */
   readonly settings?: { readonly requestLabels?: ReadonlyArray<{ readonly name: string; readonly maxValues: number }> };
 }
 

@@ -1,5 +1,5 @@
 import type { AttributeValue } from '@opentelemetry/api';
-import { WarnOnce } from '../../views/diag-warnings';
+import { WarnOnce } from '../../views/common/diag-warnings';
 import {
   numberOrNaN,
   type ClusterSnapshot,

@@ -1,6 +1,6 @@
 import type { AttributeValue } from '@opentelemetry/api';
-import type { ResolvedCatalog } from '../../views/catalog';
-import { LimitedWarning } from '../../views/diag-warnings';
+import type { ResolvedCatalog } from '../../views/catalog/catalog';
+import { LimitedWarning } from '../../views/common/diag-warnings';
 import { MAX_NATIVE_SCHEMA, MIN_NATIVE_SCHEMA } from '../../views/store/native-buckets';
 import { isPrintableTrace } from '../../views/store/exemplar-trace-ids';
 import type {

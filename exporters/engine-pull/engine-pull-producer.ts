@@ -1,6 +1,6 @@
 import { hrTime } from '@opentelemetry/core';
 import type { CollectionResult } from '@opentelemetry/sdk-metrics';
-import { OmniMetricProducer, type OmniMetricProducerOptions } from '../../views/store/metric-producer';
+import { OmniMetricProducer, type MetricProducerOptions } from '../../views/store/metric-producer';
 import type { FamilySeries } from '../../views/store/family-series';
 import type { SeriesStore } from '../../views/store/series-store';
 import type { EnginePuller, PulledEngines } from './engine-puller';
@@ -18,7 +18,7 @@ export class EnginePullProducer extends OmniMetricProducer {
 
   constructor(
     private readonly puller: EnginePuller,
-    options: OmniMetricProducerOptions = {},
+    options: MetricProducerOptions = {},
   ) {
     super(options);
     this.pulledStore = options.store;

@@ -1,6 +1,6 @@
-import { METRIC_NAME_PATTERN } from '../../views/names';
-import { checkObject, optionKeys, shown } from '../../views/option-checks';
-import { redactedUrl, redactedUrlText } from '../../views/redaction';
+import { METRIC_NAME_PATTERN } from '../../views/catalog/names';
+import { checkObject, optionKeys, shown } from '../../views/common/option-checks';
+import { redactedUrl, redactedUrlText } from '../../views/common/redaction';
 import { replicaKey } from '../../views/stage-replica-map';
 import type { EnginePullOptions, EngineTarget } from './types';
 

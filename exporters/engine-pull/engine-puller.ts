@@ -1,7 +1,7 @@
-import { packageDiag } from '../../views/package-diag';
+import { packageDiag } from '../../views/common/package-diag';
 import { EngineRelabelProcessor } from '../../views/engine-relabel-processor';
-import { WarnOnce } from '../../views/diag-warnings';
-import { redactedUrl, withUrlsRedacted } from '../../views/redaction';
+import { WarnOnce } from '../../views/common/diag-warnings';
+import { redactedUrl, withUrlsRedacted } from '../../views/common/redaction';
 import { replicaKey, type StageReplicaMap } from '../../views/stage-replica-map';
 import { EMPTY_SNAPSHOT, type ClusterSnapshot, type SnapshotMetric, type SnapshotPoint } from '../snapshot';
 import { EngineConnections, EnginePullError } from './engine-fetch';
@@ -12,7 +12,7 @@ import { PulledFamilies } from './pulled-families';
 import { ExpositionParseError, parseExpositionInSlices } from './exposition-parser';
 import type { ParsedFamily, ParsedSample } from '../parsed-family';
 import { FamilyNames, type OwnFamily } from './family-names';
-import type { ScrapeUpFamily } from '../../views/scrape-up-family';
+import type { ScrapeUpFamily } from '../../views/catalog/scrape-up-family';
 
 /** The outcome of one pull of every engine. */
 export interface PulledEngines {

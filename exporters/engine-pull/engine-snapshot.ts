@@ -1,6 +1,6 @@
 import type { AttributeValue } from '@opentelemetry/api';
 import type { EngineRelabelProcessor } from '../../views/engine-relabel-processor';
-import { LimitedWarning } from '../../views/diag-warnings';
+import { LimitedWarning } from '../../views/common/diag-warnings';
 import type { SnapshotHistogram, SnapshotMetric, SnapshotPoint } from '../snapshot';
 import type { ParsedFamily, ParsedSample } from '../parsed-family';
 import type { FamilyNames, PrintedKind } from './family-names';

@@ -1,4 +1,4 @@
-import { PIPELINE_PREFIXES } from '../../views/names';
+import { PIPELINE_PREFIXES } from '../../views/catalog/names';
 import { occupiedNames } from '../exposition/name-claims';
 
 /** The kinds a pulled family is printed as. */

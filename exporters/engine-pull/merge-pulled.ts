@@ -9,7 +9,7 @@ import {
   type Histogram,
   type MetricData,
 } from '@opentelemetry/sdk-metrics';
-import { LimitedWarning } from '../../views/diag-warnings';
+import { LimitedWarning } from '../../views/common/diag-warnings';
 import type { FamilySeries } from '../../views/store/family-series';
 import type { SeriesStore } from '../../views/store/series-store';
 import { snapshotToResourceMetrics } from '../snapshot';

@@ -1,7 +1,7 @@
 import type { Attributes } from '@opentelemetry/api';
 import type { DeclaredFamily } from '../../views/declared-families';
-import { WarnOnce } from '../../views/diag-warnings';
-import { prometheusLabelName } from '../../views/names';
+import { WarnOnce } from '../../views/common/diag-warnings';
+import { prometheusLabelName } from '../../views/catalog/names';
 import { attributeText, readLabelValue, renderLabelText } from '../../views/store/label-text';
 import type { ExpositionFamily, ExpositionSeries, FamilyMeta, HistogramSeriesData } from './model';
 

@@ -1,4 +1,4 @@
-import { formatGoFloat, pythonFloatRepr } from '../../views/go-float';
+import { formatGoFloat, pythonFloatRepr } from '../../views/common/go-float';
 import type { Exemplar } from '../../views/store/exemplar-slots';
 
 /**

@@ -1,4 +1,4 @@
-import { WarnOnce } from '../../views/diag-warnings';
+import { WarnOnce } from '../../views/common/diag-warnings';
 import { familyStem } from './exposition-text';
 import type { ExpositionFamily, ExpositionType } from './model';
 

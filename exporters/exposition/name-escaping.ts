@@ -1,4 +1,4 @@
-import { LABEL_NAME_PATTERN, METRIC_NAME_PATTERN, prometheusLabelName, prometheusMetricName } from '../../views/names';
+import { LABEL_NAME_PATTERN, METRIC_NAME_PATTERN, prometheusLabelName, prometheusMetricName } from '../../views/catalog/names';
 
 /**
  * How names that are not legacy Prometheus names (`a-zA-Z0-9_:`, not starting with a digit) are

@@ -1,6 +1,6 @@
 import type { Attributes, HrTime } from '@opentelemetry/api';
-import { formatGoFloat } from '../../views/go-float';
-import { LABEL_NAME_PATTERN } from '../../views/names';
+import { formatGoFloat } from '../../views/common/go-float';
+import { LABEL_NAME_PATTERN } from '../../views/catalog/names';
 import type { CreatedTime, ExpositionSeries } from './model';
 
 /** A start time as a series' creation: printed as `_created` (seconds since the epoch), formatted when first printed. */

@@ -1,4 +1,4 @@
-import { formatGoFloat } from '../../views/go-float';
+import { formatGoFloat } from '../../views/common/go-float';
 import { bucketLabelParts, renderLabelText, type LabelText } from '../../views/store/label-text';
 import type { Attributes } from '@opentelemetry/api';
 import { exemplarText } from './exemplar-text';

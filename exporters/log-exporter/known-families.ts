@@ -1,5 +1,5 @@
-import { resolveFullCatalog, type ResolvedCatalog } from '../../views/catalog';
-import { PIPELINE_PREFIXES } from '../../views/names';
+import { resolveFullCatalog, type ResolvedCatalog } from '../../views/catalog/catalog';
+import { PIPELINE_PREFIXES } from '../../views/catalog/names';
 
 /** What the log line needs of a catalog family: the exposed name and the UCUM unit. */
 export interface KnownFamily {

@@ -1,7 +1,7 @@
 import type { AttributeValue } from '@opentelemetry/api';
-import { WarnOnce } from '../../views/diag-warnings';
+import { WarnOnce } from '../../views/common/diag-warnings';
 import type { DataPoint, Histogram, ResourceMetrics } from '@opentelemetry/sdk-metrics';
-import { prometheusLabelName } from '../../views/names';
+import { prometheusLabelName } from '../../views/catalog/names';
 import { expandSamples, prometheusFamilyName, prometheusType } from '../samples';
 import type { KnownFamily } from './known-families';
 import { unitWord } from './units';

@@ -2,39 +2,45 @@ import { ExportResultCode, type ExportResult } from '@opentelemetry/core';
 import { AggregationTemporality, type PushMetricExporter, type ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import { appendFile } from 'node:fs/promises';
 import { hostname as osHostname } from 'node:os';
-import type { ResolvedCatalog } from '../../views/catalog';
-import { WarnOnce } from '../../views/diag-warnings';
+import type { ResolvedCatalog } from '../../views/catalog/catalog';
+import { WarnOnce } from '../../views/common/diag-warnings';
 import { knownFamilies, type KnownFamily } from './known-families';
 import { formatLogLines, type LogMetricFormat } from './log-lines';
-import { checkObject, shown } from '../../views/option-checks';
-
-/** The part of a writable stream the exporter uses. */
-export interface LogLineStream {
-  write(chunk: string, callback: (error?: Error | null) => void): boolean;
-  readonly writableEnded?: boolean;
-  readonly destroyed?: boolean;
-}
-
-/**
- * Where lines go: `stdout` (default), `stderr`, a writable stream (never ended by the exporter:
- * you own it), or `{ file }`, appended to and created if missing. The file is opened for each
- * export, so a log rotator may move it away between exports.
- */
-export type LogDestination = 'stdout' | 'stderr' | LogLineStream | { readonly file: string };
+import { checkObject, shown } from '../../views/common/option-checks';
 
 export interface LogMetricExporterOptions {
   /** `statsd` (default): TorchServe's metric log line; `json`: JSON lines. */
-  readonly format?: LogMetricFormat;
-  readonly destination?: LogDestination;
+  readonly format?: 'statsd' | 'json';
+  /**
+   * Where lines go: `stdout` (default), `stderr`, a writable stream (never ended by the exporter:
+   * you own it), or `{ file }`, appended to and created if missing. The file is opened for each
+   * export, so a log rotator may move it away between exports.
+   */
+  readonly destination?:
+    | 'stdout'
+    | 'stderr'
+    | {
+        write(chunk: string, callback: (error?: Error | null) => void): boolean;
+        readonly writableEnded?: boolean;
+        readonly destroyed?: boolean;
+      }
+    | { readonly file: string };
   /** The `hostname` field; default `os.hostname()`. */
   readonly hostname?: string;
   /**
    * The catalog of this configuration (`handle.catalog`), for the units of custom families from a
    * config file. Built-in families are known without it: under the default `vllm` naming
    * instruments carry no unit, so units come from the catalog.
+   * @internal
    */
   readonly catalog?: ResolvedCatalog;
 }
+
+/** Where lines go (see `LogMetricExporterOptions.destination`). */
+export type LogDestination = NonNullable<LogMetricExporterOptions['destination']>;
+
+/** The part of a writable stream the exporter uses. */
+export type LogLineStream = Extract<LogDestination, { write: unknown }>;
 
 /**
  * A `PushMetricExporter` that writes one line per Prometheus sample, for users who ship logs

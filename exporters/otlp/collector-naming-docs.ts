@@ -1,5 +1,5 @@
 import { readFileSync, writeFileSync } from 'node:fs';
-import { withGeneratedSection } from '../../views/generated-section';
+import { withGeneratedSection } from '../../views/catalog/generated-section';
 import { collectorNamingMarkdown } from './collector-naming';
 
 const BEGIN = '<!-- BEGIN GENERATED OTLP NAMING (npm run docs) -->';

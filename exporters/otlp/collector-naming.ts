@@ -1,6 +1,6 @@
-import { resolveFullCatalog, type FamilyKey, type ResolvedCatalog } from '../../views/catalog';
-import type { FamilyType } from '../../views/family-definition';
-import { GEN_AI_METRICS } from '../../views/gen-ai-families';
+import { resolveFullCatalog, type FamilyKey, type ResolvedCatalog } from '../../views/catalog/catalog';
+import type { FamilyType } from '../../views/catalog/family-definition';
+import { GEN_AI_METRICS } from '../../views/catalog/gen-ai-families';
 
 /**
  * The name-translation strategies of the Collector's `prometheus` exporter (`translation_strategy`),

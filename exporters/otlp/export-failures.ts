@@ -1,7 +1,7 @@
 import { ExportResultCode } from '@opentelemetry/core';
 import type { PushMetricExporter } from '@opentelemetry/sdk-metrics';
-import { LimitedWarning } from '../../views/diag-warnings';
-import { withUrlsRedacted } from '../../views/redaction';
+import { LimitedWarning } from '../../views/common/diag-warnings';
+import { withUrlsRedacted } from '../../views/common/redaction';
 import { pausedByCollector } from './retry-after';
 import type { TemporalityPreference } from './types';
 

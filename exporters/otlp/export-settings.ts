@@ -1,6 +1,6 @@
-import { packageDiag } from '../../views/package-diag';
-import { checkObject, didYouMean, OmniOptionError, optionKeys, shown } from '../../views/option-checks';
-import { redactedUrlText } from '../../views/redaction';
+import { packageDiag } from '../../views/common/package-diag';
+import { checkObject, didYouMean, OmniOptionError, optionKeys, shown } from '../../views/common/option-checks';
+import { redactedUrlText } from '../../views/common/redaction';
 import { isHttpUrl, type FromVariable, type OtelEnvConfig } from './otel-env';
 import {
   DEFAULT_EXPORT_INTERVAL_MILLIS,

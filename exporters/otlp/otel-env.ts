@@ -1,4 +1,4 @@
-import { redactedHeaderList, redactedUrlText } from '../../views/redaction';
+import { redactedHeaderList, redactedUrlText } from '../../views/common/redaction';
 import {
   HISTOGRAM_AGGREGATIONS,
   METRICS_EXPORTER_NAMES,

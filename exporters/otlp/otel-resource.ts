@@ -9,7 +9,7 @@ import {
   type Resource,
   type ResourceDetector,
 } from '@opentelemetry/resources';
-import { WarnOnce } from '../../views/diag-warnings';
+import { WarnOnce } from '../../views/common/diag-warnings';
 import type { OtelEnvConfig } from './otel-env';
 import { RESOURCE_DETECTOR_NAMES, type ResourceDetectorName } from './types';
 

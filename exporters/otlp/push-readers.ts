@@ -1,6 +1,6 @@
 import { ConsoleMetricExporter, PeriodicExportingMetricReader, type MetricReader, type PushMetricExporter } from '@opentelemetry/sdk-metrics';
-import { redactedUrlText } from '../../views/redaction';
-import { OmniMetricProducer, type OmniMetricProducerOptions } from '../../views/store/metric-producer';
+import { redactedUrlText } from '../../views/common/redaction';
+import { OmniMetricProducer, type MetricProducerOptions } from '../../views/store/metric-producer';
 import type { SeriesStore } from '../../views/store/series-store';
 import { reportingFailures } from './export-failures';
 import type { ExportSettings } from './export-settings';
@@ -17,7 +17,7 @@ export function createPushReaders(
   settings: ExportSettings,
   store?: SeriesStore,
   load?: ModuleLoader,
-  newProducer?: (options: OmniMetricProducerOptions) => OmniMetricProducer,
+  newProducer?: (options: MetricProducerOptions) => OmniMetricProducer,
 ): MetricReader[] {
   const exporters: PushMetricExporter[] = [];
   if (settings.exporters.has('otlp')) {
@@ -42,7 +42,7 @@ export function createPushReaders(
 export function storeProducerFor(
   store: SeriesStore,
   exporter: PushMetricExporter,
-  newProducer: (options: OmniMetricProducerOptions) => OmniMetricProducer = (options) => new OmniMetricProducer(options),
+  newProducer: (options: MetricProducerOptions) => OmniMetricProducer = (options) => new OmniMetricProducer(options),
 ): OmniMetricProducer {
   return newProducer({ store, aggregationTemporalitySelector: exporter.selectAggregationTemporality?.bind(exporter) });
 }

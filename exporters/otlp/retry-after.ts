@@ -1,7 +1,7 @@
 import type { Agent as HttpAgent, ClientRequest, IncomingMessage } from 'node:http';
 import { ExportResultCode } from '@opentelemetry/core';
 import type { MetricReader, PushMetricExporter } from '@opentelemetry/sdk-metrics';
-import { LimitedWarning } from '../../views/diag-warnings';
+import { LimitedWarning } from '../../views/common/diag-warnings';
 import type { TemporalityPreference } from './types';
 
 /** The longest pause one answer can impose: a collector cannot silence the exporter for good. */

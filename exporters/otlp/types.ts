@@ -5,19 +5,15 @@ export type MetricsExporterName = 'prometheus' | 'otlp' | 'console' | 'none';
 export const METRICS_EXPORTER_NAMES: readonly MetricsExporterName[] = Object.freeze(['prometheus', 'otlp', 'console', 'none']);
 
 /** `OTEL_EXPORTER_OTLP_(METRICS_)PROTOCOL` values. */
-export type OtlpProtocol = 'http/protobuf' | 'http/json' | 'grpc';
+export type OtlpProtocol = NonNullable<OtlpOptions['protocol']>;
 export const OTLP_PROTOCOLS: readonly OtlpProtocol[] = Object.freeze(['http/protobuf', 'http/json', 'grpc']);
 
 /** `OTEL_EXPORTER_OTLP_(METRICS_)COMPRESSION` values. */
-export type OtlpCompression = 'gzip' | 'none';
+export type OtlpCompression = NonNullable<OtlpOptions['compression']>;
 export const OTLP_COMPRESSIONS: readonly OtlpCompression[] = Object.freeze(['gzip', 'none']);
 
-/**
- * `OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE` values. `cumulative` is what
- * `prometheusremotewrite` accepts; `delta` makes counters, histograms and gauges delta;
- * `lowmemory` makes only synchronous counters and histograms delta.
- */
-export type TemporalityPreference = 'cumulative' | 'delta' | 'lowmemory';
+/** `OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE` values (see `OtlpOptions.temporality`). */
+export type TemporalityPreference = NonNullable<OtlpOptions['temporality']>;
 export const TEMPORALITY_PREFERENCES: readonly TemporalityPreference[] = Object.freeze(['cumulative', 'delta', 'lowmemory']);
 
 /** `OTEL_EXPORTER_OTLP_METRICS_DEFAULT_HISTOGRAM_AGGREGATION` values, as the OpenTelemetry specification and JS SDK name them. */
@@ -39,7 +35,7 @@ export const DEFAULT_EXPORT_TIMEOUT_MILLIS = 30_000;
 /** OTLP settings; each one wins over its `OTEL_*` variable. */
 export interface OtlpOptions {
   /** Default `OTEL_EXPORTER_OTLP_METRICS_PROTOCOL`, then `OTEL_EXPORTER_OTLP_PROTOCOL`, else `http/protobuf`. */
-  readonly protocol?: OtlpProtocol;
+  readonly protocol?: 'http/protobuf' | 'http/json' | 'grpc';
   /**
    * Where to send. For HTTP, a URL without a path is a base, as `OTEL_EXPORTER_OTLP_ENDPOINT` is:
    * `http://collector:4318` posts to `http://collector:4318/v1/metrics`; a URL with a path is the
@@ -53,7 +49,7 @@ export interface OtlpOptions {
   /** Per export request; default `OTEL_EXPORTER_OTLP_(METRICS_)TIMEOUT`, else 10 000. */
   readonly timeoutMillis?: number;
   /** Default `OTEL_EXPORTER_OTLP_(METRICS_)COMPRESSION`, else none. */
-  readonly compression?: OtlpCompression;
+  readonly compression?: 'gzip' | 'none';
   /** Between exports (OTLP and console); default `OTEL_METRIC_EXPORT_INTERVAL`, else 60 000. */
   readonly exportIntervalMillis?: number;
   /**
@@ -61,6 +57,10 @@ export interface OtlpOptions {
    * interval, when that is shorter).
    */
   readonly exportTimeoutMillis?: number;
-  /** Default `OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE`, else `cumulative`. */
-  readonly temporality?: TemporalityPreference;
+  /**
+   * Default `OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE`, else `cumulative`, what
+   * `prometheusremotewrite` accepts; `delta` makes counters, histograms and gauges delta;
+   * `lowmemory` makes only synchronous counters and histograms delta.
+   */
+  readonly temporality?: 'cumulative' | 'delta' | 'lowmemory';
 }

@@ -1,7 +1,7 @@
 import type { OmniRequestOutput } from '../pipeline/host-contract';
 import type { GenerateOutcome, PipelineObserver } from '../pipeline/pipeline-observer';
-import { LimitedWarning } from '../../views/diag-warnings';
-import { isThenable } from '../../views/thenable';
+import { LimitedWarning } from '../../views/common/diag-warnings';
+import { isThenable } from '../../views/common/thenable';
 import type { HandleFeed } from './handle-feed';
 import { observeStream, type StreamCallbacks } from './stream-observer';
 

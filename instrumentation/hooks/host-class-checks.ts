@@ -1,5 +1,5 @@
-import { packageDiag } from '../../views/package-diag';
-import { OmniOptionError, shown } from '../../views/option-checks';
+import { packageDiag } from '../../views/common/package-diag';
+import { OmniOptionError, shown } from '../../views/common/option-checks';
 import { methodDefinition, methodOwner } from './class-patcher';
 import { ORCHESTRATOR_METHODS, SERVING_METHODS } from './host-wrappers';
 

@@ -91,12 +91,6 @@ function replaceMethod(owner: object, name: string, method: HostMethodFn): void 
   Object.defineProperty(owner, name, { ...Object.getOwnPropertyDescriptor(owner, name), value: method });
 }
 
-/** Whether `listener` still hears the method (its patch is in place and lists it). */
-export function isListening<L>(owner: object, name: string, listener: L): boolean {
-  const patch = tableOf(owner, false)?.get(name) as MethodPatch<L> | undefined;
-  return patch !== undefined && (owner as Record<string, unknown>)[name] === patch.wrapper && patch.listeners.includes(listener);
-}
-
 /** Whether `wrapper` is `value` or lies under it in a chain of shimmer-style wrappers (`__original`). */
 function inChain(value: unknown, wrapper: HostMethodFn): boolean {
   for (let depth = 0; typeof value === 'function' && depth < 16; depth++) {

@@ -8,12 +8,19 @@ import type { OmniRecorders, RecorderSettings } from '../recorders/recorders';
  * another provider takes. The handle `registerOmniMetrics` returns is one.
  */
 export interface InstrumentedMetrics extends OmniRecorders {
-  /** Every series of the catalog's families. */
+  /**
+   * Every series of the catalog's families.
+   * @internal
+   */
   readonly store: SeriesStore;
+  /** @internal */
   readonly stageReplicaMap: StageReplicaMap;
   /** The provider the recorders' own instruments (the GenAI histograms) are created on. */
   readonly meterProvider: MeterProvider;
-  /** What the recorders were built with; `createRecorders(store, settings, provider)` rebuilds them elsewhere. */
+  /**
+   * What the recorders were built with; `createRecorders(store, settings, provider)` rebuilds them elsewhere.
+   * @internal
+   */
   readonly settings: RecorderSettings;
   /** Adds a replica to a stage while serving; returns the replica id. */
   addReplica(stage: number, replica?: number): number;

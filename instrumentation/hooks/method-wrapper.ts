@@ -1,7 +1,7 @@
 import type { HandleFeed } from './handle-feed';
 import { NO_LISTENERS, type HostMethodFn, type MethodPatch } from './host-patches';
 import { followResult, ignoreReason } from './telemetry-guard';
-import { isThenable } from '../../views/thenable';
+import { isThenable } from '../../views/common/thenable';
 
 /** A wrapper factory: the original method and its patch, whose listeners the wrapper reads per call. */
 export type WrapperFactory = (original: HostMethodFn, patch: MethodPatch<HandleFeed>) => HostMethodFn;

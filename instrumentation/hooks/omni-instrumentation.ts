@@ -10,9 +10,9 @@ import {
 import type { InstrumentedMetrics } from './instrumented-metrics';
 import type { OmniRecorders } from '../recorders/recorders';
 import { GEN_AI_METER_NAME, OmniGenAiMetrics } from '../recorders/gen-ai-metrics';
-import { WarnOnce } from '../../views/diag-warnings';
-import { packageDiag } from '../../views/package-diag';
-import { checkArray, checkBoolean, checkObject, optionKeys, shown } from '../../views/option-checks';
+import { WarnOnce } from '../../views/common/diag-warnings';
+import { packageDiag } from '../../views/common/package-diag';
+import { checkArray, checkBoolean, checkObject, optionKeys, shown } from '../../views/common/option-checks';
 import { OMNI_METER_NAME, PACKAGE_VERSION } from '../../views/views';
 import type { PipelineObserver } from '../pipeline/pipeline-observer';
 import { subscribeChannels } from './channels';
@@ -33,25 +33,24 @@ import type { WrapperFactory } from './method-wrapper';
 import { checkHostClasses, className, unpatchableMethod, warnWhenNothingToHook } from './host-class-checks';
 import { realtimeWrapper } from './realtime-wrappers';
 
-/** A host module to hook when it is loaded (`require` or `import`), and which exports are the classes. */
-export interface HostModuleHook {
-  /** Module name as required (`my-serving`), or an absolute file path. */
-  readonly moduleName: string;
-  /** Semver ranges of the module's package versions to patch; default every version. */
-  readonly versions?: readonly string[];
-  readonly orchestratorExport?: string;
-  readonly servingExport?: string;
-}
-
 export interface OmniInstrumentationConfig extends InstrumentationConfig {
   /** The handle from `registerOmniMetrics`: the recorders the hooks feed. */
   readonly metrics: InstrumentedMetrics;
-  /** The host's orchestrator class (see `OrchestratorLike`); its prototype is patched. */
-  readonly orchestratorClass?: HostClass;
-  /** The host's serving class (see `OmniServingLike`); its `generate` is patched. */
-  readonly servingClass?: HostClass;
-  /** Host modules to patch when loaded, for classes the host does not hand in. */
-  readonly modules?: readonly HostModuleHook[];
+  /** The host's orchestrator class (see `OrchestratorLike`), anything with a prototype; its prototype is patched. */
+  readonly orchestratorClass?: { readonly prototype: object };
+  /** The host's serving class (see `OmniServingLike`), anything with a prototype; its `generate` is patched. */
+  readonly servingClass?: { readonly prototype: object };
+  /**
+   * Host modules to patch when loaded (`require` or `import`), for classes the host does not hand
+   * in: the module's name as required (`my-serving`) or an absolute file path, the semver ranges
+   * of its package versions to patch (default every version), and which exports are the classes.
+   */
+  readonly modules?: ReadonlyArray<{
+    readonly moduleName: string;
+    readonly versions?: readonly string[];
+    readonly orchestratorExport?: string;
+    readonly servingExport?: string;
+  }>;
   /** Also listen on `OMNI_CHANNELS` (default true). */
   readonly diagnosticsChannels?: boolean;
   /**
@@ -62,6 +61,9 @@ export interface OmniInstrumentationConfig extends InstrumentationConfig {
   /** Requests tracked at once; past it the oldest is ended as an abort. Default 100 000. */
   readonly maxTrackedRequests?: number;
 }
+
+/** A host module to hook when it is loaded (see `OmniInstrumentationConfig.modules`). */
+export type HostModuleHook = NonNullable<OmniInstrumentationConfig['modules']>[number];
 
 const INSTRUMENTATION_CONFIG_KEYS = optionKeys<OmniInstrumentationConfig>({
   enabled: true,
@@ -117,7 +119,10 @@ export class OmniInstrumentation extends InstrumentationBase<OmniInstrumentation
     return this._config.metrics;
   }
 
-  /** The handle's observer, which the hooks and channels feed (exposed for tests and diagnostics). */
+  /**
+   * The handle's observer, which the hooks and channels feed (exposed for tests and diagnostics).
+   * @internal
+   */
   get observer(): PipelineObserver {
     return this.feed.observer;
   }

@@ -1,6 +1,6 @@
 import { types } from 'node:util';
-import { WarnOnce } from '../../views/diag-warnings';
-import { isThenable } from '../../views/thenable';
+import { WarnOnce } from '../../views/common/diag-warnings';
+import { isThenable } from '../../views/common/thenable';
 
 /**
  * Runs telemetry so that it can never break the host: any error is swallowed and reported through

@@ -2,7 +2,7 @@ import type { OmniStatLogger } from '../recorders/stat-logger';
 import { IterationStats } from '../stats/iteration-stats';
 import { RequestStatsBuilder } from '../stats/request-stats-builder';
 import { isFinishReason } from '../stats/types';
-import { DENSE_KEYS } from '../../views/small-int-map';
+import { DENSE_KEYS } from '../../views/common/small-int-map';
 import type { StageReplicaMap } from '../../views/stage-replica-map';
 import type { EngineCoreEvent, EngineCoreOutput, EngineCoreOutputs, StageRequest } from './host-contract';
 
@@ -96,7 +96,7 @@ export class EngineStatsFeed {
     if (list.length !== 0) {
       iteration = builder.startIteration(undefined, this.iteration);
       for (let i = 0; i < list.length; i++) this.applyOutput(builder, engineIdx, list[i] as EngineCoreOutput, outputs.timestamp);
-      builder.takeIterationStats();
+      builder.endIteration();
     }
     this.statLogger.record(outputs.schedulerStats, iteration, engineIdx);
   }

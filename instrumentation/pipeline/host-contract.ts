@@ -7,8 +7,9 @@
  * Clock domains: `*Ts` values named "wall" are `Date.now() / 1000`; engine timestamps are one
  * engine's monotonic seconds (`performance.now() / 1000`) and are only ever compared with each other.
  */
-import type { SchedulerStats } from '../stats/types';
-import type { FinishReason } from '../stats/types';
+import type { EngineCoreEvent, FinishReason, SchedulerStats } from '../stats/types';
+
+export type { EngineCoreEvent, EngineCoreEventType } from '../stats/types';
 
 /** One stage's replica pool, with the orchestrator's sticky request → replica binding. */
 export interface StagePoolLike {
@@ -37,14 +38,6 @@ export interface StageRequest {
   readonly maxTokens?: number | null;
   /** The `n` sampling parameter; default 1. */
   readonly n?: number;
-}
-
-export type EngineCoreEventType = 'QUEUED' | 'SCHEDULED' | 'PREEMPTED';
-
-export interface EngineCoreEvent {
-  readonly type: EngineCoreEventType;
-  /** Engine monotonic seconds. */
-  readonly timestamp: number;
 }
 
 /** One request's part of an engine step (vLLM's EngineCoreOutput). */

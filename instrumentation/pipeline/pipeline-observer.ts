@@ -5,8 +5,8 @@ import { OrchestratorAggregator, type ReplicaResolver } from '../recorders/orche
 import { waitingRequests } from '../recorders/pipeline-metrics';
 import type { OmniRecorders } from '../recorders/recorders';
 import { monotonicSeconds } from '../stats/clock';
-import { LimitedWarning } from '../../views/diag-warnings';
-import type { FailureReason } from '../../views/stage-service-families';
+import { LimitedWarning } from '../../views/common/diag-warnings';
+import type { FailureReason } from '../../views/catalog/stage-service-families';
 import type { ExemplarScope } from '../../views/store/exemplar-scope';
 import type { StageReplicaMap } from '../../views/stage-replica-map';
 import { EngineStatsFeed } from './engine-stats-feed';

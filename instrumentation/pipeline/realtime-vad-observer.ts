@@ -1,4 +1,4 @@
-import { LimitedWarning } from '../../views/diag-warnings';
+import { LimitedWarning } from '../../views/common/diag-warnings';
 import type { OmniRecorders } from '../recorders/recorders';
 import type { RealtimeSessionRequest, ServerVadBatch } from './host-contract';
 

@@ -1,6 +1,6 @@
 import { constants, PerformanceObserver, type NodeGCPerformanceDetail, type PerformanceObserverEntryList } from 'node:perf_hooks';
-import { WarnOnce } from '../../views/diag-warnings';
-import type { GcKind } from '../../views/process-families';
+import { WarnOnce } from '../../views/common/diag-warnings';
+import type { GcKind } from '../../views/catalog/process-families';
 import type { BoundSeries } from '../../views/store/series';
 import type { SeriesStore } from '../../views/store/series-store';
 

@@ -1,4 +1,4 @@
-import { WarnOnce } from '../../views/diag-warnings';
+import { WarnOnce } from '../../views/common/diag-warnings';
 import type { SeriesStore } from '../../views/store/series-store';
 import { EventLoopLag } from './event-loop-lag';
 import { ReadGauge } from './read-series';

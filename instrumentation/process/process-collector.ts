@@ -1,4 +1,4 @@
-import { WarnOnce } from '../../views/diag-warnings';
+import { WarnOnce } from '../../views/common/diag-warnings';
 import type { SeriesStore } from '../../views/store/series-store';
 import { SYSTEM_PROC, type ProcReader } from './proc-files';
 import { CLOCK_TICKS_PER_SECOND, parseBootTime, parseMaxOpenFiles, parseProcStat } from './proc-parsers';

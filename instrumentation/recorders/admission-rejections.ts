@@ -1,4 +1,4 @@
-import { LimitedWarning } from '../../views/diag-warnings';
+import { LimitedWarning } from '../../views/common/diag-warnings';
 import type { SeriesStore } from '../../views/store/series-store';
 import type { BoundSeries } from '../../views/store/series';
 

@@ -1,6 +1,6 @@
-import type { ResolvedFamily } from '../../views/catalog';
-import { WarnOnce } from '../../views/diag-warnings';
-import type { FamilyType } from '../../views/family-definition';
+import type { CustomFamily, ResolvedFamily } from '../../views/catalog/catalog';
+import { WarnOnce } from '../../views/common/diag-warnings';
+import type { FamilyType } from '../../views/catalog/family-definition';
 import type { FamilySeries, LabelValue } from '../../views/store/family-series';
 import type { BoundSeries } from '../../views/store/series';
 import type { SeriesStore } from '../../views/store/series-store';
@@ -15,41 +15,34 @@ export type CustomLabels<L extends string = string> = { readonly [K in Exclude<L
 
 /** A counter family from the config file. Increments must be finite and `>= 0`. */
 export interface CustomCounter<L extends string = string> {
-  /** The resolved family: exposed `name`, `help`, declared `labels`. */
-  readonly family: ResolvedFamily;
+  /** The family as the config file declares it: exposed `name`, `help`, declared `labels`. */
+  readonly family: CustomFamily;
   /** Adds `value` to the series of `labels` (created at zero on its first record). */
   add(value: number, labels?: CustomLabels<L>): void;
   /** The series of `labels`, checked once: `add` then costs a comparison and a cell update. */
-  bind(labels?: CustomLabels<L>): BoundCustomCounter;
+  bind(labels?: CustomLabels<L>): { add(value: number): void };
 }
 
 /** A gauge family from the config file. Values must be finite. */
 export interface CustomGauge<L extends string = string> {
-  readonly family: ResolvedFamily;
+  readonly family: CustomFamily;
   /** Sets the series of `labels` to `value`. */
   set(value: number, labels?: CustomLabels<L>): void;
-  bind(labels?: CustomLabels<L>): BoundCustomGauge;
+  bind(labels?: CustomLabels<L>): { set(value: number): void };
 }
 
 /** A histogram family from the config file, with the buckets declared there. Values must be finite. */
 export interface CustomHistogram<L extends string = string> {
-  readonly family: ResolvedFamily;
+  readonly family: CustomFamily;
   /** Observes `value` in the series of `labels`. */
   observe(value: number, labels?: CustomLabels<L>): void;
-  bind(labels?: CustomLabels<L>): BoundCustomHistogram;
+  bind(labels?: CustomLabels<L>): { observe(value: number): void };
 }
 
-export interface BoundCustomCounter {
-  add(value: number): void;
-}
-
-export interface BoundCustomGauge {
-  set(value: number): void;
-}
-
-export interface BoundCustomHistogram {
-  observe(value: number): void;
-}
+/** A custom family's series of one label set, checked once: each record costs a comparison and a cell update. */
+export type BoundCustomCounter = ReturnType<CustomCounter['bind']>;
+export type BoundCustomGauge = ReturnType<CustomGauge['bind']>;
+export type BoundCustomHistogram = ReturnType<CustomHistogram['bind']>;
 
 const METHOD_OF: Readonly<Record<FamilyType, string>> = { counter: 'add', gauge: 'set', histogram: 'observe' };
 
@@ -69,11 +62,12 @@ const METHOD_OF: Readonly<Record<FamilyType, string>> = { counter: 'add', gauge:
  */
 export class OmniCustomMetrics {
   /** The declared custom families, in config-file order. */
-  readonly families: readonly ResolvedFamily[];
+  readonly families: readonly CustomFamily[];
   private readonly handles = new Map<string, CustomFamilyRecorder>();
   /** Keyed by family and kind of mistake: bounded by the declared families. */
   private readonly warnings = new WarnOnce(Infinity);
 
+  /** @internal */
   constructor(
     private readonly store: SeriesStore,
     private readonly modelName: string,
@@ -139,6 +133,7 @@ abstract class CustomFamilyRecorder {
   private readonly callerLabels: readonly string[];
   private readonly takes: string;
 
+  /** @internal */
   constructor(
     protected readonly series: FamilySeries,
     private readonly modelName: string,
@@ -297,6 +292,7 @@ class RebindingSeries implements BoundSeries {
   private series: BoundSeries;
   private generation: number;
 
+  /** @internal */
   constructor(
     private readonly owner: FamilySeries,
     private readonly values: readonly LabelValue[],

@@ -42,6 +42,7 @@ export class OmniDiffusionMetrics {
   private readonly denoiseStep: SeriesTable;
   private readonly unreadable = new UnreadableInput('OmniDiffusionMetrics');
 
+  /** @internal */
   constructor(store: SeriesStore, options: RecorderOptions) {
     this.logStats = options.logStats;
     const model = [options.modelName];

@@ -1,8 +1,8 @@
-import type { FeatureOptions } from '../../views/catalog';
+import type { FeatureOptions } from '../../views/catalog/catalog';
 import type { StageReplica } from '../../views/stage-replica-map';
 import type { BoundSeries } from '../../views/store/series';
 import type { SeriesStore } from '../../views/store/series-store';
-import { UPSTREAM_FAMILIES, type UpstreamFamilyKey } from '../../views/upstream-families';
+import { UPSTREAM_FAMILIES, type UpstreamFamilyKey } from '../../views/catalog/upstream-families';
 import { FINISH_REASONS, PromptTokenStats, type FinishReason, type PromptTokenSource } from '../stats/types';
 
 const SLEEP_STATES = ['awake', 'weights_offloaded', 'discard_all'] as const;

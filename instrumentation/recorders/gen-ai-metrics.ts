@@ -1,5 +1,5 @@
 import type { Attributes, Histogram, Meter } from '@opentelemetry/api';
-import { LimitedWarning } from '../../views/diag-warnings';
+import { LimitedWarning } from '../../views/common/diag-warnings';
 import type { StageReplica } from '../../views/stage-replica-map';
 import type { IterationStats } from '../stats/iteration-stats';
 import type { FinishReason } from '../stats/types';
@@ -15,8 +15,7 @@ import {
   GEN_AI_TOKEN_TYPE_VALUE_INPUT,
   GEN_AI_TOKEN_TYPE_VALUE_OUTPUT,
   type GenAiMetricDefinition,
-} from '../../views/gen-ai-families';
-import type { IterationStatsSink } from './stat-logger';
+} from '../../views/catalog/gen-ai-families';
 
 /**
  * The meter of the GenAI histograms. It is not the catalog's meter, so the catalog's views (and
@@ -40,7 +39,7 @@ interface ReplicaAttributes {
  * derived from the same per-iteration observations as vLLM's families: TTFTs, and per finished
  * request its e2e latency, mean time per output token and token counts. Fed by `OmniStatLogger`.
  */
-export class OmniGenAiMetrics implements IterationStatsSink {
+export class OmniGenAiMetrics {
   private readonly timeToFirstToken: Histogram;
   private readonly timePerOutputToken: Histogram;
   private readonly requestDuration: Histogram;
@@ -49,6 +48,7 @@ export class OmniGenAiMetrics implements IterationStatsSink {
   private readonly replicas = new WeakMap<StageReplica, ReplicaAttributes>();
   private readonly failedCalls = new LimitedWarning();
 
+  /** @internal */
   constructor(
     meter: Meter,
     private readonly modelName: string,
@@ -63,6 +63,7 @@ export class OmniGenAiMetrics implements IterationStatsSink {
    * One iteration of one replica. Never throws into the caller: an engine or stats object it
    * cannot read (not the shapes `OmniStatLogger` hands over, a getter or iterator that throws)
    * ends the call with a rate-limited warning, keeping what was recorded before.
+   * @internal
    */
   recordIteration(engine: StageReplica, stats: IterationStats): void {
     try {

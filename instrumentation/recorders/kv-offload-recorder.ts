@@ -1,5 +1,5 @@
 import type { StageReplica } from '../../views/stage-replica-map';
-import type { UpstreamFamilyKey } from '../../views/upstream-families';
+import type { UpstreamFamilyKey } from '../../views/catalog/upstream-families';
 import type { SeriesStore } from '../../views/store/series-store';
 import { SIMPLE_KV_OFFLOAD_OUTCOMES, type KvOffloadStats, type SimpleKvOffloadStats } from '../stats/types';
 import type { EngineSeries } from './engine-series';

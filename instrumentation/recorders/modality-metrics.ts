@@ -63,6 +63,7 @@ export class OmniModalityMetrics {
   private readonly skipped: SeriesTable;
   private readonly unreadable = new UnreadableInput('OmniModalityMetrics');
 
+  /** @internal */
   constructor(store: SeriesStore, options: RecorderOptions) {
     this.logStats = options.logStats;
     const model = [options.modelName];

@@ -1,4 +1,4 @@
-import { LimitedWarning } from '../../views/diag-warnings';
+import { LimitedWarning } from '../../views/common/diag-warnings';
 
 // Recorder methods are public API and take values from untyped hosts. They never throw because
 // they never convert a value they have not checked: `typeof` comes before any arithmetic,

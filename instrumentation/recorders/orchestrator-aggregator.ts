@@ -1,4 +1,4 @@
-import { packageDiag } from '../../views/package-diag';
+import { packageDiag } from '../../views/common/package-diag';
 import { UnreadableInput } from './never-throw';
 import type { OmniTransferMetrics } from './transfer-metrics';
 

@@ -24,6 +24,7 @@ export class OmniPrometheusMetrics {
   private readonly promptTokens: BoundSeries;
   private readonly generationTokens: BoundSeries;
 
+  /** @internal */
   constructor(store: SeriesStore, options: RecorderOptions) {
     this.logStats = options.logStats;
     const model = [options.modelName];

@@ -16,6 +16,7 @@ export class OmniRealtimeVadMetrics {
   private readonly errors: SeriesTable;
   private active = 0;
 
+  /** @internal */
   constructor(store: SeriesStore, options: RecorderOptions) {
     this.logStats = options.logStats;
     const model = [options.modelName];

@@ -1,6 +1,6 @@
 import type { LabelValue } from '../../views/store/family-series';
 import type { SeriesStore } from '../../views/store/series-store';
-import { RequestLabeler, type RequestLabelSettings } from '../pipeline/request-labels';
+import { RequestLabeler, type RequestLabelSettings } from './request-labels';
 import { SeriesTable } from '../series-table';
 import { clampedAtZero, isPositive } from './never-throw';
 import type { RecorderOptions } from './pipeline-metrics';
@@ -14,6 +14,7 @@ import { normalizeFailureReason } from './stage-service-metrics';
  * sets by the family's cardinality limit.
  */
 export class OmniRequestLabelledMetrics {
+  /** @internal */
   readonly labeler: RequestLabeler;
   private readonly logStats: boolean;
   private readonly success: SeriesTable;
@@ -24,6 +25,7 @@ export class OmniRequestLabelledMetrics {
   private readonly promptTokens: SeriesTable;
   private readonly generationTokens: SeriesTable;
 
+  /** @internal */
   constructor(store: SeriesStore, options: RecorderOptions, labels: readonly RequestLabelSettings[]) {
     this.logStats = options.logStats;
     this.labeler = new RequestLabeler(labels);

@@ -82,30 +82,23 @@ const FEATURE_RECORDERS: FeatureRecorders = {
 /** Every feature field, in the table's order. */
 export const FEATURE_FIELDS = Object.keys(FEATURE_RECORDERS) as readonly FeatureField[];
 
-/**
- * Whether a step carries any optional feature: the one test most steps, which carry none, stop
- * at. A test checks it against every field of `FEATURE_FIELDS`.
- */
+/** Whether a step carries any optional feature: the one test most steps, which carry none, stop at. */
 export function carriesFeature(stats: SchedulerStats): boolean {
-  return !!(
-    stats.kvOffloadStats ||
-    stats.simpleKvOffloadStats ||
-    stats.connectorPrefixCacheStats ||
-    stats.mmCacheStats ||
-    stats.specDecodingStats ||
-    stats.kvConnectorStats ||
-    stats.kvCacheEvictionEvents.length !== 0 ||
-    stats.perfStats ||
-    stats.sleepState
-  );
+  for (const field of FEATURE_FIELDS) if (carried(stats[field])) return true;
+  return false;
 }
 
 /** Records every optional feature the step carries, in the table's order. */
 export function recordFeatures(stats: SchedulerStats, target: FeatureTarget): void {
   for (const field of FEATURE_FIELDS) {
     const value = stats[field];
-    if (value) (FEATURE_RECORDERS[field] as (value: unknown, target: FeatureTarget) => void)(value, target);
+    if (carried(value)) (FEATURE_RECORDERS[field] as (value: unknown, target: FeatureTarget) => void)(value, target);
   }
+}
+
+/** A feature field holds something to record: a stats record, a state, or a list that is not empty. */
+function carried(value: unknown): boolean {
+  return Array.isArray(value) ? value.length !== 0 : !!value;
 }
 
 /** vLLM's `record_sleep_state(sleep, level)` on one engine's series: one of the three states is 1. */

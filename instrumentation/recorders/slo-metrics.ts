@@ -1,9 +1,9 @@
-import { LimitedWarning } from '../../views/diag-warnings';
-import { SLO_OBJECTIVES, type SloObjective, type SloObjectiveKey, type SloOptions } from '../../views/slo-families';
+import { LimitedWarning } from '../../views/common/diag-warnings';
+import { SLO_OBJECTIVES, type SloObjective, type SloObjectiveKey, type SloOptions } from '../../views/catalog/slo-families';
 import type { LabelValue } from '../../views/store/family-series';
 import type { BoundSeries } from '../../views/store/series';
 import type { SeriesStore } from '../../views/store/series-store';
-import { meetsObjective, objectiveValue, SLO_KEYS, type RequestTimings } from '../pipeline/slo-objectives';
+import { meetsObjective, objectiveValue, SLO_KEYS, type RequestTimings } from './slo-objectives';
 import { SeriesTable } from '../series-table';
 import { bindEager } from './eager-series';
 import { UnreadableInput } from './never-throw';
@@ -38,6 +38,7 @@ export class OmniSloMetrics {
   private readonly unreadable = new UnreadableInput('OmniSloMetrics');
   private readonly notNumbers = new LimitedWarning();
 
+  /** @internal */
   constructor(store: SeriesStore, options: RecorderOptions, slo: SloOptions) {
     this.logStats = options.logStats;
     this.objectives = SLO_KEYS.flatMap((key) => {

@@ -21,6 +21,7 @@ export class OmniStageReplicaMetrics {
   private readonly inflight: SeriesTable;
   private readonly unreadable = new UnreadableInput('OmniStageReplicaMetrics');
 
+  /** @internal */
   constructor(store: SeriesStore, modelName: string) {
     this.queueSize = new SeriesTable(store, 'pipeline.stageOutputsQueueSize', [modelName]);
     this.inflight = new SeriesTable(store, 'pipeline.stageInflightRequests', [modelName]);

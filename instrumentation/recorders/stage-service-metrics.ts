@@ -2,7 +2,7 @@ import type { LabelValue } from '../../views/store/family-series';
 import type { BoundSeries } from '../../views/store/series';
 import type { SeriesStore } from '../../views/store/series-store';
 import type { StageReplicaMap } from '../../views/stage-replica-map';
-import { FAILURE_REASONS, type FailureReason } from '../../views/stage-service-families';
+import { FAILURE_REASONS, type FailureReason } from '../../views/catalog/stage-service-families';
 import { SeriesTable } from '../series-table';
 import { bindEager } from './eager-series';
 import { WaitingSnapshots } from './waiting-snapshots';
@@ -53,7 +53,10 @@ export class OmniStageServiceMetrics {
   private readonly unsubscribe: () => void;
   private readonly unreadable = new UnreadableInput('OmniStageServiceMetrics');
 
-  /** With `stageReplicaMap`, a replica that leaves drops out of its stage's waiting sum at once. */
+  /**
+   * With `stageReplicaMap`, a replica that leaves drops out of its stage's waiting sum at once.
+   * @internal
+   */
   constructor(store: SeriesStore, options: RecorderOptions, stageReplicaMap?: StageReplicaMap) {
     this.logStats = options.logStats;
     const model = [options.modelName];

@@ -1,17 +1,17 @@
-import { packageDiag } from '../../views/package-diag';
-import type { FeatureOptions } from '../../views/catalog';
-import { LimitedWarning, WarnOnce } from '../../views/diag-warnings';
-import { checkObject, optionKeys, shown } from '../../views/option-checks';
+import { packageDiag } from '../../views/common/package-diag';
+import type { FeatureOptions } from '../../views/catalog/catalog';
+import { LimitedWarning, WarnOnce } from '../../views/common/diag-warnings';
+import { checkObject, optionKeys, shown } from '../../views/common/option-checks';
 import type { StageReplica, StageReplicaMap } from '../../views/stage-replica-map';
 import type { SeriesStore } from '../../views/store/series-store';
-import { SmallIntMap } from '../../views/small-int-map';
+import { SmallIntMap } from '../../views/common/small-int-map';
 import { NOOP_SERIES } from '../../views/store/series';
 import type { IterationStats } from '../stats/iteration-stats';
 import { LoggingStatLogger } from '../stats/logging-stat-logger';
 import { DEFAULT_LOG_STATS_INTERVAL_SECONDS, PeriodicLogger } from '../stats/periodic-logger';
 import { isFinishReason, type FinishedRequestStats, type SchedulerStats } from '../stats/types';
-import { pythonFloatRepr } from '../../views/go-float';
-import { LABEL_NAME_PATTERN } from '../../views/names';
+import { pythonFloatRepr } from '../../views/common/go-float';
+import { LABEL_NAME_PATTERN } from '../../views/catalog/names';
 import { UnreadableInput } from './never-throw';
 import { bindEngineSeries, type EngineSeries } from './engine-series';
 import { AdmissionRejections } from './admission-rejections';
@@ -80,6 +80,7 @@ export class OmniStatLogger {
   private genAi: IterationStatsSink | undefined;
   private admissionRejections: AdmissionRejections | undefined;
 
+  /** @internal */
   constructor(
     private readonly store: SeriesStore,
     private readonly options: OmniStatLoggerOptions,
@@ -115,6 +116,7 @@ export class OmniStatLogger {
   /**
    * A replica joined (called by the stage/replica map): its series are created at zero, reported
    * awake and, with a cache config, initialized, as a vLLM engine starting up.
+   * @internal
    */
   addEngine(engineIdx: number): void {
     try {
@@ -132,7 +134,10 @@ export class OmniStatLogger {
     }
   }
 
-  /** A replica left (called by the stage/replica map): its stats are no longer recorded or logged; the store drops its series. */
+  /**
+   * A replica left (called by the stage/replica map): its stats are no longer recorded or logged; the store drops its series.
+   * @internal
+   */
   removeEngine(engineIdx: number): void {
     try {
       const logger = this.engines.get(engineIdx)?.logger;
@@ -146,11 +151,13 @@ export class OmniStatLogger {
   /**
    * Hands every later iteration's stats to `sink` instead (the GenAI histograms rebuilt on the
    * meter provider an SDK gave the instrumentation); nothing else of the logger changes.
+   * @internal
    */
   useGenAi(sink: IterationStatsSink | undefined): void {
     this.genAi = sink;
   }
 
+  /** @internal */
   get stageReplicaMap(): StageReplicaMap {
     return this.options.stageReplicaMap;
   }
@@ -160,6 +167,7 @@ export class OmniStatLogger {
    * scheduler stats (gauges, cache counters, feature families) and/or iteration stats (tokens,
    * latencies, finished requests), for flat engine index `engineIdx`. An index the stage/replica
    * map does not know has no series (vLLM raises): its stats are dropped with one warning.
+   * @internal
    */
   record(schedulerStats: SchedulerStats | null | undefined, iterationStats: IterationStats | null | undefined, engineIdx: number): void {
     try {
@@ -242,7 +250,10 @@ export class OmniStatLogger {
     this.failedCalls.warn(method, `OmniStatLogger.${method} failed; what the call carried is dropped`, error);
   }
 
-  /** Stops the periodic log lines and stops following replica changes. */
+  /**
+   * Stops the periodic log lines and stops following replica changes.
+   * @internal
+   */
   stop(): void {
     this.periodic?.stop();
     this.unsubscribe();

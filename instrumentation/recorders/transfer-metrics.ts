@@ -16,6 +16,7 @@ export class OmniTransferMetrics {
   private readonly rx: SeriesTable;
   private readonly inFlight: SeriesTable;
 
+  /** @internal */
   constructor(store: SeriesStore, options: RecorderOptions) {
     this.logStats = options.logStats;
     const model = [options.modelName];

@@ -1,6 +1,6 @@
-import type { FamilyKey } from '../../views/catalog';
-import type { PipelineFamilyKey } from '../../views/pipeline-families';
-import type { UpstreamFamilyKey } from '../../views/upstream-families';
+import type { FamilyKey } from '../../views/catalog/catalog';
+import type { PipelineFamilyKey } from '../../views/catalog/pipeline-families';
+import type { UpstreamFamilyKey } from '../../views/catalog/upstream-families';
 import type { HostMethod } from './types';
 
 /**

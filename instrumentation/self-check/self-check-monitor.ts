@@ -1,6 +1,6 @@
 import { diag } from '@opentelemetry/api';
-import { hasDiagLogger, packageDiag } from '../../views/package-diag';
-import { checkObject, shown } from '../../views/option-checks';
+import { hasDiagLogger, packageDiag } from '../../views/common/package-diag';
+import { checkObject, shown } from '../../views/common/option-checks';
 import type { SilentFamilyCheck } from './self-check';
 import type { SelfCheckOptions, SelfCheckReport, SilentFamily } from './types';
 

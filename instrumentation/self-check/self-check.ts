@@ -1,4 +1,4 @@
-import type { ResolvedFamily } from '../../views/catalog';
+import type { ResolvedFamily } from '../../views/catalog/catalog';
 import { replicaKey, type StageReplicaMap } from '../../views/stage-replica-map';
 import type { SeriesStore } from '../../views/store/series-store';
 import { CounterSeries, type StoredSeries } from '../../views/store/series';

@@ -1,4 +1,4 @@
-import type { ResolvedFamily } from '../../views/catalog';
+import type { ResolvedFamily } from '../../views/catalog/catalog';
 import type { FamilySeries } from '../../views/store/family-series';
 import { CounterSeries, GaugeSeries, HistogramSeries, type StoredSeries } from '../../views/store/series';
 import { replicaKey } from '../../views/stage-replica-map';

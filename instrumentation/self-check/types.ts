@@ -3,31 +3,19 @@
  * flowed, and the likely reason.
  */
 
-/** The host methods of the host contract whose calls the hooks count (one count per host call). */
-export type HostMethod =
-  'addRequest' | 'cleanupRequest' | 'submitToStage' | 'pollEngine' | 'sendToNextStage' | 'receiveFromPreviousStage' | 'generate' | 'abort';
-
-/**
- * Why a family is silent, most specific first:
- * - `log-stats-off`: `logStats` is off, so the pipeline recorders drop every observation (vLLM-Omni's gating);
- * - `host-method-not-called`: the hooks are attached but the host method that feeds the family was never called
- *   (the host class lacks it, or never calls it);
- * - `replica-not-polled`: the family has data from other replicas, but these (stage, replica) pairs were never polled;
- * - `no-data-from-source`: its source ran (or no hooks are attached to tell) and still nothing arrived: stats
- *   missing from what the host returns, discarded, or throttled.
- */
-export type SilenceReason = 'log-stats-off' | 'host-method-not-called' | 'replica-not-polled' | 'no-data-from-source';
-
-/** One replica, as its `stage` / `replica` labels print. */
-export interface StageReplicaRef {
-  readonly stage: string;
-  readonly replica: string;
-}
-
 export interface SilentFamily {
   /** The exact exposed name (`vllm:omni_transfer_tx_s`, `vllm:prompt_tokens_total`). */
   readonly name: string;
-  readonly reason: SilenceReason;
+  /**
+   * Why the family is silent, most specific first:
+   * - `log-stats-off`: `logStats` is off, so the pipeline recorders drop every observation (vLLM-Omni's gating);
+   * - `host-method-not-called`: the hooks are attached but the host method that feeds the family was never called
+   *   (the host class lacks it, or never calls it);
+   * - `replica-not-polled`: the family has data from other replicas, but these (stage, replica) pairs were never polled;
+   * - `no-data-from-source`: its source ran (or no hooks are attached to tell) and still nothing arrived: stats
+   *   missing from what the host returns, discarded, or throttled.
+   */
+  readonly reason: 'log-stats-off' | 'host-method-not-called' | 'replica-not-polled' | 'no-data-from-source';
   /** What feeds the family: the host method(s) and the field or stats it reads. */
   readonly source: string;
   /** One sentence: what was seen and what to check. */
@@ -36,11 +24,20 @@ export interface SilentFamily {
   readonly silentChecks: number;
   /** Wall-clock milliseconds of the check that last saw data for the family; absent when it never had any. */
   readonly lastObservedAt?: number;
-  /** For `host-method-not-called`: the host method never called. */
-  readonly method?: HostMethod;
-  /** For `replica-not-polled`: the replicas without data, in engine order. */
-  readonly replicas?: readonly StageReplicaRef[];
+  /** For `host-method-not-called`: the host method never called (one of the host contract's, whose calls the hooks count). */
+  readonly method?: 'addRequest' | 'cleanupRequest' | 'submitToStage' | 'pollEngine' | 'sendToNextStage' | 'receiveFromPreviousStage' | 'generate' | 'abort';
+  /** For `replica-not-polled`: the replicas without data, in engine order, as their `stage` / `replica` labels print. */
+  readonly replicas?: ReadonlyArray<{ readonly stage: string; readonly replica: string }>;
 }
+
+/** Why a family is silent (see `SilentFamily.reason`). */
+export type SilenceReason = SilentFamily['reason'];
+
+/** The host methods of the host contract whose calls the hooks count (one count per host call). */
+export type HostMethod = NonNullable<SilentFamily['method']>;
+
+/** One replica, as its `stage` / `replica` labels print. */
+export type StageReplicaRef = NonNullable<SilentFamily['replicas']>[number];
 
 export interface SelfCheckReport {
   /** Wall-clock milliseconds of this check. */
@@ -57,7 +54,7 @@ export interface SelfCheckReport {
   /** Silent families in catalog order (the exposition's order); replica entries follow their family's. */
   readonly silent: readonly SilentFamily[];
   /** Replicas that neither were polled nor produced any engine statistics while requests flowed, in engine order. */
-  readonly unpolledReplicas: readonly StageReplicaRef[];
+  readonly unpolledReplicas: NonNullable<SilentFamily['replicas']>;
 }
 
 /** `selfCheck` option of `registerOmniMetrics`: the periodic warning and the shutdown summary. */

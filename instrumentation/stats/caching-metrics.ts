@@ -1,5 +1,5 @@
 import type { BaseCacheStats } from './types';
-import { shown } from '../../views/option-checks';
+import { shown } from '../../views/common/option-checks';
 
 export const DEFAULT_MAX_RECENT_CACHE_REQUESTS = 1000;
 

@@ -86,6 +86,7 @@ export class IterationStats {
    * Empties this object for a new iteration, stamped `iterationTimestamp` or, without it, when first needed,
    * so one object can serve every poll of a caller that is done with the previous contents (nothing may
    * still hold it).
+   * @internal
    */
   restart(iterationTimestamp?: number): this {
     this.stamp = iterationTimestamp;
@@ -111,6 +112,7 @@ export class IterationStats {
     return this.iterationTimestamp - startWallSeconds;
   }
 
+  /** @internal */
   updateFromOutput(output: EngineCoreOutputUpdate, reqStats: RequestStateStats): void {
     this.updateFromNewTokens(output.numNewTokens, output.isPrefilling, output.promptLen, output.prefillStats, reqStats);
     if (!reqStats.isCorrupted && (output.numNansInLogits ?? 0) > 0) {
@@ -126,6 +128,7 @@ export class IterationStats {
    * The token part of `updateFromOutput`, from plain values: the path that applies each output as it
    * arrives allocates no update object per token. Call `updateTokenTimestamps` after it (after the
    * output's events, when it has some).
+   * @internal
    */
   updateFromNewTokens(
     numNewTokens: number,
@@ -153,6 +156,7 @@ export class IterationStats {
   /**
    * The batch-level "new tokens" event: a re-prefill after a preemption is not a new first token, because
    * isPrefilling is the frontend's per-request flag and is already false by then.
+   * @internal
    */
   updateTokenTimestamps(engineCoreTimestamp: number, isPrefilling: boolean, reqStats: RequestStateStats): void {
     if (isPrefilling) {
@@ -163,11 +167,15 @@ export class IterationStats {
     reqStats.lastTokenTs = engineCoreTimestamp;
   }
 
+  /** @internal */
   updateFromEvents(events: readonly EngineCoreEvent[], reqStats: RequestStateStats): void {
     for (const event of events) this.updateFromEvent(event.type, event.timestamp, reqStats);
   }
 
-  /** One lifecycle event of a request, as `updateFromEvents` applies each. */
+  /**
+   * One lifecycle event of a request, as `updateFromEvents` applies each.
+   * @internal
+   */
   updateFromEvent(type: EngineCoreEventType, timestamp: number, reqStats: RequestStateStats): void {
     switch (type) {
       case 'QUEUED':
@@ -184,6 +192,7 @@ export class IterationStats {
     }
   }
 
+  /** @internal */
   updateFromFinishedRequest(finished: FinishedRequestInput, reqStats: RequestStateStats): void {
     const e2eLatency = this.timeSince(reqStats.arrivalTime);
     const queuedTime = reqStats.scheduledTs - reqStats.queuedTs;

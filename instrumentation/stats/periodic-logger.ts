@@ -1,5 +1,5 @@
-import { packageDiag } from '../../views/package-diag';
-import { shown } from '../../views/option-checks';
+import { packageDiag } from '../../views/common/package-diag';
+import { shown } from '../../views/common/option-checks';
 
 /** vLLM's `VLLM_LOG_STATS_INTERVAL` default. */
 export const DEFAULT_LOG_STATS_INTERVAL_SECONDS = 10;

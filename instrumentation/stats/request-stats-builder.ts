@@ -9,7 +9,7 @@ import {
   type RequestStateStats,
   type SchedulerStats,
 } from './types';
-import { shown } from '../../views/option-checks';
+import { shown } from '../../views/common/option-checks';
 
 export interface ArrivedInfo {
   /** Frontend wall clock seconds since the epoch (`time.time()` domain) at which the request arrived. */
@@ -228,6 +228,11 @@ export class RequestStatsBuilder {
   startIteration(nowWall?: number, reuse?: IterationStats): IterationStats {
     this.iteration = reuse ? reuse.restart(nowWall) : new IterationStats({ iterationTimestamp: nowWall });
     return this.iteration;
+  }
+
+  /** Ends the open iteration: the next event opens another (the caller holds the one it started). */
+  endIteration(): void {
+    this.iteration = undefined;
   }
 
   /** The open iteration with everything reported since it started (an empty one stamped now if none is open); the next event opens another. */

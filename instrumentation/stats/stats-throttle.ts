@@ -1,14 +1,17 @@
 import { monotonicSeconds, type SecondsClock } from './clock';
-import { shown } from '../../views/option-checks';
+import { shown } from '../../views/common/option-checks';
 
 /** vLLM-Omni's `_STATS_INTERVAL_S`: scheduler stats are built at most once per second per scheduler. */
 export const DEFAULT_STATS_INTERVAL_SECONDS = 1;
 
 export interface StatsThrottleOptions {
   /** Minimum gap between two emissions of the same key. Default 1 s. */
-  intervalSeconds?: number;
-  /** Monotonic seconds; tests inject a fake one. */
-  clock?: SecondsClock;
+  readonly intervalSeconds?: number;
+  /**
+   * Monotonic seconds; tests inject a fake one.
+   * @internal
+   */
+  readonly clock?: SecondsClock;
 }
 
 /**
@@ -24,7 +27,8 @@ export class StatsThrottle {
   private readonly clock: SecondsClock;
   private readonly lastEmitSeconds = new Map<string, number>();
 
-  constructor({ intervalSeconds = DEFAULT_STATS_INTERVAL_SECONDS, clock = monotonicSeconds }: StatsThrottleOptions = {}) {
+  constructor(options: StatsThrottleOptions = {}) {
+    const { intervalSeconds = DEFAULT_STATS_INTERVAL_SECONDS, clock = monotonicSeconds } = options;
     if (!Number.isFinite(intervalSeconds) || intervalSeconds < 0) {
       throw new RangeError(`intervalSeconds must be a non-negative number, got ${shown(intervalSeconds)}`);
     }

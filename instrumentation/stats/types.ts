@@ -1,4 +1,4 @@
-import { shown } from '../../views/option-checks';
+import { shown } from '../../views/common/option-checks';
 
 /**
  * Stats records of vLLM V1 (`vllm/v1/metrics/stats.py`, `vllm/v1/spec_decode/metrics.py`, the NIXL KV connector
@@ -148,8 +148,7 @@ export interface KvOffloadStats {
   cpuSpec?: boolean;
 }
 
-/** Store decisions SimpleCPUOffloadConnector classifies (its `outcome` label values). */
-export const SIMPLE_KV_OFFLOAD_OUTCOMES = [
+export const SIMPLE_KV_OFFLOAD_OUTCOMES: readonly SimpleKvOffloadOutcome[] = [
   'stored',
   'dropped_cpu_full',
   'dropped_request_gone',
@@ -157,18 +156,26 @@ export const SIMPLE_KV_OFFLOAD_OUTCOMES = [
   'dropped_not_hashed',
   'skipped_already_cached',
   'skipped_in_flight',
-] as const;
-export type SimpleKvOffloadOutcome = (typeof SIMPLE_KV_OFFLOAD_OUTCOMES)[number];
+];
 
 /** The stats payload of vLLM's SimpleCPUOffloadConnector since the last scheduler step (counters are increments). */
 export interface SimpleKvOffloadStats {
-  saveOutcomes?: Partial<Record<SimpleKvOffloadOutcome, number>>;
+  /** Per store decision SimpleCPUOffloadConnector classifies (its `outcome` label values), the blocks decided so. */
+  saveOutcomes?: Partial<
+    Record<
+      'stored' | 'dropped_cpu_full' | 'dropped_request_gone' | 'dropped_null_block' | 'dropped_not_hashed' | 'skipped_already_cached' | 'skipped_in_flight',
+      number
+    >
+  >;
   loadBlocks?: { issued?: number; completed?: number };
   usedBlocks?: number;
   pendingStoreBlocks?: number;
   /** Deployment facts, published as `vllm:simple_kv_offload_info` (value 1). */
   info?: { backend: string; pageCache: boolean; lazyOffload: boolean; capacityBlocks: number } | null;
 }
+
+/** Store decisions SimpleCPUOffloadConnector classifies (its `outcome` label values). */
+export type SimpleKvOffloadOutcome = keyof NonNullable<SimpleKvOffloadStats['saveOutcomes']>;
 
 /** vLLM's `PerfStats` (`--enable-mfu-metrics`): work done per GPU since the last step. */
 export interface PerfStats {
@@ -325,6 +332,7 @@ export type PromptTokenSource = 'local_compute' | 'local_cache_hit' | 'external_
  * `computed + localCacheHit + externalKvTransfer = total` and `localCacheHit + externalKvTransfer = cachedTokens`.
  */
 export class PromptTokenStats {
+  /** @internal */
   static readonly ALL_SOURCES: readonly PromptTokenSource[] = Object.freeze(['local_compute', 'local_cache_hit', 'external_kv_transfer']);
 
   computed = 0;
@@ -333,6 +341,7 @@ export class PromptTokenStats {
   cachedTokens = 0;
   total = 0;
 
+  /** @internal */
   updateFromOutput(prefillStats: PrefillStats): void {
     this.computed += prefillStats.numComputedTokens;
     this.cachedTokens += prefillStats.numCachedTokens;
@@ -341,6 +350,7 @@ export class PromptTokenStats {
     this.externalKvTransfer += prefillStats.numExternalCachedTokens;
   }
 
+  /** @internal */
   getBySource(source: PromptTokenSource): number {
     switch (source) {
       case 'local_compute':
@@ -439,10 +449,12 @@ export function createFinishedRequestStats(partial: Partial<FinishedRequestStats
   };
 }
 
-export type EngineCoreEventType = 'QUEUED' | 'SCHEDULED' | 'PREEMPTED';
-
+/** A request lifecycle event an engine step reports (vLLM's `EngineCoreEvent`). */
 export interface EngineCoreEvent {
-  type: EngineCoreEventType;
+  readonly type: 'QUEUED' | 'SCHEDULED' | 'PREEMPTED';
   /** Engine-core monotonic seconds. */
-  timestamp: number;
+  readonly timestamp: number;
 }
+
+/** The engine-core events that carry request lifecycle timestamps (vLLM's `EngineCoreEventType`). */
+export type EngineCoreEventType = EngineCoreEvent['type'];

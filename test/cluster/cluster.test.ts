@@ -1,14 +1,15 @@
 import assert from 'node:assert/strict';
 import cluster, { type Worker } from 'node:cluster';
 import { join } from 'node:path';
-import { startClusterPrimary, type ClusterPrimary } from '../../exporters/cluster/cluster-primary';
+import { startClusterPrimary } from '../../cluster-primary';
+import type { ClusterPrimary } from '../../exporters/cluster/cluster-primary';
 import { httpGet, httpGetBytes } from '../support/http';
 import { PROTOBUF_CONTENT_TYPE } from '../../exporters/protobuf-negotiation';
 import { decodeMetricFamilies, type DecodedExemplar, type DecodedHistogram } from '../support/prometheus-protobuf';
 import { quietHandle } from '../support/quiet-handle';
 import { parseSamples } from '../support/exposition';
 import { expectPrinted } from '../support/console-capture';
-import { tracedRequest, type TestCommand, type TestReply } from './fixtures/metrics-worker';
+import { tracedRequest, WORKER_OPTIONS, type TestCommand, type TestReply } from './fixtures/metrics-worker';
 
 const E2E = 'vllm:omni_e2e_request_latency_s';
 
@@ -143,8 +144,7 @@ describe('cluster scale-out: the primary serves the sum of its workers', functio
 
   it('sums counters and histograms exactly, keeps exited workers\u2019 counts, drops their gauges', async () => {
     primary = await startClusterPrimary({
-      modelName: 'm',
-      catalog: { logStats: true },
+      workerOptions: WORKER_OPTIONS,
       prometheus: { host: '127.0.0.1', port: 0 },
       collectTimeoutMillis: COLLECT_TIMEOUT_MILLIS,
     });
@@ -235,8 +235,7 @@ describe('cluster scale-out: native buckets and exemplars reach the primary', fu
 
   it('the protobuf scrape of the primary: the sum of the workers as one native histogram, every exemplar with its trace; OpenMetrics: the same exemplars', async () => {
     primary = await startClusterPrimary({
-      modelName: 'm',
-      catalog: { logStats: true },
+      workerOptions: WORKER_OPTIONS,
       prometheus: { host: '127.0.0.1', port: 0 },
       collectTimeoutMillis: COLLECT_TIMEOUT_MILLIS,
     });
@@ -323,8 +322,7 @@ describe('cluster scale-out: a worker gone wrong cannot take the primary down', 
 
   it('a malformed snapshot and other bucket bounds: the rest is served, its exit is survived, no count goes backwards', async () => {
     primary = await startClusterPrimary({
-      modelName: 'm',
-      catalog: { logStats: true },
+      workerOptions: WORKER_OPTIONS,
       prometheus: { host: '127.0.0.1', port: 0 },
       collectTimeoutMillis: COLLECT_TIMEOUT_MILLIS,
     });

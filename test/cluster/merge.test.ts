@@ -1,17 +1,19 @@
 import assert from 'node:assert/strict';
-import { startClusterPrimary } from '../../exporters/cluster/cluster-primary';
+import { startClusterPrimary } from '../../cluster-primary';
 import { mergeSnapshots, retireSnapshot, type GaugeMergePolicy } from '../../exporters/cluster/merge';
 import { isProtocolMessage } from '../../exporters/cluster/protocol';
 import { EMPTY_SNAPSHOT, type ClusterSnapshot, type SnapshotMetric } from '../../exporters/snapshot';
 import { familiesSnapshot } from '../../exporters/exposition/snapshot-families';
 import { writeText } from '../../exporters/exposition/text-writer';
-import { aggregateFamilies } from '../../exporters/cluster/cluster-primary';
+import { aggregateFamilies, gaugeMergePolicy } from '../../exporters/cluster/cluster-primary';
 import type { OmniPrometheusReader } from '../../exporters/prometheus-reader';
 import type { OmniMetricsOptions } from '../../options';
 import { registerOmniMetrics } from '../../register';
+import { OPTION_KEYS } from '../../settings';
+import { OmniOptionError } from '../../views/common/option-checks';
 import { declaredFamilies } from '../../views/declared-families';
-import { resolveCatalog } from '../../views/catalog';
-import { PROMETHEUS_CLIENT_DEFAULT_BUCKETS, SECONDS_BUCKETS, SECONDS_FAST_BUCKETS } from '../../views/buckets';
+import { resolveCatalog } from '../../views/catalog/catalog';
+import { PROMETHEUS_CLIENT_DEFAULT_BUCKETS, SECONDS_BUCKETS, SECONDS_FAST_BUCKETS } from '../../views/catalog/buckets';
 import { expectPrinted } from '../support/console-capture';
 import { declaredFamilyNames, parseSamples } from '../support/exposition';
 
@@ -223,9 +225,43 @@ describe('cluster snapshots and their merge', () => {
   });
 });
 
+describe('the primary\u2019s gauge merge', () => {
+  it('by family: counts summed, ratios and states the max, a process\u2019s memory summed, its start time the earliest; an override wins', () => {
+    const policy = gaugeMergePolicy(resolveCatalog({ logStats: true, processMetrics: true }), { 'vllm:engine_sleep_state': 'min' });
+    const merges = Object.fromEntries(
+      [
+        'vllm:num_requests_running',
+        'vllm:kv_cache_usage_perc',
+        'vllm:engine_sleep_state',
+        'vllm:cache_config_info',
+        'process_resident_memory_bytes',
+        'nodejs_heap_size_used_bytes',
+        'process_start_time_seconds',
+        'process_open_fds',
+        'process_max_fds',
+        'nodejs_eventloop_lag_seconds',
+        'app_queue_depth',
+      ].map((name) => [name, policy({ name, unit: '', kind: 'gauge' })]),
+    );
+    assert.deepEqual(merges, {
+      'vllm:num_requests_running': 'sum',
+      'vllm:kv_cache_usage_perc': 'max',
+      'vllm:engine_sleep_state': 'min',
+      'vllm:cache_config_info': 'max',
+      process_resident_memory_bytes: 'sum',
+      nodejs_heap_size_used_bytes: 'sum',
+      process_start_time_seconds: 'min',
+      process_open_fds: 'sum',
+      process_max_fds: 'max',
+      nodejs_eventloop_lag_seconds: 'max',
+      app_queue_depth: 'sum',
+    });
+  });
+});
+
 describe('startClusterPrimary', () => {
   it('with no workers yet serves every family\u2019s HELP/TYPE and the eager pipeline zero series', async () => {
-    const primary = await startClusterPrimary({ modelName: 'm', catalog: { logStats: true }, prometheus: false });
+    const primary = await startClusterPrimary({ workerOptions: WORKER_OPTIONS, prometheus: false });
     const worker = await registerOmniMetrics({ ...WORKER_OPTIONS, cacheConfig: undefined, prometheus: { createdSeries: false }, exporters: [] });
     try {
       const text = await primary.metricsText();
@@ -248,9 +284,9 @@ describe('startClusterPrimary', () => {
     }
   });
 
-  it('accepts a resolved catalog and the otel naming scheme', async () => {
+  it('workers with the otel naming scheme: the primary announces the families the workers print (they send their exposed names)', async () => {
     const worker = await registerOmniMetrics({ ...WORKER_OPTIONS, cacheConfig: undefined, naming: 'otel' });
-    const primary = await startClusterPrimary({ modelName: 'm', catalog: worker.catalog, naming: 'otel', prometheus: false });
+    const primary = await startClusterPrimary({ workerOptions: WORKER_OPTIONS, prometheus: false });
     try {
       assert.deepEqual(declaredFamilyNames(await primary.metricsText('openmetrics')), declaredFamilyNames(await worker.metricsText('openmetrics')));
     } finally {
@@ -259,9 +295,41 @@ describe('startClusterPrimary', () => {
     }
   });
 
-  it('rejects bad options before listening', async () => {
-    await assert.rejects(startClusterPrimary({ modelName: '', catalog: {} }), TypeError);
-    await assert.rejects(startClusterPrimary({ modelName: 'm', catalog: {}, collectTimeoutMillis: 0 }), RangeError);
-    await assert.rejects(startClusterPrimary({ modelName: 'm', catalog: {}, gaugeMerge: { x: 'avg' as 'max' } }), RangeError);
+  it('refuses bad options before listening, each as an OmniOptionError naming it', async () => {
+    const refused = (option: string, message: string) => (error: unknown) => {
+      assert.ok(error instanceof OmniOptionError, String(error));
+      assert.equal(error.option, option);
+      assert.equal(error.message, `omni-otel-metrics: ${message}`);
+      return true;
+    };
+    await assert.rejects(
+      startClusterPrimary({ workerOptions: { modelName: '' } }),
+      refused('workerOptions.modelName', `workerOptions: modelName must be a non-empty string (vLLM's served model name); got the string ""`),
+    );
+    await assert.rejects(
+      startClusterPrimary(undefined as never),
+      refused('startClusterPrimary options', 'startClusterPrimary options must be an object; got undefined'),
+    );
+    await assert.rejects(startClusterPrimary({} as never), refused('workerOptions', 'workerOptions: options must be an object; got undefined'));
+    await assert.rejects(
+      startClusterPrimary({ workerOptions: { ...WORKER_OPTIONS, logStat: true } as never }),
+      refused('workerOptions.logStat', `workerOptions: unknown option "logStat" (did you mean "logStats"?); options accepts ${OPTION_KEYS.join(', ')}`),
+    );
+    await assert.rejects(
+      startClusterPrimary({ workerOptions: WORKER_OPTIONS, collectTimeoutMillis: 0 }),
+      refused('collectTimeoutMillis', 'collectTimeoutMillis must be a finite number > 0; got 0'),
+    );
+    await assert.rejects(
+      startClusterPrimary({ workerOptions: WORKER_OPTIONS, gaugeMerge: { 'vllm:x': 'avg' as 'max' } }),
+      refused('gaugeMerge["vllm:x"]', 'gaugeMerge["vllm:x"] must be one of "sum", "max", "min"; got the string "avg"'),
+    );
+    await assert.rejects(
+      startClusterPrimary({ workerOptions: WORKER_OPTIONS, gaugeMerge: 'max' as never }),
+      refused('gaugeMerge', 'gaugeMerge must be an object of family name → sum | max | min; got the string "max"'),
+    );
+    await assert.rejects(
+      startClusterPrimary({ workerOptions: WORKER_OPTIONS, prometheus: { port: -1 } }),
+      refused('prometheus', 'prometheus.port must be an integer from 0 to 65535, got -1'),
+    );
   });
 });

@@ -7,7 +7,7 @@ import { MAX_PINNED_STREAMS, SnapshotChecker } from '../../exporters/cluster/sna
 import { aggregateFamilies } from '../../exporters/cluster/cluster-primary';
 import { writeText } from '../../exporters/exposition/text-writer';
 import { writeProtobuf } from '../../exporters/exposition/protobuf-writer';
-import { resolveCatalog } from '../../views/catalog';
+import { resolveCatalog } from '../../views/catalog/catalog';
 import { declaredFamilies } from '../../views/declared-families';
 import { withWarnings } from '../views/store/store-fixture';
 

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { serveClusterWorker } from '../../exporters/cluster/cluster-worker';
 import { registerOmniMetrics, type OmniMetricsHandle } from '../../register';
-import type { RequestLabelOptions } from '../../instrumentation/pipeline/request-labels';
-import { OmniOptionError } from '../../views/option-checks';
+import type { RequestLabelOptions } from '../../instrumentation/recorders/request-labels';
+import { OmniOptionError } from '../../views/common/option-checks';
 import { withoutIpcChannel } from '../support/ipc-channel';
 import type { OmniMetricsOptions } from '../../options';
 

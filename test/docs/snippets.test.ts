@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import ts from 'typescript';
-import { loadMetricsConfig } from '../../views/metrics-config';
+import { loadMetricsConfig } from '../../views/catalog/metrics-config';
 import { codeBlocks, documentationPages, readPage, ROOT } from './doc-pages';
 
 /**
@@ -30,10 +30,6 @@ export {};
 
 const SUBPATHS: Record<string, string> = {
   'omni-otel-metrics': 'index.ts',
-  'omni-otel-metrics/views': 'views/index.ts',
-  'omni-otel-metrics/instrumentation': 'instrumentation/index.ts',
-  'omni-otel-metrics/stats': 'instrumentation/stats/index.ts',
-  'omni-otel-metrics/exporters': 'exporters/index.ts',
 };
 
 interface Snippet {

@@ -3,7 +3,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { diag } from '@opentelemetry/api';
 import { registerOmniMetrics, type OmniMetricsHandle } from '../../register';
-import { packageDiag } from '../../views/package-diag';
+import { packageDiag } from '../../views/common/package-diag';
 import { captureConsole } from '../support/console-capture';
 import { EngineServer, fixtureText } from './support/engine-server';
 

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { ExpositionParseError, parseExposition } from '../../exporters/engine-pull/exposition-parser';
 import type { ParsedFamily } from '../../exporters/parsed-family';
-import { formatGoFloat } from '../../views/go-float';
+import { formatGoFloat } from '../../views/common/go-float';
 import { escapeLabelValue } from '../../views/store/label-text';
 import { fixtureText } from './support/engine-server';
 

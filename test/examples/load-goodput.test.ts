@@ -4,7 +4,7 @@ import { runLoad, type LoadSummary } from '../../examples/load/run-load';
 import { optionsFromEnv } from '../../examples/pipeline-env';
 import { startReferencePipeline, type ReferencePipeline } from '../../examples/reference-pipeline';
 import { describeSlo, sloFromEnv } from '../../examples/slo-env';
-import type { SloOptions } from '../../views/slo-families';
+import type { SloOptions } from '../../views/catalog/slo-families';
 import { parseSamples } from '../support/exposition';
 import { httpGet } from '../support/http';
 

@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 
 import { DASHBOARD_PATH, dashboardJson } from '../../examples/grafana/build-dashboard';
-import { resolveFullCatalog } from '../../views/catalog';
+import { resolveFullCatalog } from '../../views/catalog/catalog';
 import { filledIn } from '../support/monitoring-queries';
 import { checkConfig, checkRules } from '../support/promtool';
 import { queryResultChoices, queryResultExpr, type GrafanaVariable, type InstantSample } from '../support/grafana-variables';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { startReferencePipeline, type ReferencePipeline } from '../../examples/reference-pipeline';
-import { SECONDS_FAST_BUCKETS } from '../../views/buckets';
+import { SECONDS_FAST_BUCKETS } from '../../views/catalog/buckets';
 import { seriesOf } from '../support/exposition';
 import { assertHistogram, assertSample } from '../recorders/harness';
 

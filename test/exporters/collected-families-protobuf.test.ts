@@ -19,7 +19,7 @@ import type { ExpositionFamily } from '../../exporters/exposition/model';
 import { writeProtobuf } from '../../exporters/exposition/protobuf-writer';
 import { writeText } from '../../exporters/exposition/text-writer';
 import type { DeclaredFamily } from '../../views/declared-families';
-import { prometheusLabelName, prometheusMetricName } from '../../views/names';
+import { prometheusLabelName, prometheusMetricName } from '../../views/catalog/names';
 import { decodeMetricFamilies } from '../support/prometheus-protobuf';
 import { quietHandle } from '../support/quiet-handle';
 import { familiesFromText } from '../support/text-families';

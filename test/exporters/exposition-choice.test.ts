@@ -6,7 +6,7 @@ import { OPENMETRICS_CONTENT_TYPE, TEXT_CONTENT_TYPE } from '../../exporters/exp
 import { OmniPrometheusReader } from '../../exporters/prometheus-reader';
 import { PROTOBUF_CONTENT_TYPE } from '../../exporters/protobuf-negotiation';
 import { registerOmniMetrics, type OmniMetricsHandle } from '../../register';
-import { OmniOptionError } from '../../views/option-checks';
+import { OmniOptionError } from '../../views/common/option-checks';
 import { expectPrinted } from '../support/console-capture';
 import { httpGet } from '../support/http';
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import fc from 'fast-check';
-import { formatGoFloat, pythonFloatRepr } from '../../views/go-float';
+import { formatGoFloat, pythonFloatRepr } from '../../views/common/go-float';
 import { needPeer } from '../support/peers/need-peer';
 import { debianPython } from '../support/python-parity';
 

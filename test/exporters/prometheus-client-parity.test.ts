@@ -5,7 +5,7 @@ import { AdmissionRejections } from '../../instrumentation/recorders/admission-r
 import { bindEngineSeries, type EngineSeries } from '../../instrumentation/recorders/engine-series';
 import { recordKvOffload, recordSimpleKvOffload } from '../../instrumentation/recorders/kv-offload-recorder';
 import type { KvOffloadStats, SimpleKvOffloadStats } from '../../instrumentation/stats/types';
-import { resolveFullCatalog, type ResolvedCatalog } from '../../views/catalog';
+import { resolveFullCatalog, type ResolvedCatalog } from '../../views/catalog/catalog';
 import type { StageReplica } from '../../views/stage-replica-map';
 import { SeriesStore } from '../../views/store/series-store';
 import { needPeer } from '../support/peers/need-peer';

@@ -4,7 +4,7 @@ import { OmniPrometheusReader } from '../../exporters/prometheus-reader';
 import { renderStore } from '../support/exposition';
 import { OmniPrometheusMetrics } from '../../instrumentation/recorders/pipeline-metrics';
 import { registerOmniMetrics } from '../../register';
-import { SECONDS_BUCKETS } from '../../views/buckets';
+import { SECONDS_BUCKETS } from '../../views/catalog/buckets';
 import { allowPrinted } from '../support/console-capture';
 import { fixedClockStore } from '../views/store/store-fixture';
 

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startPrometheusServer } from '../../exporters/prometheus-http';
 import { registerOmniMetrics } from '../../register';
-import { OmniOptionError } from '../../views/option-checks';
+import { OmniOptionError } from '../../views/common/option-checks';
 
 /** Self-signed key/certificate pairs made with openssl for this run: RSA, EC P-256, and a second RSA key. */
 interface Pems {

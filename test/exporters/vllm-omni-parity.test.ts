@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { createdSeriesDisabledByEnv } from '../../exporters/exposition/exposition-text';
-import { resolveCatalog, type FamilyKey, type ResolvedCatalog } from '../../views/catalog';
+import { resolveCatalog, type FamilyKey, type ResolvedCatalog } from '../../views/catalog/catalog';
 import type { LabelValue } from '../../views/store/family-series';
 import { SeriesStore } from '../../views/store/series-store';
 import { renderOurs, renderWithPython, type PythonReference } from '../support/python-parity';

@@ -4,7 +4,7 @@ import { TraceFlags, type SpanContext } from '@opentelemetry/api';
 import { OmniInstrumentation } from '../../instrumentation/hooks/omni-instrumentation';
 import { oneOutputServing } from '../support/one-output-serving';
 import { quietHandle } from '../support/quiet-handle';
-import { resolveCatalog } from '../../views/catalog';
+import { resolveCatalog } from '../../views/catalog/catalog';
 import { exemplarsOf } from '../../views/store/exemplar-series';
 import { exemplarClock } from '../../views/store/exemplar-scope';
 import { SeriesStore } from '../../views/store/series-store';

@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import { OmniInstrumentation } from '../../instrumentation/hooks/omni-instrumentation';
 import type { OmniRequestOutput } from '../../instrumentation/pipeline/host-contract';
 import { registerOmniMetrics, type OmniMetricsHandle } from '../../register';
-import { OmniOptionError } from '../../views/option-checks';
+import { OmniOptionError } from '../../views/common/option-checks';
 import { sampleValue } from '../support/exposition';
 import { withWarnings } from '../views/store/store-fixture';
 import { finishedAudioOutput } from './fake-host';

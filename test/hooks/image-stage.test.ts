@@ -3,7 +3,7 @@ import type { EngineCoreOutputs, OmniRequestOutput, ReceiveReceipt, StageRequest
 import { OmniInstrumentation } from '../../instrumentation/hooks/omni-instrumentation';
 import type { OmniMetricsHandle } from '../../register';
 import { monotonicSeconds } from '../../instrumentation/stats/clock';
-import { PROMETHEUS_CLIENT_DEFAULT_BUCKETS, SECONDS_BUCKETS, SECONDS_FAST_BUCKETS } from '../../views/buckets';
+import { PROMETHEUS_CLIENT_DEFAULT_BUCKETS, SECONDS_BUCKETS, SECONDS_FAST_BUCKETS } from '../../views/catalog/buckets';
 import { histogramOf, sampleValue, seriesOf } from '../support/exposition';
 import { assertHistogram, assertSample, stageLabels } from '../recorders/harness';
 import { withWarnings } from '../views/store/store-fixture';

@@ -4,7 +4,7 @@ import { OMNI_CHANNELS } from '../../instrumentation/hooks/channels';
 import { OmniInstrumentation } from '../../instrumentation/hooks/omni-instrumentation';
 import type { RealtimeSessionRequest, ServerVadBatch } from '../../instrumentation/pipeline/host-contract';
 import { registerOmniMetrics, type OmniMetricsHandle } from '../../register';
-import { SECONDS_FAST_BUCKETS } from '../../views/buckets';
+import { SECONDS_FAST_BUCKETS } from '../../views/catalog/buckets';
 import { seriesOf } from '../support/exposition';
 import { assertHistogram, assertSample } from '../recorders/harness';
 import { quietHandle } from '../support/quiet-handle';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
 import { OmniInstrumentation } from '../../instrumentation/hooks/omni-instrumentation';
 import type { OmniRequestOutput } from '../../instrumentation/pipeline/host-contract';
-import type { RequestLabelOptions } from '../../instrumentation/pipeline/request-labels';
+import type { RequestLabelOptions } from '../../instrumentation/recorders/request-labels';
 import type { OmniMetricsOptions } from '../../options';
 import { registerOmniMetrics, type OmniMetricsHandle } from '../../register';
 import { histogramOf, parseSamples, sampleValue, seriesOf } from '../support/exposition';

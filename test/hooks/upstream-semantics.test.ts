@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import type { EngineCoreOutputs, OmniRequestOutput, StageOutputMetrics, StageRequest } from '../../instrumentation/pipeline/host-contract';
 import { OmniInstrumentation } from '../../instrumentation/hooks/omni-instrumentation';
 import { registerOmniMetrics, type OmniMetricsHandle } from '../../register';
-import { PROMETHEUS_CLIENT_DEFAULT_BUCKETS, SECONDS_BUCKETS, SECONDS_FAST_BUCKETS } from '../../views/buckets';
+import { PROMETHEUS_CLIENT_DEFAULT_BUCKETS, SECONDS_BUCKETS, SECONDS_FAST_BUCKETS } from '../../views/catalog/buckets';
 import { histogramOf, sampleValue, seriesOf } from '../support/exposition';
 import { assertHistogram, assertSample, stageLabels } from '../recorders/harness';
 import { FakePool } from './fake-host';

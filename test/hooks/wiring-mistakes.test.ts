@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { OmniInstrumentation } from '../../instrumentation/hooks/omni-instrumentation';
 import { registerOmniMetrics, type OmniMetricsHandle } from '../../register';
-import { OmniOptionError } from '../../views/option-checks';
+import { OmniOptionError } from '../../views/common/option-checks';
 import { FakeOrchestrator, FakeServing } from './fake-host';
 
 class Unrelated {

@@ -3,7 +3,7 @@ import { TraceFlags } from '@opentelemetry/api';
 import { execFileSync } from 'node:child_process';
 import { PROTOBUF_CONTENT_TYPE } from '../../exporters/protobuf-negotiation';
 import { registerOmniMetrics, type OmniMetricsHandle } from '../../register';
-import { resolveFullCatalog } from '../../views/catalog';
+import { resolveFullCatalog } from '../../views/catalog/catalog';
 import { httpGetBytes } from '../support/http';
 import { needPeer } from '../support/peers/need-peer';
 import { decodeMetricFamilies, type DecodedExemplar, type DecodedFamily, type DecodedHistogram } from '../support/prometheus-protobuf';

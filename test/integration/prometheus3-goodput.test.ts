@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import OpenAI from 'openai';
 import { runLoad } from '../../examples/load/run-load';
 import { startReferencePipeline, TENANT_LABELS, type ReferencePipeline } from '../../examples/reference-pipeline';
-import type { SloOptions } from '../../views/slo-families';
+import type { SloOptions } from '../../views/catalog/slo-families';
 import { codeBlocks, readPage, ROOT } from '../docs/doc-pages';
 import { parseSamples } from '../support/exposition';
 import { httpGet } from '../support/http';

@@ -3,7 +3,7 @@ import { IterationStats } from '../../instrumentation/stats/iteration-stats';
 import { createRequestStateStats, createSchedulerStats } from '../../instrumentation/stats/types';
 import { COLLECTOR_TRANSLATION_STRATEGIES, collectorPrometheusName, NAMING_EXAMPLE_FAMILIES } from '../../exporters/otlp/collector-naming';
 import { registerOmniMetrics } from '../../register';
-import { resolveFullCatalog, type FamilyKey } from '../../views/catalog';
+import { resolveFullCatalog, type FamilyKey } from '../../views/catalog/catalog';
 import { httpGet } from '../support/http';
 import { needPeer } from '../support/peers/need-peer';
 import { startPrometheus, type PrometheusHandle } from '../support/prometheus-server';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import type { OmniMetricsOptions } from '../../options';
 import { resolveOmniSettings } from '../../settings';
-import { OmniOptionError } from '../../views/option-checks';
+import { OmniOptionError } from '../../views/common/option-checks';
 
 /** Keys an object inherits from Object.prototype, and `__proto__`, which an object literal takes as its prototype. */
 const PROTOTYPE_KEYS = ['constructor', 'toString', '__proto__', 'hasOwnProperty', 'valueOf', 'isPrototypeOf', 'propertyIsEnumerable', '__defineGetter__'];

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { collectorPrometheusName } from '../../exporters/otlp/collector-naming';
-import { resolveFullCatalog } from '../../views/catalog';
+import { resolveFullCatalog } from '../../views/catalog/catalog';
 
 /** The example collector config keeps the direct endpoint's names (it cannot be run here: no collector binary). */
 describe('examples/otel-collector/config.yaml', () => {

@@ -9,8 +9,8 @@ import {
   type CollectorTranslationStrategy,
 } from '../../exporters/otlp/collector-naming';
 import { withGeneratedNamingSection } from '../../exporters/otlp/collector-naming-docs';
-import type { FamilyType } from '../../views/family-definition';
-import { resolveFullCatalog } from '../../views/catalog';
+import type { FamilyType } from '../../views/catalog/family-definition';
+import { resolveFullCatalog } from '../../views/catalog/catalog';
 
 type Expected = Record<CollectorTranslationStrategy, string>;
 

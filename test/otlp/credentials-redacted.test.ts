@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { diag } from '@opentelemetry/api';
 import type { OmniMetricsOptions } from '../../options';
 import { registerOmniMetrics } from '../../register';
-import { packageDiag } from '../../views/package-diag';
+import { packageDiag } from '../../views/common/package-diag';
 import { captureConsole, withEnv } from '../support/console-capture';
 import { startRefusingCollector } from './support/refusing-collector';
 

@@ -4,7 +4,7 @@ import { once } from 'node:events';
 import { join } from 'node:path';
 import { OTLP_PROTOCOLS, type OtlpProtocol } from '../../exporters/otlp/types';
 import { registerOmniMetrics } from '../../register';
-import { OmniOptionError } from '../../views/option-checks';
+import { OmniOptionError } from '../../views/common/option-checks';
 import { fromOtlp, metricNamed, pointWith } from './support/normalize';
 import { startOtlpReceiver } from './support/otlp-receiver';
 

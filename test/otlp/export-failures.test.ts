@@ -3,7 +3,7 @@ import { diag } from '@opentelemetry/api';
 import type { OmniMetricsOptions } from '../../options';
 import { registerOmniMetrics } from '../../register';
 import type { TemporalityPreference } from '../../exporters/otlp/types';
-import { packageDiag } from '../../views/package-diag';
+import { packageDiag } from '../../views/common/package-diag';
 import { captureConsole, type ConsoleLine } from '../support/console-capture';
 import { startRefusingCollector } from './support/refusing-collector';
 

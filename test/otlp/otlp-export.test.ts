@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { DeltaTemporalitySelector } from '@opentelemetry/exporter-metrics-otlp-http';
 import { OTLP_PROTOCOLS, type OtlpProtocol, type TemporalityPreference } from '../../exporters/otlp/types';
 import { GEN_AI_METER_NAME } from '../../instrumentation/recorders/gen-ai-metrics';
-import { GEN_AI_METRICS } from '../../views/gen-ai-families';
+import { GEN_AI_METRICS } from '../../views/catalog/gen-ai-families';
 import { registerOmniMetrics, type OmniMetricsHandle } from '../../register';
 import type { NamingScheme } from '../../views/views';
 import { OMNI_METER_NAME } from '../../views/views';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { PrometheusExporter, PrometheusSerializer } from '@opentelemetry/exporter-prometheus';
 import { AggregationTemporality, DataPointType, MeterProvider, type MetricData } from '@opentelemetry/sdk-metrics';
 import type { OmniMetricsHandle } from '../../register';
-import { OmniOptionError } from '../../views/option-checks';
+import { OmniOptionError } from '../../views/common/option-checks';
 import { OmniMetricProducer } from '../../views/store/metric-producer';
 import fc from 'fast-check';
 import { quietHandle } from '../support/quiet-handle';

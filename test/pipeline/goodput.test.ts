@@ -6,8 +6,8 @@ import { PipelineObserver } from '../../instrumentation/pipeline/pipeline-observ
 import { recordersOf } from '../../instrumentation/recorders/recorders';
 import type { OmniMetricsHandle } from '../../register';
 import { resolveOmniSettings } from '../../settings';
-import { OmniOptionError } from '../../views/option-checks';
-import type { SloOptions } from '../../views/slo-families';
+import { OmniOptionError } from '../../views/common/option-checks';
+import type { SloOptions } from '../../views/catalog/slo-families';
 import { histogramOf, parseSamples, sampleValue } from '../support/exposition';
 import { withWarnings } from '../views/store/store-fixture';
 import { quietHandle } from '../support/quiet-handle';

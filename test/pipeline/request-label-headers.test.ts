@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { RequestLabeler, resolveRequestLabels } from '../../instrumentation/pipeline/request-labels';
+import { RequestLabeler, resolveRequestLabels } from '../../instrumentation/recorders/request-labels';
 
 function labelerFor(header: string): RequestLabeler {
   const [settings] = resolveRequestLabels([{ name: 'priority', header, values: ['low', 'high'] }], 100);

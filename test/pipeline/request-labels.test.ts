@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { RequestLabeler, resolveRequestLabels, type LabelledRequest } from '../../instrumentation/pipeline/request-labels';
-import { OmniOptionError } from '../../views/option-checks';
+import { RequestLabeler, resolveRequestLabels, type LabelledRequest } from '../../instrumentation/recorders/request-labels';
+import { OmniOptionError } from '../../views/common/option-checks';
 
 const anyValue = fc.oneof(
   fc.string({ maxLength: 140 }),

@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ProcReader } from '../../instrumentation/process/proc-files';
-import { resolveCatalog, type CatalogOptions } from '../../views/catalog';
+import { resolveCatalog, type CatalogOptions } from '../../views/catalog/catalog';
 import { SeriesStore } from '../../views/store/series-store';
 import { debianPython } from '../support/python-parity';
 

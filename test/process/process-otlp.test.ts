@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { AggregationTemporality, DataPointType, type MetricData } from '@opentelemetry/sdk-metrics';
 import { startProcessMetrics } from '../../instrumentation/process/process-metrics';
-import { resolveCatalog } from '../../views/catalog';
+import { resolveCatalog } from '../../views/catalog/catalog';
 import { OmniMetricProducer } from '../../views/store/metric-producer';
 import { SeriesStore } from '../../views/store/series-store';
 import { processStore } from './process-fixture';

@@ -9,7 +9,7 @@ import { registerOmniMetrics, type OmniMetricsHandle } from '../../register';
 import { declaredFamilyNames, histogramOf, parseGoFloat, sampleValue, seriesOf } from '../support/exposition';
 import { checkMetrics } from '../support/promtool';
 import { withWarnings } from '../views/store/store-fixture';
-import { MetricsConfigError, validateMetricsConfig } from '../../views/metrics-config';
+import { MetricsConfigError, validateMetricsConfig } from '../../views/catalog/metrics-config';
 import { needPeer } from '../support/peers/need-peer';
 import { debianPython } from '../support/python-parity';
 

@@ -1,5 +1,5 @@
 import type { OmniMetricsHandle } from '../../register';
-import { SECONDS_BUCKETS, SECONDS_FAST_BUCKETS } from '../../views/buckets';
+import { SECONDS_BUCKETS, SECONDS_FAST_BUCKETS } from '../../views/catalog/buckets';
 import { assertHistogram, assertNoSeries, register, stageLabels } from './harness';
 
 const EXEC = 'vllm:omni_diffusion_exec_s';

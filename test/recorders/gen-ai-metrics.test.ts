@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { diag, DiagLogLevel } from '@opentelemetry/api';
 import { DataPointType, MeterProvider, MetricReader, type HistogramMetricData } from '@opentelemetry/sdk-metrics';
 import { GEN_AI_METER_NAME, OmniGenAiMetrics } from '../../instrumentation/recorders/gen-ai-metrics';
-import { GEN_AI_DURATION_BUCKETS, GEN_AI_METRICS, GEN_AI_TOKEN_BUCKETS } from '../../views/gen-ai-families';
+import { GEN_AI_DURATION_BUCKETS, GEN_AI_METRICS, GEN_AI_TOKEN_BUCKETS } from '../../views/catalog/gen-ai-families';
 import { OmniStatLogger, type IterationStatsSink } from '../../instrumentation/recorders/stat-logger';
 import { IterationStats } from '../../instrumentation/stats/iteration-stats';
 import { finished } from '../otlp/support/workload';

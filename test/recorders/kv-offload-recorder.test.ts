@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import type { OmniStatLogger } from '../../instrumentation/recorders/stat-logger';
 import { createSchedulerStats, type KvOffloadStats, type SimpleKvOffloadStats } from '../../instrumentation/stats/types';
 import type { OmniMetricsHandle } from '../../register';
-import { KV_OFFLOAD_LOOKUP_ASYNC_DELAY_BUCKETS, KV_OFFLOAD_LOOKUP_SYNC_DELAY_BUCKETS } from '../../views/buckets';
+import { KV_OFFLOAD_LOOKUP_ASYNC_DELAY_BUCKETS, KV_OFFLOAD_LOOKUP_SYNC_DELAY_BUCKETS } from '../../views/catalog/buckets';
 import { declaredFamilyNames, sampleValue, seriesOf } from '../support/exposition';
 import { assertHistogram, assertSample, register, stageLabels } from './harness';
 

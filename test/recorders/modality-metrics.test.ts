@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import type { OmniMetricsHandle } from '../../register';
-import { RTF_BUCKETS, SECONDS_BUCKETS, SECONDS_FAST_BUCKETS } from '../../views/buckets';
+import { RTF_BUCKETS, SECONDS_BUCKETS, SECONDS_FAST_BUCKETS } from '../../views/catalog/buckets';
 import { histogramOf, seriesOf } from '../support/exposition';
 import { assertHistogram, assertNoSeries, assertSample, bucketCount, register, stageLabels } from './harness';
 

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { OrchestratorAggregator, type ReplicaResolver } from '../../instrumentation/recorders/orchestrator-aggregator';
 import type { OmniTransferMetrics } from '../../instrumentation/recorders/transfer-metrics';
 import type { OmniMetricsHandle } from '../../register';
-import { BYTES_BUCKETS, SECONDS_FAST_BUCKETS } from '../../views/buckets';
+import { BYTES_BUCKETS, SECONDS_FAST_BUCKETS } from '../../views/catalog/buckets';
 import { histogramOf, seriesOf } from '../support/exposition';
 import { assertHistogram, assertNoSeries, bucketCount, edge, register } from './harness';
 

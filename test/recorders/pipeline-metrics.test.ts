@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import type { OmniMetricsHandle } from '../../register';
 import { OmniRequestCounter, waitingRequests } from '../../instrumentation/recorders/pipeline-metrics';
-import { SECONDS_BUCKETS } from '../../views/buckets';
-import { PIPELINE_FAMILIES } from '../../views/pipeline-families';
+import { SECONDS_BUCKETS } from '../../views/catalog/buckets';
+import { PIPELINE_FAMILIES } from '../../views/catalog/pipeline-families';
 import { declaredFamilyNames, parseSamples, sampleValue, seriesOf } from '../support/exposition';
 import { assertHistogram, assertSample, register } from './harness';
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { registerOmniMetrics } from '../../register';
-import { MAX_STAGE_NAMES, resolveStageNames } from '../../views/stage-names';
+import { MAX_STAGE_NAMES, resolveStageNames } from '../../views/catalog/stage-names';
 
 const base = { modelName: 'm', prometheus: false, selfCheck: false, processMetrics: false, logIntervalSeconds: 0 } as const;
 

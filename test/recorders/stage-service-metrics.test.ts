@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import type { OmniMetricsHandle } from '../../register';
 import { normalizeFailureReason } from '../../instrumentation/recorders/stage-service-metrics';
-import { PROMETHEUS_CLIENT_DEFAULT_BUCKETS, SECONDS_BUCKETS, SECONDS_FAST_BUCKETS } from '../../views/buckets';
+import { PROMETHEUS_CLIENT_DEFAULT_BUCKETS, SECONDS_BUCKETS, SECONDS_FAST_BUCKETS } from '../../views/catalog/buckets';
 import { seriesOf } from '../support/exposition';
 import { expectPrinted } from '../support/console-capture';
 import { assertHistogram, assertNoSeries, assertSample, register } from './harness';

@@ -23,7 +23,7 @@ import {
   REQUEST_NUM_PREEMPTIONS_BUCKETS,
   REQUEST_PARAMS_N_BUCKETS,
   TIME_TO_FIRST_TOKEN_BUCKETS,
-} from '../../views/buckets';
+} from '../../views/catalog/buckets';
 import { declaredFamilyNames, parseSamples, sampleValue, seriesOf, type Labels } from '../support/exposition';
 import { assertHistogram, assertNoSeries, assertSample, bucketCount, register, stageLabels } from './harness';
 import { expectPrinted } from '../support/console-capture';

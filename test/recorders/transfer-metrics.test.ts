@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import type { OmniMetricsHandle } from '../../register';
-import { BYTES_BUCKETS, SECONDS_FAST_BUCKETS } from '../../views/buckets';
+import { BYTES_BUCKETS, SECONDS_FAST_BUCKETS } from '../../views/catalog/buckets';
 import { histogramOf, seriesOf } from '../support/exposition';
 import { assertHistogram, assertNoSeries, bucketCount, edge, register } from './harness';
 

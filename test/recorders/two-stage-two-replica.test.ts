@@ -4,7 +4,7 @@ import type { OmniStatLogger } from '../../instrumentation/recorders/stat-logger
 import type { OmniMetricsHandle } from '../../register';
 import { IterationStats } from '../../instrumentation/stats/iteration-stats';
 import { createPrefillStats, createSchedulerStats, type FinishedRequestStats, createFinishedRequestStats } from '../../instrumentation/stats/types';
-import { BYTES_BUCKETS, REQUEST_LATENCY_BUCKETS, SECONDS_FAST_BUCKETS } from '../../views/buckets';
+import { BYTES_BUCKETS, REQUEST_LATENCY_BUCKETS, SECONDS_FAST_BUCKETS } from '../../views/catalog/buckets';
 import { parseSamples, seriesOf } from '../support/exposition';
 import { assertHistogram, assertSample, edge, register, stageLabels } from './harness';
 

@@ -1,7 +1,7 @@
 import type { Attributes } from '@opentelemetry/api';
 import type { OmniMetricsHandle } from '../../register';
-import type { ResolvedFamily } from '../../views/catalog';
-import { UPSTREAM_FAMILIES } from '../../views/upstream-families';
+import type { ResolvedFamily } from '../../views/catalog/catalog';
+import { UPSTREAM_FAMILIES } from '../../views/catalog/upstream-families';
 
 /**
  * Records one sample on every registered family through the store, bound the way vLLM labels

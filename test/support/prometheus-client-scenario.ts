@@ -6,7 +6,7 @@
  * compares what it stores of each.
  */
 import assert from 'node:assert/strict';
-import { resolveCatalog, type FamilyKey, type ResolvedCatalog } from '../../views/catalog';
+import { resolveCatalog, type FamilyKey, type ResolvedCatalog } from '../../views/catalog/catalog';
 import type { LabelValue } from '../../views/store/family-series';
 import { SeriesStore } from '../../views/store/series-store';
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { registerOmniMetrics, type OmniMetricsHandle } from '../../register';
-import { formatGoFloat } from '../../views/go-float';
-import { resolveFullCatalog } from '../../views/catalog';
+import { formatGoFloat } from '../../views/common/go-float';
+import { resolveFullCatalog } from '../../views/catalog/catalog';
 import { populateEveryFamily } from '../support/populate';
 
 /**

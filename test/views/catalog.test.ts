@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { resolveCatalog, resolveFullCatalog } from '../../views/catalog';
-import { build125Buckets } from '../../views/buckets';
+import { resolveCatalog, resolveFullCatalog } from '../../views/catalog/catalog';
+import { build125Buckets } from '../../views/catalog/buckets';
 
 const names = (catalog: ReturnType<typeof resolveCatalog>): string[] => catalog.families.map((f) => f.name);
 

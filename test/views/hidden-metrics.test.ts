@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { registerOmniMetrics } from '../../register';
-import { isPreviousMinorRelease, shownForHiddenVersion } from '../../views/hidden-metrics';
-import { OmniOptionError } from '../../views/option-checks';
-import { UPSTREAM_FAMILIES } from '../../views/upstream-families';
+import { isPreviousMinorRelease, shownForHiddenVersion } from '../../views/catalog/hidden-metrics';
+import { OmniOptionError } from '../../views/common/option-checks';
+import { UPSTREAM_FAMILIES } from '../../views/catalog/upstream-families';
 
 describe("vLLM's --show-hidden-metrics-for-version", () => {
   // vllm/version.py `_prev_minor_version_was`:

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { registerOmniMetrics } from '../../register';
-import { loadMetricsConfig, MetricsConfigError } from '../../views/metrics-config';
+import { loadMetricsConfig, MetricsConfigError } from '../../views/catalog/metrics-config';
 
 describe('metrics config file', () => {
   let dir: string;

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { diag, DiagLogLevel } from '@opentelemetry/api';
-import { LimitedWarning, WarnOnce } from '../../views/diag-warnings';
-import { consoleFallbackLevel, hasDiagLogger, packageDiag } from '../../views/package-diag';
+import { LimitedWarning, WarnOnce } from '../../views/common/diag-warnings';
+import { consoleFallbackLevel, hasDiagLogger, packageDiag } from '../../views/common/package-diag';
 import { captureConsole, withEnv } from '../support/console-capture';
 
 /** Prints one message at each level through the package's diagnostics, with `OTEL_LOG_LEVEL` = `level`. */

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { withGeneratedTables } from '../../views/catalog-docs';
+import { withGeneratedTables } from '../../views/catalog/catalog-docs';
 
 describe('the family tables of docs/families.md', () => {
   it('match the catalog (regenerate with `npm run docs`)', () => {

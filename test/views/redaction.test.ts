@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { redactedHeaderList, redactedHeaders, redactedUrl, redactedUrlText, withUrlsRedacted } from '../../views/redaction';
+import { redactedHeaderList, redactedHeaders, redactedUrl, redactedUrlText, withUrlsRedacted } from '../../views/common/redaction';
 
 /** Every spelling of `secret` a message could carry: as given, percent-encoded, as the URL API stores a password. */
 function spellings(secret: string): string[] {

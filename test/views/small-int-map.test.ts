@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { DENSE_KEYS, SmallIntMap } from '../../views/small-int-map';
+import { DENSE_KEYS, SmallIntMap } from '../../views/common/small-int-map';
 
 type Operation = { kind: 'set'; key: number; value: string } | { kind: 'delete'; key: number } | { kind: 'get'; key: number };
 

@@ -5,8 +5,8 @@ import type { OmniStatLogger } from '../../instrumentation/recorders/stat-logger
 import { createSchedulerStats } from '../../instrumentation/stats/types';
 import { registerOmniMetrics, type OmniMetricsHandle } from '../../register';
 import type { OmniMetricsOptions } from '../../options';
-import { resolveFullCatalog } from '../../views/catalog';
-import { formatGoFloat } from '../../views/go-float';
+import { resolveFullCatalog } from '../../views/catalog/catalog';
+import { formatGoFloat } from '../../views/common/go-float';
 
 /** Facts written down from vLLM's own code (see each entry's `source`), never from the catalog. */
 interface UpstreamFact {

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { resolveOmniSettings } from '../../settings';
 import { registerOmniMetrics } from '../../register';
-import { OmniOptionError } from '../../views/option-checks';
-import { vllmHistogramBuckets } from '../../views/vllm-histogram-buckets';
+import { OmniOptionError } from '../../views/common/option-checks';
+import { vllmHistogramBuckets } from '../../views/catalog/vllm-histogram-buckets';
 
 const fail = (problem: string): never => {
   throw new Error(problem);

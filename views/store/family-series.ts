@@ -1,8 +1,8 @@
 import type { Attributes, AttributeValue } from '@opentelemetry/api';
-import type { ResolvedFamily } from '../catalog';
-import { LimitedWarning } from '../diag-warnings';
-import { prometheusLabelName } from '../names';
-import { wellFormedText } from '../well-formed-text';
+import type { ResolvedFamily } from '../catalog/catalog';
+import { LimitedWarning } from '../common/diag-warnings';
+import { prometheusLabelName } from '../catalog/names';
+import { wellFormedText } from '../common/well-formed-text';
 import { FixedLabelText, readLabels, renderLabelText, type LabelText } from './label-text';
 import { CounterSeries, CreationTime, GaugeSeries, HistogramSeries, type BoundSeries, type SeriesOwner, type StoredSeries } from './series';
 import type { NativeBucketConfig } from './native-buckets';

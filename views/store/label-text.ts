@@ -1,6 +1,6 @@
 import type { Attributes, AttributeValue } from '@opentelemetry/api';
-import { prometheusLabelName } from '../names';
-import { wellFormedText } from '../well-formed-text';
+import { prometheusLabelName } from '../catalog/names';
+import { wellFormedText } from '../common/well-formed-text';
 
 /**
  * A series' labels as the exposition prints them, rendered once when the series is bound: names

@@ -13,17 +13,21 @@ import {
   type MetricData,
   type MetricProducer,
 } from '@opentelemetry/sdk-metrics';
-import type { FamilyType } from '../family-definition';
+import type { FamilyType } from '../catalog/family-definition';
 import { OMNI_METER_NAME, PACKAGE_VERSION, type NamingScheme } from '../views';
 import type { FamilySeries } from './family-series';
 import type { CounterSeries, GaugeSeries, HistogramSeries, StoredSeries } from './series';
 import type { SeriesStore } from './series-store';
-import { checkObject, OmniOptionError, shown } from '../option-checks';
+import { checkObject, OmniOptionError, shown } from '../common/option-checks';
 import { ExponentialPoints } from './exponential-points';
 import type { NativeHistogramSeries } from './native-histogram-series';
 
-export interface OmniMetricProducerOptions {
-  /** The store to read; registration attaches it when the producer was created first. */
+/** What an `OmniMetricProducer` (and `handle.createMetricProducer()`) takes: the reader's temporality and whether it carries exponential points. */
+export interface MetricProducerOptions {
+  /**
+   * The store to read; registration attaches it when the producer was created first.
+   * @internal
+   */
   readonly store?: SeriesStore;
   /**
    * The temporality of the reader this producer serves, as its exporter selects it
@@ -39,9 +43,6 @@ export interface OmniMetricProducerOptions {
    */
   readonly exponentialHistograms?: boolean;
 }
-
-/** What `handle.createMetricProducer()` takes: the reader's temporality and whether it carries exponential points. */
-export type MetricProducerOptions = Pick<OmniMetricProducerOptions, 'aggregationTemporalitySelector' | 'exponentialHistograms'>;
 
 /** What a delta reader last received of one series. */
 interface Baseline {
@@ -71,7 +72,7 @@ export class OmniMetricProducer implements MetricProducer {
   private lastCollection: HrTime | undefined;
   private readonly exponential: ExponentialPoints | undefined;
 
-  constructor(options: OmniMetricProducerOptions = {}) {
+  constructor(options: MetricProducerOptions = {}) {
     checkObject(options, 'OmniMetricProducer options', ['store', 'aggregationTemporalitySelector', 'exponentialHistograms']);
     if (options.exponentialHistograms !== undefined && typeof options.exponentialHistograms !== 'boolean') {
       throw new OmniOptionError('exponentialHistograms', `exponentialHistograms must be a boolean; got ${shown(options.exponentialHistograms)}`);
@@ -89,7 +90,10 @@ export class OmniMetricProducer implements MetricProducer {
     this.selectTemporality = options.aggregationTemporalitySelector ?? (() => AggregationTemporality.CUMULATIVE);
   }
 
-  /** Reads `store` from now on (`registerOmniMetrics` does this for the producers it is given). */
+  /**
+   * Reads `store` from now on (`registerOmniMetrics` does this for the producers it is given).
+   * @internal
+   */
   attach(store: SeriesStore): void {
     this.store = store;
   }
@@ -154,7 +158,10 @@ export class OmniMetricProducer implements MetricProducer {
       : { ...base, dataPointType: DataPointType.GAUGE, dataPoints };
   }
 
-  /** Whether a family with native buckets is produced as exponential points, when this producer makes them at all. */
+  /**
+   * Whether a family with native buckets is produced as exponential points, when this producer makes them at all.
+   * @internal
+   */
   protected exponentialFor(_family: FamilySeries): boolean {
     return true;
   }

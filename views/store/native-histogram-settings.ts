@@ -1,5 +1,5 @@
-import type { ResolvedCatalog, ResolvedFamily } from '../catalog';
-import { checkArray, checkObject, OmniOptionError, optionKeys, shown } from '../option-checks';
+import type { ResolvedCatalog, ResolvedFamily } from '../catalog/catalog';
+import { checkArray, checkObject, OmniOptionError, optionKeys, shown } from '../common/option-checks';
 import {
   DEFAULT_NATIVE_MAX_BUCKETS,
   DEFAULT_NATIVE_SCHEMA,

@@ -1,11 +1,11 @@
 import type { Attributes } from '@opentelemetry/api';
-import type { FamilyKey, ResolvedCatalog, ResolvedFamily } from '../catalog';
-import { WarnOnce } from '../diag-warnings';
-import { checkObject, optionKeys, shown } from '../option-checks';
+import type { FamilyKey, ResolvedCatalog, ResolvedFamily } from '../catalog/catalog';
+import { WarnOnce } from '../common/diag-warnings';
+import { checkObject, optionKeys, shown } from '../common/option-checks';
 import { EngineRelabelProcessor } from '../engine-relabel-processor';
 import type { StageReplicaMap } from '../stage-replica-map';
 import { streamNameFor, type NamingScheme } from '../views';
-import { keepsExemplars } from '../exemplar-families';
+import { keepsExemplars } from '../catalog/exemplar-families';
 import { ExemplarScope } from './exemplar-scope';
 import { creationClock, FamilySeries, type LabelValue } from './family-series';
 import { nativeBucketConfigOf, type NativeHistogramSettings } from './native-histogram-settings';

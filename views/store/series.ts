@@ -1,7 +1,7 @@
 import type { Attributes, HrTime } from '@opentelemetry/api';
 import { millisToHrTime } from '@opentelemetry/core';
-import { formatGoFloat } from '../go-float';
-import type { LimitedWarning } from '../diag-warnings';
+import { formatGoFloat } from '../common/go-float';
+import type { LimitedWarning } from '../common/diag-warnings';
 import { readLabelValue } from './label-text';
 import type { ExemplarScope } from './exemplar-scope';
 

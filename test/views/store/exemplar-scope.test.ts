@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { TraceFlags, type SpanContext } from '@opentelemetry/api';
-import { resolveCatalog } from '../../../views/catalog';
+import { resolveCatalog } from '../../../views/catalog/catalog';
 import { exemplarsOf } from '../../../views/store/exemplar-series';
 import { SeriesStore } from '../../../views/store/series-store';
 

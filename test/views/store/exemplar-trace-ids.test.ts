@@ -6,7 +6,7 @@ import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-ho
 import { context, ROOT_CONTEXT, trace, TraceFlags, type SpanContext } from '@opentelemetry/api';
 import { renderStore } from '../../support/exposition';
 import { requestTraceOf } from '../../../instrumentation/pipeline/request-trace';
-import { resolveCatalog } from '../../../views/catalog';
+import { resolveCatalog } from '../../../views/catalog/catalog';
 import { exemplarsOf } from '../../../views/store/exemplar-series';
 import { ExemplarTrace, ownedExemplarTrace } from '../../../views/store/exemplar-trace-ids';
 import { SeriesStore } from '../../../views/store/series-store';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { fractionBounds } from '../../../views/store/native-bucket-bounds';
 import { AggregationTemporality, type DataPoint, type ExponentialHistogram } from '@opentelemetry/sdk-metrics';
-import { resolveCatalog } from '../../../views/catalog';
+import { resolveCatalog } from '../../../views/catalog/catalog';
 import { OmniMetricProducer } from '../../../views/store/metric-producer';
 import { NativeBuckets, nativeBucketIndex, RUN_WIDTH_FACTOR, type NativeBucketConfig } from '../../../views/store/native-buckets';
 import { resolveNativeHistograms } from '../../../views/store/native-histogram-settings';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { INTER_TOKEN_LATENCY_BUCKETS } from '../../../views/buckets';
+import { INTER_TOKEN_LATENCY_BUCKETS } from '../../../views/catalog/buckets';
 import type { CounterSeries, GaugeSeries, HistogramSeries } from '../../../views/store/series';
 import { fixedClockStore, withWarnings } from './store-fixture';
 

@@ -1,5 +1,5 @@
 import { diag, DiagLogLevel } from '@opentelemetry/api';
-import { resolveCatalog, type CatalogOptions } from '../../../views/catalog';
+import { resolveCatalog, type CatalogOptions } from '../../../views/catalog/catalog';
 import { SeriesStore, type SeriesStoreOptions } from '../../../views/store/series-store';
 
 /** A store over the catalog with creation times 1700000000.5, 1700000001.5, … seconds, one per series. */

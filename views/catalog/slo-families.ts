@@ -31,7 +31,7 @@ export const SLO_OBJECTIVES = {
 } as const satisfies Readonly<Record<keyof SloOptions, string>>;
 
 export type SloObjectiveKey = keyof typeof SLO_OBJECTIVES;
-export type SloObjective = (typeof SLO_OBJECTIVES)[SloObjectiveKey];
+export type SloObjective = (typeof SLO_OBJECTIVES)[keyof typeof SLO_OBJECTIVES];
 
 /**
  * Goodput, live: requests that met their objectives, and the objectives missed. Registered only

@@ -1,5 +1,5 @@
-import { checkObject, checkPositiveNumber, OmniOptionError } from '../../views/option-checks';
-import { SLO_OBJECTIVES, type SloObjective, type SloObjectiveKey, type SloOptions } from '../../views/slo-families';
+import { checkObject, checkPositiveNumber, OmniOptionError } from '../../views/common/option-checks';
+import { SLO_OBJECTIVES, type SloObjective, type SloObjectiveKey, type SloOptions } from '../../views/catalog/slo-families';
 
 /** What one finished request is judged on, in seconds from its arrival. */
 export interface RequestTimings {

@@ -1,4 +1,4 @@
-import { checkArray, checkString, OmniOptionError } from './option-checks';
+import { checkArray, checkString, OmniOptionError } from '../common/option-checks';
 
 /** More stages than any pipeline has: the info family stays a handful of series. */
 export const MAX_STAGE_NAMES = 256;

@@ -3,7 +3,7 @@ import { customExposedName, resolveFullCatalog, type CustomFamily, type Resolved
 import type { FamilyType } from './family-definition';
 import { LABEL_NAME_PATTERN, METRIC_NAME_PATTERN, type PipelinePrefix } from './names';
 import { findPrintedNameClash, TARGET_INFO_FAMILY, type PrintedFamily } from './printed-names';
-import { isWellFormedText } from './well-formed-text';
+import { isWellFormedText } from '../common/well-formed-text';
 
 /**
  * The one documented path for changing families, in the spirit of TorchServe's `metrics.yaml`:

@@ -7,7 +7,7 @@ import { findPrintedNameClash } from './printed-names';
 import { REQUEST_LABEL_FAMILIES } from './request-label-families';
 import { PROCESS_FAMILIES, type ProcessFamilyKey } from './process-families';
 import { UPSTREAM_FAMILIES, type UpstreamFamilyKey } from './upstream-families';
-import { checkObject, optionKeys, shown } from './option-checks';
+import { checkObject, optionKeys, shown } from '../common/option-checks';
 
 /** Optional vLLM features whose families vLLM registers only when the feature is configured. */
 export interface FeatureOptions {
@@ -17,7 +17,7 @@ export interface FeatureOptions {
    * KV connector whose Prometheus families are registered (vLLM: `--kv-transfer-config` with
    * NixlConnector, OffloadingConnector or SimpleCPUOffloadConnector).
    */
-  readonly kvConnector?: KvConnectorKind;
+  readonly kvConnector?: 'nixl' | 'offloading' | 'simple-cpu-offload';
   /** LoRA serving (vLLM: `lora_config`); `maxLoras` is the `max_lora` label value. */
   readonly lora?: { readonly maxLoras: number };
   /** Sampled KV-block residency histograms (vLLM: `--kv-cache-metrics`). */
@@ -27,8 +27,8 @@ export interface FeatureOptions {
 }
 
 /** The KV connectors whose families the catalog knows. */
-export const KV_CONNECTOR_KINDS = ['nixl', 'offloading', 'simple-cpu-offload'] as const;
-export type KvConnectorKind = (typeof KV_CONNECTOR_KINDS)[number];
+export type KvConnectorKind = NonNullable<FeatureOptions['kvConnector']>;
+export const KV_CONNECTOR_KINDS: readonly KvConnectorKind[] = ['nixl', 'offloading', 'simple-cpu-offload'];
 
 /** The catalog group each KV connector registers. */
 const KV_CONNECTOR_GROUPS: Readonly<Record<KvConnectorKind, FamilyGroup>> = {
@@ -89,7 +89,7 @@ const CATALOG_OPTION_KEYS = optionKeys<CatalogOptions>({
 /** A user family from the config file; `name` is the exposed name. */
 export interface CustomFamily {
   readonly name: string;
-  readonly type: FamilyType;
+  readonly type: 'counter' | 'gauge' | 'histogram';
   readonly help: string;
   readonly labels: readonly string[];
   readonly buckets?: readonly number[];
@@ -121,6 +121,7 @@ export interface ResolvedFamily {
   readonly deprecatedFor?: string;
   /** A counter or histogram without `_created` (the process families, as the clients print them). */
   readonly omitCreated?: boolean;
+  readonly clusterMerge?: 'sum' | 'max' | 'min';
 }
 
 export interface ResolvedCatalog {
@@ -168,6 +169,7 @@ export function resolveCatalog(options: CatalogOptions = {}): ResolvedCatalog {
       eager: def.eager === true && !labelled,
       deprecatedFor: def.deprecatedFor,
       ...(def.omitCreated === true ? { omitCreated: true } : {}),
+      ...(def.clusterMerge === undefined ? {} : { clusterMerge: def.clusterMerge }),
     });
   };
 

@@ -1,10 +1,10 @@
 import { types } from 'node:util';
-import { LimitedWarning } from '../../views/diag-warnings';
-import { isThenable } from '../../views/thenable';
-import { LABEL_NAME_PATTERN } from '../../views/names';
-import { checkArray, checkObject, checkPositiveInteger, checkString, OmniOptionError, optionKeys, shown } from '../../views/option-checks';
-import { MAX_REQUEST_LABELS, RESERVED_REQUEST_LABEL_NAMES } from '../../views/request-label-families';
-import { isWellFormedText, wellFormedText } from '../../views/well-formed-text';
+import { LimitedWarning } from '../../views/common/diag-warnings';
+import { isThenable } from '../../views/common/thenable';
+import { LABEL_NAME_PATTERN } from '../../views/catalog/names';
+import { checkArray, checkObject, checkPositiveInteger, checkString, OmniOptionError, optionKeys, shown } from '../../views/common/option-checks';
+import { MAX_REQUEST_LABELS, RESERVED_REQUEST_LABEL_NAMES } from '../../views/catalog/request-label-families';
+import { isWellFormedText, wellFormedText } from '../../views/common/well-formed-text';
 
 /** The request object a label's value is read from: what the host passed to `generate`. */
 export type LabelledRequest = { readonly requestId: string; readonly [key: string]: unknown };

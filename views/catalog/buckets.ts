@@ -1,4 +1,4 @@
-import { shown } from './option-checks';
+import { shown } from '../common/option-checks';
 
 /**
  * Bucket boundaries, in the units the families observe (seconds, bytes, tokens, ratios).

@@ -1,5 +1,5 @@
 import { readFileSync, writeFileSync } from 'node:fs';
-import { formatGoFloat } from './go-float';
+import { formatGoFloat } from '../common/go-float';
 import { resolveFullCatalog, type ResolvedFamily } from './catalog';
 import type { FamilyGroup } from './family-definition';
 import { withGeneratedSection } from './generated-section';

@@ -52,6 +52,7 @@ export const PROCESS_FAMILIES = {
     labels: NO_LABELS,
     unit: 'By',
     group: 'process',
+    clusterMerge: 'sum',
   },
   nodejsHeapSizeUsed: {
     baseName: 'nodejs_heap_size_used_bytes',
@@ -60,6 +61,7 @@ export const PROCESS_FAMILIES = {
     labels: NO_LABELS,
     unit: 'By',
     group: 'process',
+    clusterMerge: 'sum',
   },
   nodejsExternalMemory: {
     baseName: 'nodejs_external_memory_bytes',
@@ -68,6 +70,7 @@ export const PROCESS_FAMILIES = {
     labels: NO_LABELS,
     unit: 'By',
     group: 'process',
+    clusterMerge: 'sum',
   },
   nodejsVersionInfo: {
     baseName: 'nodejs_version_info',
@@ -94,6 +97,7 @@ export const PROCESS_FAMILIES = {
     labels: NO_LABELS,
     unit: 'By',
     group: 'process',
+    clusterMerge: 'sum',
   },
   residentMemoryBytes: {
     baseName: 'process_resident_memory_bytes',
@@ -102,6 +106,7 @@ export const PROCESS_FAMILIES = {
     labels: NO_LABELS,
     unit: 'By',
     group: 'process',
+    clusterMerge: 'sum',
   },
   startTimeSeconds: {
     baseName: 'process_start_time_seconds',
@@ -110,6 +115,7 @@ export const PROCESS_FAMILIES = {
     labels: NO_LABELS,
     unit: 's',
     group: 'process',
+    clusterMerge: 'min',
   },
   cpuSeconds: {
     baseName: 'process_cpu_seconds',
@@ -135,6 +141,7 @@ export const PROCESS_FAMILIES = {
     labels: NO_LABELS,
     unit: '{file_descriptor}',
     group: 'process',
+    clusterMerge: 'max',
   },
 } as const satisfies Record<string, FamilyDefinition>;
 

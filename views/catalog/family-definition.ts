@@ -70,7 +70,10 @@ export interface FamilyDefinition {
   readonly hiddenIn?: string;
   /** A counter or histogram the upstream client builds without a creation time: it prints no `_created`. */
   readonly omitCreated?: boolean;
+  /**
+   * How the `node:cluster` primary merges this gauge over its live workers, where the rule by unit
+   * (counts summed, everything else the max) would be wrong: a process's memory adds up, its start
+   * time does not.
+   */
+  readonly clusterMerge?: 'sum' | 'max' | 'min';
 }
-
-/** Which namespace a family's name lives in. */
-export type FamilyNamespace = 'vllm' | 'omni';

@@ -1,2 +1,0 @@
-// Types for esm/instrumentation.mjs, read as ESM (see index.d.mts).
-export * from '../dist/instrumentation/index.js';

@@ -1,2 +1,0 @@
-// Types for esm/stats.mjs, read as ESM (see index.d.mts).
-export * from '../dist/instrumentation/stats/index.js';
