@@ -284,6 +284,32 @@ describe('startClusterPrimary', () => {
     }
   });
 
+  it('given the workers\u2019 options, announces what they register: goodput, request labels, stage names, process families', async () => {
+    const workerOptions: OmniMetricsOptions = {
+      ...WORKER_OPTIONS,
+      cacheConfig: undefined,
+      processMetrics: true,
+      stageNames: ['thinker', 'talker'],
+      requestLabels: [{ name: 'tenant', header: 'x-tenant-id', values: ['alpha'] }],
+      slo: { e2eSeconds: 2 },
+      exporters: [],
+    };
+    // No `_created` lines: the primary's zero series have no creation time until a worker reports.
+    const worker = await registerOmniMetrics({ ...workerOptions, prometheus: { createdSeries: false } });
+    const primary = await startClusterPrimary({ workerOptions, prometheus: false });
+    try {
+      const announced = declaredFamilyNames(await primary.metricsText());
+      assert.deepEqual(announced, declaredFamilyNames(await worker.metricsText()));
+      for (const name of ['vllm:omni_requests_good_total', 'vllm:omni_slo_misses_total', 'vllm:omni_stage_info', 'process_resident_memory_bytes']) {
+        assert.ok(announced.includes(name), name);
+      }
+      assert.equal(announced[0], 'nodejs_eventloop_lag_seconds', 'the process families first, as a worker prints them');
+    } finally {
+      await worker.shutdown();
+      await primary.stop();
+    }
+  });
+
   it('workers with the otel naming scheme: the primary announces the families the workers print (they send their exposed names)', async () => {
     const worker = await registerOmniMetrics({ ...WORKER_OPTIONS, cacheConfig: undefined, naming: 'otel' });
     const primary = await startClusterPrimary({ workerOptions: WORKER_OPTIONS, prometheus: false });
