@@ -6,6 +6,7 @@ import type { OmniMetricsOptions } from './options';
 import { resolveOmniSettings, type OmniSettings } from './settings';
 import { checkBoolean, checked, checkObject, checkOneOf, checkPositiveNumber, optionKeys, OmniOptionError, shown } from './views/common/option-checks';
 
+/** Options of `startClusterPrimary`. */
 export interface ClusterPrimaryOptions {
   /**
    * The options every worker passes to `registerOmniMetrics`; pass the same object. The aggregate

@@ -22,6 +22,7 @@ export interface LogSink {
   debug?(line: string): void;
 }
 
+/** The `prometheus` option: the built-in `/metrics` server and what it prints. */
 export interface PrometheusOptions extends PrometheusServerOptions {
   /** Add `target_info` from the resource (vLLM has none). */
   readonly withTargetInfo?: boolean;
@@ -41,6 +42,7 @@ export interface PrometheusOptions extends PrometheusServerOptions {
   readonly exposition?: 'negotiate' | 'text';
 }
 
+/** Options of `registerOmniMetrics`; only `modelName` is required. */
 export interface OmniMetricsOptions {
   /** `model_name` label value (vLLM's served model name). */
   readonly modelName: string;

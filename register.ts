@@ -31,6 +31,7 @@ import { HandleLifecycle } from './handle-lifecycle';
 import { EXEMPLARS_NOT_PRODUCED, uncarriedFeatures } from './feature-combinations';
 import { WarnOnce } from './views/common/diag-warnings';
 
+/** What `registerOmniMetrics` returns: the recorders, the readers and servers it started, and the replica topology. */
 export interface OmniMetricsHandle extends InstrumentedMetrics {
   /** @internal */
   readonly catalog: ResolvedCatalog;

@@ -21,6 +21,7 @@ export const DEFAULT_WRITE_TIMEOUT_MILLIS = 60_000;
  */
 export const SHUTDOWN_GRACE_MILLIS = 5000;
 
+/** Where and how a `/metrics` server listens. */
 export interface PrometheusServerOptions {
   /** Default `OTEL_EXPORTER_PROMETHEUS_HOST`, else 127.0.0.1 (loopback); `0.0.0.0` publishes to every interface. */
   readonly host?: string;
@@ -124,6 +125,7 @@ export function resolvePrometheusServerSettings(options: PrometheusServerOptions
   };
 }
 
+/** A running `/metrics` server. */
 export interface PrometheusServer {
   readonly host: string;
   readonly port: number;

@@ -18,6 +18,7 @@ import { protobufExposition } from './exposition/protobuf-writer';
 import { storeFamilies } from './exposition/store-families';
 import { textExposition } from './exposition/text-writer';
 
+/** Options of `OmniPrometheusReader`. */
 export interface OmniPrometheusReaderOptions {
   /**
    * The package's series store; registration attaches it when the reader was created first.

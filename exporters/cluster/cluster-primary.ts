@@ -31,6 +31,7 @@ export interface ClusterAggregateSettings {
   readonly gaugeMerge: Readonly<Record<string, GaugeMerge>>;
 }
 
+/** The running aggregate `startClusterPrimary` returns. */
 export interface ClusterPrimary {
   /** The aggregate a scrape would receive: asks every live worker first. */
   metricsText(format?: ExpositionFormat): Promise<string>;

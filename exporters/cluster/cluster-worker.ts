@@ -4,6 +4,7 @@ import { familiesSnapshot } from '../exposition/snapshot-families';
 import type { OmniPrometheusReader } from '../prometheus-reader';
 import { checkObject, OmniOptionError, shown } from '../../views/common/option-checks';
 
+/** Options of `serveClusterWorker`. */
 export interface ClusterWorkerOptions {
   /**
    * Also push a snapshot every this many milliseconds (an `unref()`ed timer), bounding what a
@@ -25,6 +26,7 @@ export interface ClusterWorkerSource {
   readonly settings?: { readonly requestLabels?: ReadonlyArray<{ readonly name: string; readonly maxValues: number }> };
 }
 
+/** A worker's side of the aggregate, from `serveClusterWorker`. */
 export interface ClusterWorker {
   /**
    * Pushes the current snapshot and resolves `true` once the primary confirmed it stored it

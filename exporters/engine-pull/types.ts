@@ -13,6 +13,7 @@ export interface EngineTarget {
   readonly engine?: number | string;
 }
 
+/** The `enginePull` option: real vLLM servers behind the stages, whose `/metrics` are served per stage and replica. */
 export interface EnginePullOptions {
   /** One entry per (stage, replica) whose vLLM engine is pulled. */
   readonly engines: readonly EngineTarget[];

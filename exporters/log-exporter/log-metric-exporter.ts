@@ -8,6 +8,7 @@ import { knownFamilies, type KnownFamily } from './known-families';
 import { formatLogLines, type LogMetricFormat } from './log-lines';
 import { checkObject, shown } from '../../views/common/option-checks';
 
+/** Options of `LogMetricExporter`. */
 export interface LogMetricExporterOptions {
   /** `statsd` (default): TorchServe's metric log line; `json`: JSON lines. */
   readonly format?: 'statsd' | 'json';

@@ -33,6 +33,7 @@ import type { WrapperFactory } from './method-wrapper';
 import { checkHostClasses, className, unpatchableMethod, warnWhenNothingToHook } from './host-class-checks';
 import { realtimeWrapper } from './realtime-wrappers';
 
+/** Options of `OmniInstrumentation`: the host classes (or modules) to wrap and the handle they record into. */
 export interface OmniInstrumentationConfig extends InstrumentationConfig {
   /** The handle from `registerOmniMetrics`: the recorders the hooks feed. */
   readonly metrics: InstrumentedMetrics;

@@ -15,6 +15,7 @@ export interface DiffusionBreakdown {
   readonly numInferenceSteps?: number | null;
 }
 
+/** A finished diffusion stage, as `OmniDiffusionMetrics.observeDiffusionFinalize` takes it. */
 export interface DiffusionFinalizeInput {
   readonly stageId: LabelValue;
   readonly replicaId: LabelValue | null | undefined;

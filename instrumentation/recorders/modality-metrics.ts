@@ -16,6 +16,7 @@ export interface StageMetrics {
   readonly audioGeneratedFrames?: number | null;
 }
 
+/** A request's final output, as `OmniModalityMetrics.observeModalityAtFinalize` takes it. */
 export interface FinalizeInput {
   /** The request's final output type; only `"audio"` produces audio metrics. */
   readonly outputType: string | null | undefined;
@@ -26,6 +27,7 @@ export interface FinalizeInput {
   readonly multimodalOutput?: unknown;
 }
 
+/** A request's first audio packet, as `OmniModalityMetrics.observeAudioFirstPacket` takes it. */
 export interface FirstPacketInput {
   readonly stageId: LabelValue;
   readonly replicaId: LabelValue | null | undefined;
@@ -35,6 +37,7 @@ export interface FirstPacketInput {
   readonly nowTs: number;
 }
 
+/** A streamed request's audio chunks, as `OmniModalityMetrics.observeAudioStreamingFinalize` takes them. */
 export interface StreamingFinalizeInput {
   readonly stageId: LabelValue;
   readonly replicaId: LabelValue | null | undefined;

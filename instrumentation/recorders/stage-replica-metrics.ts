@@ -3,6 +3,7 @@ import type { SeriesStore } from '../../views/store/series-store';
 import { SeriesTable } from '../series-table';
 import { UnreadableInput } from './never-throw';
 
+/** One replica's queue and in-flight counts, as `OmniStageReplicaMetrics.observe` takes them. */
 export interface StageReplicaSample {
   readonly stage: LabelValue;
   readonly replica: LabelValue;

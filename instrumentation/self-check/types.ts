@@ -39,6 +39,7 @@ export type HostMethod = NonNullable<SilentFamily['method']>;
 /** One replica, as its `stage` / `replica` labels print. */
 export type StageReplicaRef = NonNullable<SilentFamily['replicas']>[number];
 
+/** What `handle.selfCheck()` found: the families that should have data and have none, and why. */
 export interface SelfCheckReport {
   /** Wall-clock milliseconds of this check. */
   readonly checkedAt: number;

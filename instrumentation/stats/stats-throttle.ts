@@ -4,6 +4,7 @@ import { shown } from '../../views/common/option-checks';
 /** vLLM-Omni's `_STATS_INTERVAL_S`: scheduler stats are built at most once per second per scheduler. */
 export const DEFAULT_STATS_INTERVAL_SECONDS = 1;
 
+/** Options of `StatsThrottle`. */
 export interface StatsThrottleOptions {
   /** Minimum gap between two emissions of the same key. Default 1 s. */
   readonly intervalSeconds?: number;

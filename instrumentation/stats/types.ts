@@ -87,10 +87,12 @@ export class MultiModalCacheStats implements BaseCacheStats {
   }
 }
 
+/** An empty prefix-cache tally, as vLLM's `PrefixCacheStats()`. */
 export function createPrefixCacheStats(): PrefixCacheStats {
   return new PrefixCacheStats();
 }
 
+/** An empty multimodal-cache tally, as vLLM's `MultiModalCacheStats()`. */
 export function createMultiModalCacheStats(): MultiModalCacheStats {
   return new MultiModalCacheStats();
 }
@@ -238,6 +240,7 @@ export class SpecDecodingStats implements SpecDecodingCounts {
   }
 }
 
+/** Empty speculative-decoding stats for `numSpecTokens` draft positions, as vLLM's `SpecDecodingStats.new()`. */
 export function createSpecDecodingStats(numSpecTokens: number): SpecDecodingStats {
   return new SpecDecodingStats(numSpecTokens);
 }

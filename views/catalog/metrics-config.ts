@@ -23,6 +23,7 @@ export interface MetricsConfig {
   readonly customFamilies: readonly CustomFamily[];
 }
 
+/** Thrown when the `configFile` cannot be read or a family in it is not valid; the message names the file and the family. */
 export class MetricsConfigError extends Error {
   override readonly name = 'MetricsConfigError';
 }

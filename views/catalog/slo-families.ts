@@ -31,6 +31,7 @@ export const SLO_OBJECTIVES = {
 } as const satisfies Readonly<Record<keyof SloOptions, string>>;
 
 export type SloObjectiveKey = keyof typeof SLO_OBJECTIVES;
+/** The `objective` label of `vllm:omni_slo_misses_total`. */
 export type SloObjective = (typeof SLO_OBJECTIVES)[keyof typeof SLO_OBJECTIVES];
 
 /**

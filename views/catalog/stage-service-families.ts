@@ -11,6 +11,7 @@ const STAGE_REPLICA_LABELS = ['model_name', 'stage', 'replica'] as const;
 
 /** The bounded `reason` values of `requests_failed_total`; anything else is recorded as `unknown`. */
 export const FAILURE_REASONS = ['client_abort', 'client_disconnect', 'stage_error', 'unknown'] as const;
+/** The `reason` label of `vllm:omni_requests_failed_total`. */
 export type FailureReason = (typeof FAILURE_REASONS)[number];
 
 /**
