@@ -20,6 +20,7 @@ import { writeProtobuf } from '../../exporters/exposition/protobuf-writer';
 import { writeText } from '../../exporters/exposition/text-writer';
 import type { DeclaredFamily } from '../../views/declared-families';
 import { prometheusLabelName, prometheusMetricName } from '../../views/catalog/names';
+import { allowPrinted } from '../support/console-capture';
 import { decodeMetricFamilies } from '../support/prometheus-protobuf';
 import { quietHandle } from '../support/quiet-handle';
 import { familiesFromText } from '../support/text-families';
@@ -131,8 +132,11 @@ describe("protobuf exposition: the SDK's families carry what the text carries", 
     const { resourceMetrics } = await reader.collect();
     await provider.shutdown();
     const own: ExpositionFamily[] = [{ meta: { name: 'vllm:omni_requests_success_total', type: 'counter', help: 'Successful requests.' }, series: [] }];
-    const bytes = direct(resourceMetrics, [], own);
-    assert.deepEqual(bytes, throughText(resourceMetrics, [], own));
+    // Said once per process: whether this test is the one that says it depends on the order of tests.
+    const clash =
+      "omni-otel-metrics: the application's counter vllm:omni_requests_success_total is left out of /metrics: its name vllm:omni_requests_success clashes with the family vllm:omni_requests_success_total, which is printed. Rename one of them.";
+    const bytes = await allowPrinted([clash], () => direct(resourceMetrics, [], own));
+    assert.deepEqual(bytes, await allowPrinted([clash], () => throughText(resourceMetrics, [], own)));
     assert.deepEqual(
       decodeMetricFamilies(bytes).map((family) => family.name),
       ['target_info', 'app_kept_total'],
