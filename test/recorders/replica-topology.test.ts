@@ -44,6 +44,33 @@ describe('replicas added and removed while serving', () => {
     assert.deepEqual(map.addReplica(0), { engineIndex: 5, replica: 0 });
   });
 
+  it('handle.engineIndex: the engine index of each replica as they come and go; anything else is undefined', async () => {
+    const handle = await register({ stagePools: [1, 2] });
+    try {
+      assert.deepEqual([handle.engineIndex(0, 0), handle.engineIndex(1, 0), handle.engineIndex(1, 1)], [0, 1, 2]);
+      assert.equal(handle.addReplica(1), 2);
+      assert.equal(handle.engineIndex(1, 2), 3);
+      assert.equal(handle.removeReplica(1, 0), true);
+      assert.equal(handle.engineIndex(1, 0), undefined);
+      handle.addReplica(1, 0);
+      assert.equal(handle.engineIndex(1, 0), 4, 'a removed index is never reused');
+      for (const [stage, replica] of [
+        [2, 0],
+        [0, 1],
+        [-1, 0],
+        [0.5, 0],
+        [Number.NaN, 0],
+        ['0', 0],
+        [0, '0'],
+        [null, 0],
+      ] as const) {
+        assert.equal(handle.engineIndex(stage as number, replica as number), undefined, `${String(stage)}, ${String(replica)}`);
+      }
+    } finally {
+      await handle.shutdown();
+    }
+  });
+
   it('an added replica\u2019s vLLM series appear at once, at zero, created now, after the others; nothing else changes', async () => {
     const handle = await register({ stagePools: [1, 2], cacheConfig: { block_size: 16 } });
     try {
