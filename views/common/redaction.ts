@@ -1,19 +1,22 @@
 /**
  * How URLs and header values appear in the package's words: every warning, thrown option error and
- * report that names an endpoint goes through these, so a password in a URL or a token in a header
- * never reaches a log line. A URL's userinfo (`user:password@`) is printed as `***@`; a header's
- * value as `<redacted>` (its name stays: it says which header is wrong).
+ * report that names an endpoint goes through these, so a password in a URL, a token in its query or
+ * in a header never reaches a log line. A URL's userinfo (`user:password@`) is printed as `***@`,
+ * each value of its query as `***` (`?access_token=***&tenant=***`: the keys stay, they say which
+ * URL it is); a header's value as `<redacted>` (its name stays: it says which header is wrong).
  */
 
-/** What stands for a URL's userinfo. */
-export const REDACTED_USERINFO = '***';
+/** What stands for a URL's userinfo and for each value of its query. */
+export const REDACTED_URL_PART = '***';
 /** What stands for a header's value. */
 export const REDACTED_VALUE = '<redacted>';
 
-/** A parsed URL as a message prints it: its userinfo, when it has one, replaced by `***`. */
+/** A parsed URL as a message prints it: its userinfo, when it has one, and its query's values replaced by `***`. */
 export function redactedUrl(url: URL): string {
-  if (url.username === '' && url.password === '') return url.href;
-  return `${url.protocol}//${REDACTED_USERINFO}@${url.host}${url.pathname}${url.search}${url.hash}`;
+  const hasUserinfo = url.username !== '' || url.password !== '';
+  if (!hasUserinfo && url.search === '') return url.href;
+  const userinfo = hasUserinfo ? `${REDACTED_URL_PART}@` : '';
+  return `${url.protocol}//${userinfo}${url.host}${url.pathname}${redactedQuery(url.search)}${url.hash}`;
 }
 
 /**
@@ -21,11 +24,11 @@ export function redactedUrl(url: URL): string {
  * a gRPC `user:pass@host:4317`): a URL the URL API reads is printed as `redactedUrl` prints it;
  * otherwise everything between its scheme (or its start) and its last `@` is replaced by `***`,
  * which may hide a path's `@` too but never leaves part of a password that holds a `/`, `?`, `#`
- * or blank.
+ * or blank, and the query after that (up to a `#`) has its values replaced.
  */
 export function redactedUrlText(value: string): string {
   const at = value.lastIndexOf('@');
-  if (at < 0) return value;
+  if (at < 0 && !value.includes('?')) return value;
   const scheme = value.indexOf('://');
   if (scheme > 0) {
     try {
@@ -35,23 +38,41 @@ export function redactedUrlText(value: string): string {
     }
   }
   const start = scheme >= 0 && scheme < at ? scheme + 3 : 0;
-  return `${value.slice(0, start)}${REDACTED_USERINFO}${value.slice(at)}`;
+  const withoutUserinfo = at < 0 ? value : `${value.slice(0, start)}${REDACTED_URL_PART}${value.slice(at)}`;
+  const query = withoutUserinfo.indexOf('?', at < 0 ? 0 : start);
+  if (query < 0) return withoutUserinfo;
+  const fragment = withoutUserinfo.indexOf('#', query);
+  const end = fragment < 0 ? withoutUserinfo.length : fragment;
+  return `${withoutUserinfo.slice(0, query)}${redactedQuery(withoutUserinfo.slice(query, end))}${withoutUserinfo.slice(end)}`;
+}
+
+/** `?a=1&b` as `?a=***&***`: a value may be a token (`?api_key=`), and a part without `=` may be a bare one. */
+function redactedQuery(search: string): string {
+  if (search.length <= 1) return search;
+  const parts = search.slice(1).split('&');
+  return `?${parts
+    .map((part) => {
+      if (part === '') return part;
+      const equals = part.indexOf('=');
+      return equals < 0 ? REDACTED_URL_PART : `${part.slice(0, equals)}=${REDACTED_URL_PART}`;
+    })
+    .join('&')}`;
 }
 
 /**
  * Free text (an error's message, which may quote a URL) with every blank- or quote-delimited word
- * that holds an `@` redacted as `redactedUrlText` redacts one value. A URL quoted as the URL API
- * prints it has its blanks and quotes percent-encoded, so its userinfo is one word. Linear in the
- * text's length.
+ * that holds an `@` or a `?` redacted as `redactedUrlText` redacts one value. A URL quoted as the
+ * URL API prints it has its blanks and quotes percent-encoded, so its userinfo and its query are
+ * one word each. Linear in the text's length.
  */
 export function withUrlsRedacted(text: string): string {
-  if (!text.includes('@')) return text;
+  if (!text.includes('@') && !text.includes('?')) return text;
   let out = '';
   let wordStart = 0;
   for (let i = 0; i <= text.length; i++) {
     if (i < text.length && !isWordEnd(text.charCodeAt(i))) continue;
     const word = text.slice(wordStart, i);
-    out += word.includes('@') ? redactedUrlText(word) : word;
+    out += word.includes('@') || word.includes('?') ? redactedUrlText(word) : word;
     if (i < text.length) out += text[i];
     wordStart = i + 1;
   }
