@@ -36,7 +36,7 @@ import { httpGet } from './support/http';
  */
 
 const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
-const FEATURES = ['exemplars', 'native histograms', 'tenant labels', 'realtime VAD'] as const;
+const FEATURES = ['exemplars', 'native histograms', 'tenant labels', 'realtime VAD', 'goodput'] as const;
 type Feature = (typeof FEATURES)[number];
 
 const BASE: OmniMetricsOptions = {
@@ -48,6 +48,7 @@ const BASE: OmniMetricsOptions = {
   exemplars: true,
   nativeHistograms: { families: ['vllm:omni_request_queue_wait_s'] },
   requestLabels: [{ name: 'tenant', header: 'x-tenant', values: ['alpha'] }],
+  slo: { e2eSeconds: 1, tpotSeconds: 0.1 },
 };
 
 /** The scenario, one event at a time (a cluster spreads them over its workers). */
@@ -68,6 +69,11 @@ const EVENTS: ReadonlyArray<(handle: OmniMetricsHandle) => void> = [
   (handle) => handle.requestLabelled?.observeQueueWait(['other'], 1.5),
   (handle) => handle.realtimeVad.observeInference(250),
   (handle) => handle.realtimeVad.observeInference(500),
+  // Goodput against e2e ≤ 1 s and tpot ≤ 0.1 s: one good request, one slow over all, one slow per token, one aborted (judged on nothing).
+  (handle) => handle.slo?.requestFinished(['alpha'], 'stop', { firstOutputSeconds: 0.1, e2eSeconds: 0.5, outputTokens: 5 }),
+  (handle) => handle.slo?.requestFinished(['alpha'], 'stop', { firstOutputSeconds: 0.1, e2eSeconds: 1.5, outputTokens: 50 }),
+  (handle) => handle.slo?.requestFinished(['other'], 'length', { firstOutputSeconds: 0.1, e2eSeconds: 0.9, outputTokens: 5 }),
+  (handle) => handle.slo?.requestFinished(['other'], 'abort', { firstOutputSeconds: 5, e2eSeconds: 9, outputTokens: 2 }),
 ];
 
 function record(handle: OmniMetricsHandle): void {
@@ -81,6 +87,7 @@ const EXPECTED: FeatureView = {
   queueWait: { count: 3, native: { schema: 3, buckets: { '-8': 1, '0': 1, '5': 1 } } },
   exemplars: { 'vllm:omni_e2e_request_latency_s': [TRACE_ID], 'vllm:omni_request_queue_wait_s': [TRACE_ID], 'vllm:omni_requests_success_total': [TRACE_ID] },
   vad: { count: 2, sum: 0.75 },
+  goodput: { 'good alpha': 1, 'missed e2e alpha': 1, 'missed tpot other': 1 },
 };
 
 /** Which formats could carry native buckets and exemplars at all. */
@@ -113,6 +120,11 @@ function outcome(feature: Feature, reading: Reading, warnings: readonly string[]
       return JSON.stringify(view.tenants) === JSON.stringify(EXPECTED.tenants) ? 'yes' : `LOST ${JSON.stringify(view.tenants)}`;
     case 'realtime VAD':
       return JSON.stringify(view.vad) === JSON.stringify(EXPECTED.vad) ? 'yes' : `LOST ${JSON.stringify(view.vad)}`;
+    case 'goodput': {
+      // Formats order series differently: compared as sorted entries.
+      const sorted = (record: Readonly<Record<string, number>>) => JSON.stringify(Object.entries(record).sort());
+      return sorted(view.goodput) === sorted(EXPECTED.goodput) ? 'yes' : `LOST ${JSON.stringify(view.goodput)}`;
+    }
     case 'exemplars':
       if (JSON.stringify(view.exemplars) === JSON.stringify(EXPECTED.exemplars)) return 'yes';
       if (Object.keys(view.exemplars).length > 0) return `LOST ${JSON.stringify(view.exemplars)}`;

@@ -6,7 +6,8 @@ import { parseSamples } from './exposition';
  * What one reader received of the feature scenario, in one shape for every format: the tenant
  * series of the success counter, the native-histogram family (queue wait) as native buckets or as
  * classic ones, the trace ids of the exemplars on each family that carries them (a latency
- * histogram, the native-histogram family, the success counter), and the realtime VAD histogram.
+ * histogram, the native-histogram family, the success counter), the realtime VAD histogram and the
+ * goodput counters.
  */
 export interface FeatureView {
   /** `vllm:omni_requests_success_total` per tenant (summed over finish reasons). */
@@ -21,6 +22,8 @@ export interface FeatureView {
   readonly exemplars: Readonly<Record<string, readonly string[]>>;
   /** `vllm:omni_realtime_vad_inference_latency_s` count and sum. */
   readonly vad: { readonly count: number; readonly sum: number };
+  /** Goodput's non-zero series: `good <tenant>` from `vllm:omni_requests_good_total`, `missed <objective> <tenant>` from `vllm:omni_slo_misses_total`. */
+  readonly goodput: Readonly<Record<string, number>>;
 }
 
 /** Native buckets summed over the family's series: schema and bucket index → count (Prometheus numbering). */
@@ -33,6 +36,15 @@ const SUCCESS = 'vllm:omni_requests_success_total';
 const QUEUE = 'vllm:omni_request_queue_wait_s';
 const E2E = 'vllm:omni_e2e_request_latency_s';
 const VAD = 'vllm:omni_realtime_vad_inference_latency_s';
+const GOOD = 'vllm:omni_requests_good_total';
+const MISSES = 'vllm:omni_slo_misses_total';
+
+/** Adds one goodput sample to `goodput` when `family` is one of goodput's and the value is not zero. */
+function addGoodput(goodput: Record<string, number>, family: string, label: (name: string) => string | undefined, value: number): void {
+  if (value === 0) return;
+  if (family === GOOD) add(goodput, `good ${label('tenant')}`, value);
+  if (family === MISSES) add(goodput, `missed ${label('objective')} ${label('tenant')}`, value);
+}
 
 function add(record: Record<string, number>, key: string, value: number): void {
   record[key] = (record[key] ?? 0) + value;
@@ -55,8 +67,10 @@ export function viewOfText(text: string, rename: (name: string) => string = (nam
   let queueCount = 0;
   let vadCount = 0;
   let vadSum = 0;
+  const goodput: Record<string, number> = {};
   // Exemplars are read below; the sample parser takes the lines without them.
   for (const sample of parseSamples(text.replace(/ # \{[^}]*\}[^\n]*/g, ''))) {
+    for (const family of [GOOD, MISSES]) if (sample.name === rename(family)) addGoodput(goodput, family, (name) => sample.labels[name], sample.value);
     if (sample.name === rename(SUCCESS) && sample.labels.tenant !== undefined) add(tenants, sample.labels.tenant, sample.value);
     if (sample.name === `${rename(QUEUE)}_count`) queueCount += sample.value;
     if (sample.name === `${rename(VAD)}_count`) vadCount += sample.value;
@@ -70,7 +84,7 @@ export function viewOfText(text: string, rename: (name: string) => string = (nam
     [QUEUE, traceIds(`${rename(QUEUE)}_bucket`)],
     [SUCCESS, traceIds(rename(SUCCESS))],
   ]);
-  return { tenants, queueWait: { count: queueCount }, exemplars, vad: { count: vadCount, sum: vadSum } };
+  return { tenants, queueWait: { count: queueCount }, exemplars, vad: { count: vadCount, sum: vadSum }, goodput };
 }
 
 function traceIdOf(exemplar: DecodedExemplar | undefined): string[] {
@@ -116,11 +130,18 @@ export function viewOfProtobuf(body: Uint8Array): FeatureView {
     [SUCCESS, family(SUCCESS).flatMap((metric) => traceIdOf(metric.counter?.exemplar))],
   ]);
   const vad = family(VAD)[0]?.histogram;
+  const goodput: Record<string, number> = {};
+  for (const name of [GOOD, MISSES]) {
+    for (const metric of family(name)) {
+      addGoodput(goodput, name, (label) => metric.label.find((one) => one.name === label)?.value, metric.counter?.value ?? 0);
+    }
+  }
   return {
     tenants,
     queueWait: native === undefined ? { count } : { count, native },
     exemplars,
     vad: { count: vad?.sampleCount ?? 0, sum: vad?.sampleSum ?? 0 },
+    goodput,
   };
 }
 
@@ -145,12 +166,19 @@ export function viewOfMetricData(metrics: readonly MetricData[]): FeatureView {
     });
   }
   const vad = named(VAD)?.dataPoints[0] as DataPoint<Histogram> | undefined;
+  const goodput: Record<string, number> = {};
+  for (const name of [GOOD, MISSES]) {
+    for (const point of (named(name)?.dataPoints ?? []) as Array<DataPoint<number>>) {
+      addGoodput(goodput, name, (label) => point.attributes[label] as string | undefined, point.value);
+    }
+  }
   return {
     tenants,
     queueWait: native === undefined ? { count } : { count, native },
     // The SDK's data points have no exemplar field.
     exemplars: {},
     vad: { count: vad?.value.count ?? 0, sum: vad?.value.sum ?? 0 },
+    goodput,
   };
 }
 
@@ -189,11 +217,18 @@ export function viewOfOtlp(request: Wire): FeatureView {
     [QUEUE, traceIds([...((queue?.histogram?.dataPoints ?? []) as Wire[]), ...((queue?.exponentialHistogram?.dataPoints ?? []) as Wire[])])],
     [SUCCESS, traceIds((named(SUCCESS)?.sum?.dataPoints ?? []) as Wire[])],
   ]);
+  const goodput: Record<string, number> = {};
+  for (const name of [GOOD, MISSES]) {
+    for (const point of (named(name)?.sum?.dataPoints ?? []) as Wire[]) {
+      addGoodput(goodput, name, (label) => attribute(point, label), Number(point.asDouble ?? point.asInt ?? 0));
+    }
+  }
   return {
     tenants,
     queueWait: native === undefined ? { count } : { count, native },
     exemplars,
     vad: { count: Number(vad?.count ?? 0), sum: Number(vad?.sum ?? 0) },
+    goodput,
   };
 }
 
