@@ -34,7 +34,7 @@ export function traceEndpointFromEnv(env: NodeJS.ProcessEnv): string {
 /** The reference pipeline's options from the environment; throws naming the variable that is wrong. */
 export function optionsFromEnv(env: NodeJS.ProcessEnv): ReferencePipelineOptions {
   const profile = env.PROFILE?.trim() || 'realistic';
-  if (profile !== 'realistic' && profile !== 'fast') throw new RangeError(`PROFILE must be "realistic" or "fast", got "${profile}"`);
+  if (profile !== 'realistic' && profile !== 'fast') throw new RangeError(`PROFILE must be "realistic" or "fast"; got "${profile}"`);
   const host = env.HOST?.trim() || DEFAULT_HOST;
   return {
     host,
@@ -57,7 +57,7 @@ function flagFromEnv(variable: string, text: string | undefined): boolean {
   const value = text?.trim() ?? '';
   if (value === '' || value === '0' || value === 'false') return false;
   if (value === '1' || value === 'true') return true;
-  throw new RangeError(`${variable} must be 1 or 0, got "${text ?? ''}"`);
+  throw new RangeError(`${variable} must be 1 or 0; got "${text ?? ''}"`);
 }
 
 /** OpenTelemetry's `OTEL_EXPORTER_PROMETHEUS_PORT`, or its older alias `METRICS_PORT`; both set and different is refused. */

@@ -247,7 +247,7 @@ function listen(server: Server, host: string, port: number): Promise<void> {
 }
 
 function checkPort(name: string, port: number): number {
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new RangeError(`${name} must be an integer from 0 to 65535, got ${String(port)}`);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new RangeError(`${name} must be an integer from 0 to 65535; got ${String(port)}`);
   return port;
 }
 

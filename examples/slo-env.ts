@@ -20,7 +20,7 @@ export function sloFromEnv(env: NodeJS.ProcessEnv): SloOptions | undefined {
     if (text === undefined || text === '') continue;
     const value = Number(text);
     if (!/^\d*\.?\d+(e[+-]?\d+)?$/i.test(text) || !(value > 0) || !Number.isFinite(value)) {
-      throw new RangeError(`${variable} must be a number above 0, got "${env[variable] ?? ''}"`);
+      throw new RangeError(`${variable} must be a number above 0; got "${env[variable] ?? ''}"`);
     }
     slo[key] = value;
   }

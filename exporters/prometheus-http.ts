@@ -105,10 +105,10 @@ export function resolvePrometheusServerSettings(options: PrometheusServerOptions
   const host = options.host ?? nonEmpty(env.OTEL_EXPORTER_PROMETHEUS_HOST) ?? DEFAULT_PROMETHEUS_HOST;
   const port = options.port ?? parsePort(env.OTEL_EXPORTER_PROMETHEUS_PORT) ?? DEFAULT_PROMETHEUS_PORT;
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
-    throw new RangeError(`prometheus.port must be an integer from 0 to 65535, got ${shown(port)}`);
+    throw new RangeError(`prometheus.port must be an integer from 0 to 65535; got ${shown(port)}`);
   }
   const path = options.path ?? DEFAULT_METRICS_PATH;
-  if (typeof path !== 'string' || !path.startsWith('/')) throw new TypeError(`prometheus.path must start with '/', got ${shown(path)}`);
+  if (typeof path !== 'string' || !path.startsWith('/')) throw new TypeError(`prometheus.path must start with '/'; got ${shown(path)}`);
   validateScrapeAuth(options.auth, 'prometheus.auth');
   const writeTimeoutMillis = positiveInteger(options.writeTimeoutMillis, DEFAULT_WRITE_TIMEOUT_MILLIS, 'prometheus.writeTimeoutMillis');
   return {
@@ -247,7 +247,7 @@ function connectionsCheckingInterval(headersTimeoutMillis: number): number {
 
 function positiveInteger(value: number | undefined, fallback: number, option: string): number {
   if (value === undefined) return fallback;
-  if (!Number.isInteger(value) || value < 1) throw new RangeError(`${option} must be a positive integer, got ${shown(value)}`);
+  if (!Number.isInteger(value) || value < 1) throw new RangeError(`${option} must be a positive integer; got ${shown(value)}`);
   return value;
 }
 
@@ -260,7 +260,7 @@ function parsePort(value: string | undefined): number | undefined {
   if (text === undefined) return undefined;
   const port = Number(text);
   if (!/^\d+$/.test(text) || port > 65535) {
-    throw new RangeError(`OTEL_EXPORTER_PROMETHEUS_PORT must be an integer from 0 to 65535, got "${text}"`);
+    throw new RangeError(`OTEL_EXPORTER_PROMETHEUS_PORT must be an integer from 0 to 65535; got "${text}"`);
   }
   return port;
 }

@@ -46,7 +46,7 @@ export class StageReplicaMap {
     if (!Array.isArray(replicasPerStage)) throw new TypeError('stagePools must list the replica count of each stage, e.g. [1, 2, 1]');
     replicasPerStage.forEach((count, stage) => {
       if (!Number.isInteger(count) || count < 1) {
-        throw new RangeError(`stagePools[${stage}] must be a positive integer replica count, got ${shown(count)}`);
+        throw new RangeError(`stagePools[${stage}] must be a positive integer replica count; got ${shown(count)}`);
       }
     });
     replicasPerStage.forEach((count, stage) => {
@@ -105,7 +105,7 @@ export class StageReplicaMap {
       throw new RangeError(`stage ${String(stage)} is not one of the ${this.engineByStage.length} stages`);
     }
     const id = replica ?? (replicas.size === 0 ? 0 : Math.max(...replicas.keys()) + 1);
-    if (!Number.isInteger(id) || id < 0) throw new RangeError(`replica must be a non-negative integer, got ${shown(replica)}`);
+    if (!Number.isInteger(id) || id < 0) throw new RangeError(`replica must be a non-negative integer; got ${shown(replica)}`);
     if (replicas.has(id)) throw new RangeError(`stage ${stage} already has replica ${id}`);
     const engineIndex = this.nextEngine++;
     replicas.set(id, engineIndex);

@@ -100,13 +100,13 @@ export function parseLoadArgs(argv: readonly string[]): LoadOptions {
 
 function integer(value: string, flag: string, min: number): number {
   const n = Number(value);
-  if (!/^\d+$/.test(value) || n < min || !Number.isSafeInteger(n)) throw new RangeError(`${flag} must be an integer >= ${min}, got "${value}"`);
+  if (!/^\d+$/.test(value) || n < min || !Number.isSafeInteger(n)) throw new RangeError(`${flag} must be an integer >= ${min}; got "${value}"`);
   return n;
 }
 
 function ratio(value: string, flag: string): number {
   const n = Number(value);
-  if (value.trim() === '' || !Number.isFinite(n) || n < 0 || n > 1) throw new RangeError(`${flag} must be a number from 0 to 1, got "${value}"`);
+  if (value.trim() === '' || !Number.isFinite(n) || n < 0 || n > 1) throw new RangeError(`${flag} must be a number from 0 to 1; got "${value}"`);
   return n;
 }
 
@@ -114,6 +114,6 @@ function url(value: string, flag: string): string {
   try {
     return new URL(value).toString().replace(/\/$/, '');
   } catch {
-    throw new RangeError(`${flag} must be a URL such as http://localhost:8000/v1, got "${value}"`);
+    throw new RangeError(`${flag} must be a URL such as http://localhost:8000/v1; got "${value}"`);
   }
 }

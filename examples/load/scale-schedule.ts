@@ -19,7 +19,7 @@ export interface ScaleEvent extends ScaleStep {
 export function parseScaleSchedule(text: string, flag = '--scale'): ScaleStep[] {
   return text.split(',').map((part) => {
     const match = /^(\d+)([+-])1@(\d+(?:\.\d+)?)$/.exec(part.trim());
-    if (match === null) throw new RangeError(`${flag} takes steps like "1+1@5,1-1@15" (stage, +1 or -1, at seconds), got "${part}"`);
+    if (match === null) throw new RangeError(`${flag} takes steps like "1+1@5,1-1@15" (stage, +1 or -1, at seconds); got "${part}"`);
     return { stage: Number(match[1]), change: match[2] === '+' ? 'add' : 'drain', atSeconds: Number(match[3]) };
   });
 }

@@ -151,14 +151,14 @@ export class AsyncOmni implements OmniServingLike, OmniRealtimeLike {
     const modalities = request.modalities ?? ['text'];
     const imageOnly = modalities.length === 1 && modalities[0] === 'image';
     if (!imageOnly && (modalities.length === 0 || modalities.some((m) => m !== 'text' && m !== 'audio'))) {
-      throw new InvalidRequestError(`modalities must be ["image"] or a non-empty subset of ["text", "audio"], got ${JSON.stringify(modalities)}`, 'modalities');
+      throw new InvalidRequestError(`modalities must be ["image"] or a non-empty subset of ["text", "audio"]; got ${JSON.stringify(modalities)}`, 'modalities');
     }
     if (imageOnly !== (request.image !== undefined))
       throw new InvalidRequestError('an image request needs modalities ["image"] and an image spec', 'modalities');
     const promptTokenIds = this.tokenizer.encode(request.prompt);
     if (promptTokenIds.length === 0) throw new InvalidRequestError('the prompt is empty', 'messages');
     if (!Number.isInteger(request.maxTokens) || request.maxTokens < 1) {
-      throw new InvalidRequestError(`max_tokens must be a positive integer, got ${String(request.maxTokens)}`, 'max_tokens');
+      throw new InvalidRequestError(`max_tokens must be a positive integer; got ${String(request.maxTokens)}`, 'max_tokens');
     }
     if (promptTokenIds.length + request.maxTokens > this.maxModelLen) {
       throw new InvalidRequestError(

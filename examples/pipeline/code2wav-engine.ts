@@ -67,9 +67,9 @@ export class Code2WavEngine extends SteppedEngine<VocoderEntry> {
   private readonly jobs = new Map<string, VocoderJob>();
 
   constructor(options: Code2WavEngineOptions) {
-    if (!(options.timing.rtf > 0)) throw new RangeError(`rtf must be positive, got ${options.timing.rtf}`);
+    if (!(options.timing.rtf > 0)) throw new RangeError(`rtf must be positive; got ${options.timing.rtf}`);
     if (!Number.isInteger(options.framesPerStep) || options.framesPerStep < 1) {
-      throw new RangeError(`framesPerStep must be a positive integer, got ${options.framesPerStep}`);
+      throw new RangeError(`framesPerStep must be a positive integer; got ${options.framesPerStep}`);
     }
     super(options);
     this.options = options;

@@ -18,8 +18,8 @@ export class KvCacheManager {
   private readonly cachedHashes = new Map<number, true>();
 
   constructor({ numBlocks, blockSize }: KvCacheManagerOptions) {
-    if (!Number.isInteger(numBlocks) || numBlocks < 1) throw new RangeError(`numBlocks must be a positive integer, got ${numBlocks}`);
-    if (!Number.isInteger(blockSize) || blockSize < 1) throw new RangeError(`blockSize must be a positive integer, got ${blockSize}`);
+    if (!Number.isInteger(numBlocks) || numBlocks < 1) throw new RangeError(`numBlocks must be a positive integer; got ${numBlocks}`);
+    if (!Number.isInteger(blockSize) || blockSize < 1) throw new RangeError(`blockSize must be a positive integer; got ${blockSize}`);
     this.numBlocks = numBlocks;
     this.blockSize = blockSize;
   }

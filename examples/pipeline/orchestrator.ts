@@ -98,7 +98,7 @@ export class Orchestrator implements OrchestratorLike {
 
   constructor({ stagePools, orchestration, seed }: OrchestratorOptions) {
     if (stagePools.length !== 3 && stagePools.length !== 4) {
-      throw new RangeError(`the pipeline needs 3 stage pools, or 4 with the image stage, got ${stagePools.length}`);
+      throw new RangeError(`the pipeline needs 3 stage pools, or 4 with the image stage; got ${stagePools.length}`);
     }
     this.stagePools = stagePools;
     this.orchestration = orchestration;

@@ -36,7 +36,7 @@ export class ServerVadSession {
   push(pcm16: Int16Array): ServerVadBatch {
     const started = performance.now();
     if (pcm16.length > MAX_APPEND_SAMPLES) {
-      throw new InputOverflowError(`one realtime append carries at most ${MAX_APPEND_SAMPLES} samples, got ${pcm16.length}`, 'audio');
+      throw new InputOverflowError(`one realtime append carries at most ${MAX_APPEND_SAMPLES} samples; got ${pcm16.length}`, 'audio');
     }
     const samples = new Int16Array(this.pending.length + pcm16.length);
     samples.set(this.pending);

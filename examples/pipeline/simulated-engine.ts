@@ -90,7 +90,7 @@ export class SimulatedEngine extends SteppedEngine<ScheduledEntry> {
 
   constructor(options: SimulatedEngineOptions) {
     if (!Number.isInteger(options.maxNumSeqs) || options.maxNumSeqs < 1) {
-      throw new RangeError(`maxNumSeqs must be a positive integer, got ${options.maxNumSeqs}`);
+      throw new RangeError(`maxNumSeqs must be a positive integer; got ${options.maxNumSeqs}`);
     }
     super(options);
     this.options = options;
@@ -111,7 +111,7 @@ export class SimulatedEngine extends SteppedEngine<ScheduledEntry> {
     if (this.requests.has(input.requestId)) throw new Error(`request ${input.requestId} is already on replica ${this.throttleKey}`);
     if (input.tokenIds.length === 0) throw new RangeError(`request ${input.requestId} has an empty prompt`);
     if (!Number.isInteger(input.maxTokens) || input.maxTokens < 1) {
-      throw new RangeError(`max_tokens must be a positive integer, got ${input.maxTokens}`);
+      throw new RangeError(`max_tokens must be a positive integer; got ${input.maxTokens}`);
     }
     const neededBlocks = this.kvCache.blocksFor(input.tokenIds.length + input.maxTokens);
     if (neededBlocks > this.kvCache.numBlocks) {

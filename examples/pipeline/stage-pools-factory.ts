@@ -25,7 +25,7 @@ export interface StagePoolsOptions {
 export function createStagePools({ replicas, imageReplicas = 0, profile, seed, tokenizer }: StagePoolsOptions): StagePool[] {
   if (replicas.length !== ENGINE_STAGE_COUNT) {
     throw new RangeError(
-      `the reference pipeline has ${ENGINE_STAGE_COUNT} engine stages (${STAGE_NAMES.slice(0, ENGINE_STAGE_COUNT).join(', ')}), got ${replicas.length} replica counts`,
+      `the reference pipeline has ${ENGINE_STAGE_COUNT} engine stages (${STAGE_NAMES.slice(0, ENGINE_STAGE_COUNT).join(', ')}); got ${replicas.length} replica counts`,
     );
   }
   // One throttle, keyed per (stage, replica) by each engine: replicas never silence each other.

@@ -47,7 +47,7 @@ function parseSize(value: unknown): { width: number; height: number } {
   const width = Number(match?.[1]);
   const height = Number(match?.[2]);
   if (match === null || [width, height].some((side) => side < MIN_SIDE || side > MAX_SIDE)) {
-    throw invalid(`size must be "WIDTHxHEIGHT" with sides from ${MIN_SIDE} to ${MAX_SIDE}, got ${JSON.stringify(value)}`, 'size');
+    throw invalid(`size must be "WIDTHxHEIGHT" with sides from ${MIN_SIDE} to ${MAX_SIDE}; got ${JSON.stringify(value)}`, 'size');
   }
   return { width, height };
 }

@@ -2,7 +2,7 @@ import { packageDiag } from '../../views/common/package-diag';
 import { isProtocolMessage, type ProtocolMessage, type SnapshotMessage } from './protocol';
 import { familiesSnapshot } from '../exposition/snapshot-families';
 import type { OmniPrometheusReader } from '../prometheus-reader';
-import { checkObject, OmniOptionError, shown } from '../../views/common/option-checks';
+import { checkNonNegativeNumber, checkObject, checkPositiveNumber, OmniOptionError } from '../../views/common/option-checks';
 
 /** Options of `serveClusterWorker`. */
 export interface ClusterWorkerOptions {
@@ -52,20 +52,21 @@ const DEFAULT_FLUSH_TIMEOUT_MILLIS = 5000;
  */
 export function serveClusterWorker(handle: ClusterWorkerSource, options: ClusterWorkerOptions = {}): ClusterWorker {
   checkObject(options, 'serveClusterWorker options', ['syncIntervalMillis', 'flushTimeoutMillis']);
-  const reader = handle.prometheusReader;
-  if (reader === undefined) throw new Error('serveClusterWorker needs a handle with a prometheusReader (registerOmniMetrics creates one)');
+  checkNonNegativeNumber(options.syncIntervalMillis, 'syncIntervalMillis');
+  checkPositiveNumber(options.flushTimeoutMillis, 'flushTimeoutMillis');
+  const reader = (handle as Partial<ClusterWorkerSource> | null | undefined)?.prometheusReader;
+  if (reader === undefined) {
+    throw new OmniOptionError(
+      'handle',
+      'serveClusterWorker needs the handle registerOmniMetrics() returned, with its prometheusReader (leave prometheusReader on)',
+    );
+  }
   refuseFirstSeenBounds(handle);
   if (typeof process.send !== 'function') {
     throw new Error('serveClusterWorker must run in a worker started by cluster.fork() (this process has no IPC channel)');
   }
   const syncIntervalMillis = options.syncIntervalMillis ?? 0;
-  if (!(syncIntervalMillis >= 0) || !Number.isFinite(syncIntervalMillis)) {
-    throw new RangeError(`syncIntervalMillis must be a finite number >= 0, got ${shown(syncIntervalMillis)}`);
-  }
   const flushTimeoutMillis = options.flushTimeoutMillis ?? DEFAULT_FLUSH_TIMEOUT_MILLIS;
-  if (!(flushTimeoutMillis > 0) || !Number.isFinite(flushTimeoutMillis)) {
-    throw new RangeError(`flushTimeoutMillis must be a finite number > 0, got ${shown(flushTimeoutMillis)}`);
-  }
 
   let stopped = false;
   let seq = 0;

@@ -54,12 +54,12 @@ export function resolveEnginePullSettings(options: EnginePullOptions, replicasPe
     const { stage, replica } = target;
     if (!Number.isInteger(stage) || stage < 0 || stage >= replicasPerStage.length) {
       throw new RangeError(
-        `${where}.stage must be one of the ${replicasPerStage.length} stages of stagePools (0..${replicasPerStage.length - 1}), got ${shown(stage)}`,
+        `${where}.stage must be one of the ${replicasPerStage.length} stages of stagePools (0..${replicasPerStage.length - 1}); got ${shown(stage)}`,
       );
     }
     const replicas = replicasPerStage[stage] as number;
     if (!Number.isInteger(replica) || replica < 0 || replica >= replicas) {
-      throw new RangeError(`${where}.replica must be a replica of stage ${stage} (0..${replicas - 1}), got ${shown(replica)}`);
+      throw new RangeError(`${where}.replica must be a replica of stage ${stage} (0..${replicas - 1}); got ${shown(replica)}`);
     }
     const url = parseUrl(target.url, `${where}.url`);
     const engine = engineLabel(target.engine, `${where}.engine`);
@@ -75,7 +75,7 @@ export function resolveEnginePullSettings(options: EnginePullOptions, replicasPe
   if (!Array.isArray(passThrough)) throw new TypeError(`${optionName}.passThrough must be a list of metric family names`);
   passThrough.forEach((name, i) => {
     if (typeof name !== 'string' || !METRIC_NAME_PATTERN.test(name)) {
-      throw new TypeError(`${optionName}.passThrough[${i}] must be a Prometheus metric name, got ${shown(name)}`);
+      throw new TypeError(`${optionName}.passThrough[${i}] must be a Prometheus metric name; got ${shown(name)}`);
     }
   });
   return {
@@ -97,7 +97,7 @@ function parseUrl(value: unknown, where: string): URL {
   }
   if (url === undefined || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
     const given = typeof value === 'string' ? `the string ${JSON.stringify(redactedUrlText(value))}` : shown(value);
-    throw new TypeError(`${where} must be an http(s) URL such as http://127.0.0.1:8000/metrics, got ${given}`);
+    throw new TypeError(`${where} must be an http(s) URL such as http://127.0.0.1:8000/metrics; got ${given}`);
   }
   return url;
 }
@@ -106,14 +106,14 @@ function engineLabel(value: unknown, where: string): string {
   if (value === undefined) return '0';
   const text = typeof value === 'number' ? String(value) : value;
   if (typeof text !== 'string' || !/^(0|[1-9]\d*)$/.test(text))
-    throw new TypeError(`${where} must be a non-negative integer (vLLM's engine label), got ${shown(value)}`);
+    throw new TypeError(`${where} must be a non-negative integer (vLLM's engine label); got ${shown(value)}`);
   return text;
 }
 
 function duration(value: unknown, fallback: number, where: string, zeroAllowed: boolean): number {
   if (value === undefined) return fallback;
   if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || (!zeroAllowed && value === 0)) {
-    throw new RangeError(`${where} must be a finite number ${zeroAllowed ? '>= 0' : '> 0'}, got ${shown(value)}`);
+    throw new RangeError(`${where} must be a finite number ${zeroAllowed ? '>= 0' : '> 0'}; got ${shown(value)}`);
   }
   return value;
 }

@@ -6,7 +6,9 @@ import type { ResolvedCatalog } from '../../views/catalog/catalog';
 import { WarnOnce } from '../../views/common/diag-warnings';
 import { knownFamilies, type KnownFamily } from './known-families';
 import { formatLogLines, type LogMetricFormat } from './log-lines';
-import { checkObject, shown } from '../../views/common/option-checks';
+import { checkObject, checkOneOf, checkString, OmniOptionError, shown } from '../../views/common/option-checks';
+
+const LOG_METRIC_FORMATS: readonly LogMetricFormat[] = ['statsd', 'json'];
 
 /** Options of `LogMetricExporter`. */
 export interface LogMetricExporterOptions {
@@ -71,12 +73,13 @@ export class LogMetricExporter implements PushMetricExporter {
 
   constructor(options: LogMetricExporterOptions = {}) {
     checkObject(options, 'LogMetricExporter options', ['format', 'destination', 'hostname', 'catalog']);
+    checkOneOf(options.format, 'format', LOG_METRIC_FORMATS);
     const format = options.format ?? 'statsd';
-    if (format !== 'statsd' && format !== 'json') throw new RangeError(`format must be "statsd" or "json", got ${shown(format)}`);
     const destination = options.destination ?? 'stdout';
     if (!isDestination(destination)) {
-      throw new TypeError('destination must be "stdout", "stderr", a writable stream or { file: path }');
+      throw new OmniOptionError('destination', `destination must be "stdout", "stderr", a writable stream or { file: path }; got ${shown(destination)}`);
     }
+    checkString(options.hostname, 'hostname');
     this.format = format;
     this.destination = destination;
     this.hostname = options.hostname ?? osHostname();

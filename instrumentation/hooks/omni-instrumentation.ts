@@ -12,7 +12,7 @@ import type { OmniRecorders } from '../recorders/recorders';
 import { GEN_AI_METER_NAME, OmniGenAiMetrics } from '../recorders/gen-ai-metrics';
 import { WarnOnce } from '../../views/common/diag-warnings';
 import { packageDiag } from '../../views/common/package-diag';
-import { checkArray, checkBoolean, checkObject, optionKeys, shown } from '../../views/common/option-checks';
+import { checkArray, checkBoolean, checkObject, checkPositiveInteger, OmniOptionError, optionKeys, shown } from '../../views/common/option-checks';
 import { OMNI_METER_NAME, PACKAGE_VERSION } from '../../views/views';
 import type { PipelineObserver } from '../pipeline/pipeline-observer';
 import { subscribeChannels } from './channels';
@@ -103,14 +103,12 @@ export class OmniInstrumentation extends InstrumentationBase<OmniInstrumentation
 
   constructor(config: OmniInstrumentationConfig) {
     checkObject(config, 'OmniInstrumentation config', INSTRUMENTATION_CONFIG_KEYS);
-    if (!config.metrics) throw new TypeError('OmniInstrumentation needs { metrics } from registerOmniMetrics()');
+    if (!config.metrics) throw new OmniOptionError('metrics', `OmniInstrumentation needs { metrics } from registerOmniMetrics(); got ${shown(config.metrics)}`);
     checkBoolean(config.diagnosticsChannels, 'diagnosticsChannels');
     checkArray(config.modules, 'modules');
     checkHostClasses(config);
-    for (const option of ['requestIdleTimeoutMillis', 'maxTrackedRequests'] as const) {
-      const value = config[option];
-      if (value !== undefined && (!Number.isInteger(value) || value < 1)) throw new RangeError(`${option} must be a positive integer, got ${shown(value)}`);
-    }
+    checkPositiveInteger(config.requestIdleTimeoutMillis, 'requestIdleTimeoutMillis');
+    checkPositiveInteger(config.maxTrackedRequests, 'maxTrackedRequests');
     warnWhenNothingToHook(config);
     super(OMNI_METER_NAME, PACKAGE_VERSION, config);
   }

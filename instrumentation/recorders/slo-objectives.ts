@@ -1,4 +1,4 @@
-import { checkObject, checkPositiveNumber, OmniOptionError } from '../../views/common/option-checks';
+import { checkNonNegativeNumber, checkObject, checkPositiveNumber, OmniOptionError, shown } from '../../views/common/option-checks';
 import { SLO_OBJECTIVES, type SloObjective, type SloObjectiveKey, type SloOptions } from '../../views/catalog/slo-families';
 
 /** What one finished request is judged on, in seconds from its arrival. */
@@ -71,15 +71,35 @@ export function meetsObjective(value: number, threshold: number): boolean {
 /**
  * The objectives of `slo` a finished request missed, in judging order: empty when it is good. The
  * same rule the `slo` option counts by, for requests measured elsewhere (a load generator's own
- * timings, logs).
+ * timings, logs). An `slo` registration would refuse, or timings that are no durations, are
+ * refused with an `OmniOptionError` naming the field.
  */
 export function missedObjectives(slo: SloOptions, request: RequestTimings): SloObjective[] {
+  checkObject(slo, 'slo', SLO_KEYS);
+  const objectives = resolveSlo(slo) as SloOptions;
+  checkTimings(request);
   const missed: SloObjective[] = [];
   for (const key of SLO_KEYS) {
-    const threshold = slo[key];
+    const threshold = objectives[key];
     if (threshold === undefined) continue;
     const value = objectiveValue(key, request);
     if (value !== undefined && !meetsObjective(value, threshold)) missed.push(SLO_OBJECTIVES[key]);
   }
   return missed;
+}
+
+const REQUIRED_TIMINGS = ['firstOutputSeconds', 'e2eSeconds', 'outputTokens'] as const;
+
+/** Every required timing a finite number ≥ 0; the audio ones too when given (null reads as none, as in JSON). */
+function checkTimings(request: unknown): void {
+  if (typeof request !== 'object' || request === null) {
+    throw new OmniOptionError('request', `request must be an object of timings; got ${shown(request)}`);
+  }
+  const timings = request as Readonly<Record<string, unknown>>;
+  for (const key of REQUIRED_TIMINGS) {
+    if (timings[key] === undefined) throw new OmniOptionError(`request.${key}`, `request.${key} is required; got undefined`);
+    checkNonNegativeNumber(timings[key], `request.${key}`);
+  }
+  checkNonNegativeNumber(timings.audioTtfpSeconds ?? undefined, 'request.audioTtfpSeconds');
+  checkNonNegativeNumber(timings.audioRtf ?? undefined, 'request.audioRtf');
 }

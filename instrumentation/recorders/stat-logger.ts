@@ -89,7 +89,7 @@ export class OmniStatLogger {
     this.wallClock = options.wallClock ?? (() => Date.now() / 1000);
     this.genAi = options.genAi;
     const interval = options.logIntervalSeconds ?? DEFAULT_LOG_STATS_INTERVAL_SECONDS;
-    if (!(interval >= 0)) throw new RangeError(`logIntervalSeconds must be >= 0, got ${shown(interval)}`);
+    if (!(interval >= 0)) throw new RangeError(`logIntervalSeconds must be >= 0; got ${shown(interval)}`);
     const entries = options.stageReplicaMap.entries();
     const bound = bindEngineSeries(
       store,

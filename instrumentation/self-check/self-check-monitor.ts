@@ -26,7 +26,7 @@ export function resolveSelfCheckInterval(option: false | SelfCheckOptions | unde
   checkObject(option, 'selfCheck', ['intervalSeconds']);
   const seconds = option.intervalSeconds ?? DEFAULT_SELF_CHECK_INTERVAL_SECONDS;
   if (typeof seconds !== 'number' || !Number.isFinite(seconds) || seconds <= 0) {
-    throw new RangeError(`selfCheck.intervalSeconds must be a finite number > 0, got ${shown(seconds)}`);
+    throw new RangeError(`selfCheck.intervalSeconds must be a finite number > 0; got ${shown(seconds)}`);
   }
   return seconds;
 }

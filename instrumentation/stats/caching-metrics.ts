@@ -28,7 +28,7 @@ export class CachingMetrics {
 
   constructor({ maxRecentRequests = DEFAULT_MAX_RECENT_CACHE_REQUESTS }: CachingMetricsOptions = {}) {
     if (!Number.isFinite(maxRecentRequests) || maxRecentRequests < 0) {
-      throw new RangeError(`maxRecentRequests must be a non-negative number, got ${shown(maxRecentRequests)}`);
+      throw new RangeError(`maxRecentRequests must be a non-negative number; got ${shown(maxRecentRequests)}`);
     }
     this.maxRecentRequests = maxRecentRequests;
   }

@@ -52,7 +52,7 @@ export class PeriodicLogger {
     timers = nodeTimers,
   }: PeriodicLoggerOptions = {}) {
     if (!Number.isFinite(intervalSeconds) || intervalSeconds <= 0) {
-      throw new RangeError(`intervalSeconds must be a positive number, got ${shown(intervalSeconds)}`);
+      throw new RangeError(`intervalSeconds must be a positive number; got ${shown(intervalSeconds)}`);
     }
     this.intervalSeconds = intervalSeconds;
     this.loggers = new Set(loggers);

@@ -87,7 +87,7 @@ export class RequestStatsBuilder {
 
   constructor({ maxTrackedRequests = DEFAULT_MAX_TRACKED_REQUESTS }: RequestStatsBuilderOptions = {}) {
     if (!Number.isInteger(maxTrackedRequests) || maxTrackedRequests < 1) {
-      throw new RangeError(`maxTrackedRequests must be a positive integer, got ${shown(maxTrackedRequests)}`);
+      throw new RangeError(`maxTrackedRequests must be a positive integer; got ${shown(maxTrackedRequests)}`);
     }
     this.maxTrackedRequests = maxTrackedRequests;
   }

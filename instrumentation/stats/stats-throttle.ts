@@ -1,5 +1,5 @@
 import { monotonicSeconds, type SecondsClock } from './clock';
-import { shown } from '../../views/common/option-checks';
+import { checkNonNegativeNumber, checkObject } from '../../views/common/option-checks';
 
 /** vLLM-Omni's `_STATS_INTERVAL_S`: scheduler stats are built at most once per second per scheduler. */
 export const DEFAULT_STATS_INTERVAL_SECONDS = 1;
@@ -29,10 +29,9 @@ export class StatsThrottle {
   private readonly lastEmitSeconds = new Map<string, number>();
 
   constructor(options: StatsThrottleOptions = {}) {
+    checkObject(options, 'StatsThrottle options', ['intervalSeconds', 'clock']);
+    checkNonNegativeNumber(options.intervalSeconds, 'intervalSeconds');
     const { intervalSeconds = DEFAULT_STATS_INTERVAL_SECONDS, clock = monotonicSeconds } = options;
-    if (!Number.isFinite(intervalSeconds) || intervalSeconds < 0) {
-      throw new RangeError(`intervalSeconds must be a non-negative number, got ${shown(intervalSeconds)}`);
-    }
     this.intervalSeconds = intervalSeconds;
     this.clock = clock;
   }

@@ -1,4 +1,4 @@
-import { shown } from '../../views/common/option-checks';
+import { OmniOptionError, shown } from '../../views/common/option-checks';
 
 /**
  * Stats records of vLLM V1 (`vllm/v1/metrics/stats.py`, `vllm/v1/spec_decode/metrics.py`, the NIXL KV connector
@@ -218,7 +218,7 @@ export class SpecDecodingStats implements SpecDecodingCounts {
 
   constructor(numSpecTokens: number) {
     if (!Number.isInteger(numSpecTokens) || numSpecTokens < 0) {
-      throw new RangeError(`numSpecTokens must be a non-negative integer, got ${shown(numSpecTokens)}`);
+      throw new OmniOptionError('numSpecTokens', `numSpecTokens must be an integer ≥ 0; got ${shown(numSpecTokens)}`);
     }
     this.numSpecTokens = numSpecTokens;
     this.numAcceptedTokensPerPos = new Array<number>(numSpecTokens).fill(0);

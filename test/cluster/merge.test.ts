@@ -355,7 +355,7 @@ describe('startClusterPrimary', () => {
     );
     await assert.rejects(
       startClusterPrimary({ workerOptions: WORKER_OPTIONS, prometheus: { port: -1 } }),
-      refused('prometheus', 'prometheus.port must be an integer from 0 to 65535, got -1'),
+      refused('prometheus', 'prometheus.port must be an integer from 0 to 65535; got -1'),
     );
   });
 });

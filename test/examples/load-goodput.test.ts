@@ -18,7 +18,7 @@ describe('examples: objectives from SLO_* and the goodput the load saw', functio
     assert.equal(sloFromEnv({}), undefined);
     assert.equal(optionsFromEnv({}).slo, undefined);
     for (const text of ['0', '-1', 'fast', '1e999', '0x10', 'NaN']) {
-      assert.throws(() => sloFromEnv({ SLO_AUDIO_TTFP_SECONDS: text }), { message: `SLO_AUDIO_TTFP_SECONDS must be a number above 0, got "${text}"` });
+      assert.throws(() => sloFromEnv({ SLO_AUDIO_TTFP_SECONDS: text }), { message: `SLO_AUDIO_TTFP_SECONDS must be a number above 0; got "${text}"` });
     }
     assert.equal(describeSlo({ firstOutputSeconds: 0.5, e2eSeconds: 8, audioRtf: 0.9 }), 'first_output ≤ 0.5 s, e2e ≤ 8 s, audio_rtf ≤ 0.9');
   });

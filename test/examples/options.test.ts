@@ -34,7 +34,7 @@ describe('examples: option parsing', () => {
     assert.equal(parseImageReplicas('0'), 0);
     assert.equal(parseImageReplicas(' 3 '), 3);
     for (const bad of ['-1', '1.5', 'x', '']) assert.throws(() => parseImageReplicas(bad), /IMAGE_REPLICAS must be a non-negative integer/, bad);
-    assert.throws(() => parseImageReplicas('65'), /imageReplicas must be an integer from 0 to 64, got 65/);
+    assert.throws(() => parseImageReplicas('65'), /imageReplicas must be an integer from 0 to 64; got 65/);
   });
 
   it('PORT / METRICS_PORT / SEED', () => {

@@ -65,7 +65,7 @@ describe('examples: where the reference pipeline listens', function () {
       message: 'OTEL_EXPORTER_PROMETHEUS_PORT (9500) and METRICS_PORT (9600) disagree; set one of them',
     });
     assert.throws(() => optionsFromEnv({ OTEL_EXPORTER_PROMETHEUS_PORT: 'x' }), {
-      message: 'OTEL_EXPORTER_PROMETHEUS_PORT must be an integer from 0 to 65535, got "x"',
+      message: 'OTEL_EXPORTER_PROMETHEUS_PORT must be an integer from 0 to 65535; got "x"',
     });
     assert.deepEqual(Object.keys(PIPELINE_VARIABLES), [
       'HOST',

@@ -9,7 +9,7 @@ describe('examples: the reference pipeline environment (NATIVE_HISTOGRAMS, TRACI
     assert.equal(optionsFromEnv({ NATIVE_HISTOGRAMS: '1' }).nativeHistograms, true);
     assert.equal(optionsFromEnv({ NATIVE_HISTOGRAMS: '0' }).nativeHistograms, undefined);
     assert.equal(optionsFromEnv({}).nativeHistograms, undefined);
-    assert.throws(() => optionsFromEnv({ NATIVE_HISTOGRAMS: 'yes' }), { message: 'NATIVE_HISTOGRAMS must be 1 or 0, got "yes"' });
+    assert.throws(() => optionsFromEnv({ NATIVE_HISTOGRAMS: 'yes' }), { message: 'NATIVE_HISTOGRAMS must be 1 or 0; got "yes"' });
   });
 
   it('names where spans go, as the OTLP/HTTP trace exporter reads the environment', () => {

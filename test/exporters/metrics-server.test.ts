@@ -312,7 +312,7 @@ describe('metrics server: what a Prometheus scrape config expects', () => {
 
   it('rejects bad options before listening, naming the option', async () => {
     const source = countingSource();
-    await assert.rejects(startPrometheusServer(source, { port: 0, maxConnections: 0 }), /prometheus\.maxConnections must be a positive integer, got 0/);
+    await assert.rejects(startPrometheusServer(source, { port: 0, maxConnections: 0 }), /prometheus\.maxConnections must be a positive integer; got 0/);
     await assert.rejects(startPrometheusServer(source, { port: 0, idleTimeoutMillis: 1.5 }), /prometheus\.idleTimeoutMillis/);
     await assert.rejects(
       startPrometheusServer(source, { port: 0, tls: { keyFile: '/nonexistent.pem', certFile: TLS.certFile } }),

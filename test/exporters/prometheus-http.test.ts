@@ -91,7 +91,7 @@ describe('Prometheus HTTP endpoint', () => {
     }
     await assert.rejects(
       startPrometheusServer(reader, {}, { OTEL_EXPORTER_PROMETHEUS_PORT: 'abc' }),
-      /OTEL_EXPORTER_PROMETHEUS_PORT must be an integer from 0 to 65535, got "abc"/,
+      /OTEL_EXPORTER_PROMETHEUS_PORT must be an integer from 0 to 65535; got "abc"/,
     );
     await assert.rejects(startPrometheusServer(reader, { port: 70000 }), /prometheus.port must be an integer/);
   });

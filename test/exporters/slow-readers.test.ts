@@ -117,7 +117,7 @@ describe('the /metrics server under readers that never read', function () {
     assert.equal(resolvePrometheusServerSettings({}, {}).writeTimeoutMillis, 60_000);
     assert.throws(
       () => resolvePrometheusServerSettings({ writeTimeoutMillis: 0 }, {}),
-      /^RangeError: prometheus\.writeTimeoutMillis must be a positive integer, got 0$/,
+      /^RangeError: prometheus\.writeTimeoutMillis must be a positive integer; got 0$/,
     );
     let requested!: () => void;
     const request = new Promise<void>((resolve) => (requested = resolve));

@@ -17,6 +17,7 @@ import { resolveCatalog } from '../../views/catalog/catalog';
 import { StageReplicaMap } from '../../views/stage-replica-map';
 import { OmniMetricProducer } from '../../views/store/metric-producer';
 import { SeriesStore } from '../../views/store/series-store';
+import { createSpecDecodingStats, missedObjectives, StatsThrottle, type RequestTimings } from '../../index';
 import { freePort } from '../support/ports';
 import { expectPrinted } from '../support/console-capture';
 import { activeResources, assertResourcesBackTo } from '../support/resources';
@@ -25,6 +26,8 @@ const ACCEPTED =
   'modelName, stagePools, stageNames, logStats, prefix, maxModelLen, features, showHiddenMetrics, showHiddenMetricsForVersion, customHistogramBuckets, configFile, cacheConfig, prometheus, exporters, otlp, serviceName, genAiMetrics, naming, resource, readers, metricProducers, cardinalityLimit, requestLabels, slo, enginePull, meterProvider, prometheusReader, logIntervalSeconds, logSink, selfCheck, processMetrics, nativeHistograms, exemplars';
 
 /** Options that would start a server, a log timer, push readers and the self-check if they got through. */
+const TIMINGS: RequestTimings = { firstOutputSeconds: 0.2, e2eSeconds: 0.9, outputTokens: 10 };
+
 const STARTING: OmniMetricsOptions = {
   modelName: 'm',
   stagePools: [1, 2],
@@ -157,12 +160,12 @@ const REJECTED: ReadonlyArray<{ readonly given: Record<string, unknown>; readonl
     message: 'unknown option "enginePull.engines[0].uri" (did you mean "url"?); enginePull.engines[0] accepts stage, replica, url, engine',
   },
   { given: { meterProvider: {} }, option: 'meterProvider', message: 'meterProvider must be an object with getMeter(); got {}' },
-  { given: { stagePools: [1, 0] }, option: 'stagePools', message: 'stagePools[1] must be a positive integer replica count, got 0' },
-  { given: { prometheus: { port: 70000 } }, option: 'prometheus', message: 'prometheus.port must be an integer from 0 to 65535, got 70000' },
+  { given: { stagePools: [1, 0] }, option: 'stagePools', message: 'stagePools[1] must be a positive integer replica count; got 0' },
+  { given: { prometheus: { port: 70000 } }, option: 'prometheus', message: 'prometheus.port must be an integer from 0 to 65535; got 70000' },
   {
     given: { prometheus: { host: '127.0.0.1', port: 0, path: 'metrics' } },
     option: 'prometheus',
-    message: 'prometheus.path must start with \'/\', got the string "metrics"',
+    message: 'prometheus.path must start with \'/\'; got the string "metrics"',
   },
   {
     given: { cacheConfig: { 'bad key': 1 } },
@@ -179,7 +182,7 @@ const REJECTED: ReadonlyArray<{ readonly given: Record<string, unknown>; readonl
     option: 'exporters',
     message: 'exporters must list only prometheus, otlp, console, none; got ["prometheus","otpl"] (did you mean "otlp"?)',
   },
-  { given: { prometheus: { port: '9464' } }, option: 'prometheus', message: 'prometheus.port must be an integer from 0 to 65535, got the string "9464"' },
+  { given: { prometheus: { port: '9464' } }, option: 'prometheus', message: 'prometheus.port must be an integer from 0 to 65535; got the string "9464"' },
   {
     given: { stagePools: [1, 2, 1], stageNames: ['thinker', 'talker'] },
     option: 'stageNames',
@@ -188,11 +191,11 @@ const REJECTED: ReadonlyArray<{ readonly given: Record<string, unknown>; readonl
   { given: { naming: 'Otel' }, option: 'naming', message: 'naming must be one of "vllm", "otel"; got the string "Otel" (did you mean "otel"?)' },
   { given: { otlp: { protocol: 'http' } }, option: 'otlp', message: 'otlp.protocol must be one of http/protobuf, http/json, grpc; got the string "http"' },
   { given: { serviceName: '' }, option: 'serviceName', message: 'serviceName must be a non-empty string' },
-  { given: { selfCheck: { intervalSeconds: 0 } }, option: 'selfCheck', message: 'selfCheck.intervalSeconds must be a finite number > 0, got 0' },
+  { given: { selfCheck: { intervalSeconds: 0 } }, option: 'selfCheck', message: 'selfCheck.intervalSeconds must be a finite number > 0; got 0' },
   {
     given: { enginePull: { engines: [{ stage: 5, replica: 0, url: 'http://127.0.0.1:8000/metrics' }] } },
     option: 'enginePull',
-    message: 'enginePull.engines[0].stage must be one of the 2 stages of stagePools (0..1), got 5',
+    message: 'enginePull.engines[0].stage must be one of the 2 stages of stagePools (0..1); got 5',
   },
   {
     given: { prometheusReader: new OmniPrometheusReader() },
@@ -375,6 +378,56 @@ describe('options: every bad option is refused before anything starts', () => {
         'unknown option "startClusterPrimary options.gaugeMerges" (did you mean "gaugeMerge"?); startClusterPrimary options accepts workerOptions, prometheus, createdSeries, collectTimeoutMillis, gaugeMerge',
       ),
     );
+  });
+
+  it('every public constructor and function refuses a bad value as an OmniOptionError naming it', () => {
+    const refused = (option: string, message: string) => (error: unknown) => {
+      assert.ok(error instanceof OmniOptionError, `an OmniOptionError, got ${String(error)}`);
+      assert.deepEqual([error.option, error.message], [option, `omni-otel-metrics: ${message}`]);
+      return true;
+    };
+    const cases: Array<[() => unknown, string, string]> = [
+      [() => new LogMetricExporter({ format: 'xml' } as never), 'format', 'format must be one of "statsd", "json"; got the string "xml"'],
+      [
+        () => new LogMetricExporter({ destination: 42 } as never),
+        'destination',
+        'destination must be "stdout", "stderr", a writable stream or { file: path }; got 42',
+      ],
+      [() => new LogMetricExporter({ hostname: '' }), 'hostname', 'hostname must be a non-empty string; got the string ""'],
+      [() => new OmniInstrumentation({} as never), 'metrics', 'OmniInstrumentation needs { metrics } from registerOmniMetrics(); got undefined'],
+      [
+        () => new OmniInstrumentation({ metrics: {}, maxTrackedRequests: 0 } as never),
+        'maxTrackedRequests',
+        'maxTrackedRequests must be a positive integer; got 0',
+      ],
+      [() => serveClusterWorker({}, { syncIntervalMillis: -1 }), 'syncIntervalMillis', 'syncIntervalMillis must be a finite number ≥ 0; got -1'],
+      [() => serveClusterWorker({}, { flushTimeoutMillis: Number.NaN }), 'flushTimeoutMillis', 'flushTimeoutMillis must be a finite number > 0; got NaN'],
+      [
+        () => serveClusterWorker(null as never),
+        'handle',
+        'serveClusterWorker needs the handle registerOmniMetrics() returned, with its prometheusReader (leave prometheusReader on)',
+      ],
+      [() => new StatsThrottle(null as never), 'StatsThrottle options', 'StatsThrottle options must be an object; got null'],
+      [() => new StatsThrottle({ intervalSeconds: -1 }), 'intervalSeconds', 'intervalSeconds must be a finite number ≥ 0; got -1'],
+      [
+        () => new StatsThrottle({ intervalMillis: 5 } as never),
+        'StatsThrottle options.intervalMillis',
+        'unknown option "StatsThrottle options.intervalMillis"; StatsThrottle options accepts intervalSeconds, clock',
+      ],
+      [() => createSpecDecodingStats(1.5), 'numSpecTokens', 'numSpecTokens must be an integer ≥ 0; got 1.5'],
+      [() => missedObjectives(undefined as never, TIMINGS), 'slo', 'slo must be an object; got undefined'],
+      [() => missedObjectives({ e2eSeconds: 0 }, TIMINGS), 'slo.e2eSeconds', 'slo.e2eSeconds must be a finite number > 0; got 0'],
+      [() => missedObjectives({ e2eSeconds: 1 }, null as never), 'request', 'request must be an object of timings; got null'],
+      [
+        () => missedObjectives({ e2eSeconds: 1 }, { ...TIMINGS, outputTokens: undefined } as never),
+        'request.outputTokens',
+        'request.outputTokens is required; got undefined',
+      ],
+      [() => missedObjectives({ e2eSeconds: 1 }, { ...TIMINGS, audioRtf: -0.5 }), 'request.audioRtf', 'request.audioRtf must be a finite number ≥ 0; got -0.5'],
+    ];
+    for (const [call, option, message] of cases) assert.throws(call, refused(option, message));
+    // Absent audio timings may come as null, as JSON carries them.
+    assert.deepEqual(missedObjectives({ e2eSeconds: 1, audioRtf: 1 }, { ...TIMINGS, audioRtf: null } as never), []);
   });
 
   describe('a start that fails after the options were settled', () => {

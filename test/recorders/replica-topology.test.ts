@@ -37,8 +37,8 @@ describe('replicas added and removed while serving', () => {
     );
     assert.throws(() => map.addReplica(2), /stage 2 is not one of the 2 stages/);
     assert.throws(() => map.addReplica(1, 2), /stage 1 already has replica 2/);
-    assert.throws(() => map.addReplica(0, -1), /replica must be a non-negative integer, got -1/);
-    assert.throws(() => map.addReplica(0, 1.5), /non-negative integer, got 1.5/);
+    assert.throws(() => map.addReplica(0, -1), /replica must be a non-negative integer; got -1/);
+    assert.throws(() => map.addReplica(0, 1.5), /non-negative integer; got 1.5/);
     // A stage may be scaled to zero and back.
     map.removeReplica(0, 0);
     assert.deepEqual(map.addReplica(0), { engineIndex: 5, replica: 0 });

@@ -162,7 +162,7 @@ describe('self-check: periodic warning and shutdown summary', () => {
       await assert.rejects(registerOmniMetrics({ ...base, selfCheck: { intervalSeconds } }), {
         name: 'OmniOptionError',
         option: 'selfCheck',
-        message: `omni-otel-metrics: selfCheck.intervalSeconds must be a finite number > 0, got ${String(intervalSeconds)}`,
+        message: `omni-otel-metrics: selfCheck.intervalSeconds must be a finite number > 0; got ${String(intervalSeconds)}`,
       });
     }
     await assert.rejects(registerOmniMetrics({ ...base, selfCheck: true as unknown as false }), {

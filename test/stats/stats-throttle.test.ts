@@ -1,6 +1,7 @@
 import * as assert from 'node:assert/strict';
 
 import { StatsThrottle } from '../../instrumentation/stats/stats-throttle';
+import { OmniOptionError } from '../../views/common/option-checks';
 
 function fakeClock(start: number) {
   let now = start;
@@ -71,7 +72,7 @@ describe('StatsThrottle (make_stats 1 Hz gate)', () => {
     const throttle = new StatsThrottle();
     assert.equal(throttle.shouldEmit('k'), true);
     assert.equal(throttle.shouldEmit('k'), false);
-    assert.throws(() => new StatsThrottle({ intervalSeconds: -1 }), RangeError);
-    assert.throws(() => new StatsThrottle({ intervalSeconds: Number.NaN }), RangeError);
+    assert.throws(() => new StatsThrottle({ intervalSeconds: -1 }), OmniOptionError);
+    assert.throws(() => new StatsThrottle({ intervalSeconds: Number.NaN }), OmniOptionError);
   });
 });

@@ -12,6 +12,7 @@ import {
   isFinishReason,
   PromptTokenStats,
 } from '../../instrumentation/stats/types';
+import { OmniOptionError } from '../../views/common/option-checks';
 
 describe('stats types', () => {
   it('PrefixCacheStats.record keeps preempted lookups apart', () => {
@@ -44,7 +45,7 @@ describe('stats types', () => {
     stats.observeDraft(5, 4);
     assert.deepEqual(stats.numAcceptedTokensPerPos, [3, 2, 1]);
     assert.equal(stats.numAcceptedTokens, 7);
-    assert.throws(() => createSpecDecodingStats(-1), RangeError);
+    assert.throws(() => createSpecDecodingStats(-1), OmniOptionError);
   });
 
   it('createSchedulerStats fills vLLM defaults and applies overrides', () => {

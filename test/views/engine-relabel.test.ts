@@ -27,7 +27,7 @@ describe('StageReplicaMap', () => {
 
   it('an empty pool list maps no engine; non-positive or fractional replica counts are refused', () => {
     assert.equal(new StageReplicaMap([]).engineCount, 0);
-    assert.throws(() => new StageReplicaMap([1, 0]), /stagePools\[1\] must be a positive integer replica count, got 0/);
+    assert.throws(() => new StageReplicaMap([1, 0]), /stagePools\[1\] must be a positive integer replica count; got 0/);
     assert.throws(() => new StageReplicaMap([1.5]), /stagePools\[0\]/);
   });
 });

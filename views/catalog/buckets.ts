@@ -44,7 +44,7 @@ export const NIXL_NUM_DESCRIPTORS_BUCKETS = [10, 20, 30, 50, 75, 100, 200, 400, 
  */
 export function build125Buckets(maxModelLen: number): number[] {
   if (!Number.isInteger(maxModelLen) || maxModelLen < 1) {
-    throw new RangeError(`maxModelLen must be a positive integer, got ${shown(maxModelLen)}`);
+    throw new RangeError(`maxModelLen must be a positive integer; got ${shown(maxModelLen)}`);
   }
   const buckets: number[] = [];
   for (let exponent = 0; ; exponent++) {

@@ -125,7 +125,7 @@ export class FamilySeries implements SeriesOwner {
   bind(values: readonly LabelValue[], extraLabels?: Attributes): BoundSeries {
     const names = this.family.labels;
     if (values.length !== names.length) {
-      throw new RangeError(`${this.name} takes ${names.length} label values (${names.join(', ')}), got ${values.length}`);
+      throw new RangeError(`${this.name} takes ${names.length} label values (${names.join(', ')}); got ${values.length}`);
     }
     if (extraLabels !== undefined && !this.family.info) throw new TypeError(`${this.name} is not an info family: it has no extra labels`);
     const texts = values.every(isString) ? (values as readonly string[]) : values.map(labelValueText);

@@ -76,7 +76,7 @@ export class SeriesStore {
     this.exemplars = options.exemplars === true || options.exemplars === 'when-traced' ? options.exemplars : false;
     this.exemplarScope = this.exemplars === false ? undefined : new ExemplarScope(this.exemplars === true ? 'on' : this.exemplars);
     if (!Number.isInteger(cardinalityLimit) || cardinalityLimit < 1) {
-      throw new RangeError(`cardinalityLimit must be a positive integer, got ${shown(cardinalityLimit)}`);
+      throw new RangeError(`cardinalityLimit must be a positive integer; got ${shown(cardinalityLimit)}`);
     }
     const naming = options.naming ?? 'vllm';
     const nativeHistograms = options.nativeHistograms;

@@ -26,7 +26,7 @@ describe('series store: binding', () => {
     const store = fixedClockStore();
     assert.throws(() => store.bind('upstream.requestSuccess', ['m', '1', '0']), {
       name: 'RangeError',
-      message: 'vllm:request_success_total takes 4 label values (model_name, stage, replica, finished_reason), got 3',
+      message: 'vllm:request_success_total takes 4 label values (model_name, stage, replica, finished_reason); got 3',
     });
     assert.throws(() => store.bind('upstream.numRequestsRunning', ['m', '0', '0'], { x: '1' }), TypeError);
   });
