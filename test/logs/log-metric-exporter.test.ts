@@ -376,10 +376,19 @@ describe('LogMetricExporter', () => {
       await done();
     });
 
-    it('rejects a bad format or destination at construction', () => {
-      assert.throws(() => new LogMetricExporter({ format: 'xml' as 'json' }), RangeError);
-      assert.throws(() => new LogMetricExporter({ destination: { file: '' } }), TypeError);
-      assert.throws(() => new LogMetricExporter({ destination: 'stdio' as 'stdout' }), TypeError);
+    it('rejects a bad format or destination at construction, as an OmniOptionError naming it', () => {
+      const refused = (option: string, message: string) => ({ name: 'OmniOptionError', option, message: `omni-otel-metrics: ${message}` });
+      const destinations = 'destination must be "stdout", "stderr", a writable stream or { file: path }';
+      assert.throws(
+        () => new LogMetricExporter({ format: 'xml' as 'json' }),
+        refused('format', 'format must be one of "statsd", "json"; got the string "xml"'),
+      );
+      assert.throws(
+        () => new LogMetricExporter({ format: 'JSON' as 'json' }),
+        refused('format', 'format must be one of "statsd", "json"; got the string "JSON" (did you mean "json"?)'),
+      );
+      assert.throws(() => new LogMetricExporter({ destination: { file: '' } }), refused('destination', `${destinations}; got {"file":""}`));
+      assert.throws(() => new LogMetricExporter({ destination: 'stdio' as 'stdout' }), refused('destination', `${destinations}; got the string "stdio"`));
     });
   });
 });
