@@ -75,7 +75,8 @@ export function meetsObjective(value: number, threshold: number): boolean {
  * refused with an `OmniOptionError` naming the field.
  */
 export function missedObjectives(slo: SloOptions, request: RequestTimings): SloObjective[] {
-  checkObject(slo, 'slo', SLO_KEYS);
+  // resolveSlo reads undefined as "no slo option"; here an slo is required.
+  if (slo === undefined) checkObject(slo, 'slo', SLO_KEYS);
   const objectives = resolveSlo(slo) as SloOptions;
   checkTimings(request);
   const missed: SloObjective[] = [];

@@ -39,7 +39,8 @@ export function redactedUrlText(value: string): string {
   }
   const start = scheme >= 0 && scheme < at ? scheme + 3 : 0;
   const withoutUserinfo = at < 0 ? value : `${value.slice(0, start)}${REDACTED_URL_PART}${value.slice(at)}`;
-  const query = withoutUserinfo.indexOf('?', at < 0 ? 0 : start);
+  // The query starts after the userinfo (a password may hold a `?`), which is `***@` by now.
+  const query = withoutUserinfo.indexOf('?', at < 0 ? 0 : start + REDACTED_URL_PART.length);
   if (query < 0) return withoutUserinfo;
   const fragment = withoutUserinfo.indexOf('#', query);
   const end = fragment < 0 ? withoutUserinfo.length : fragment;
