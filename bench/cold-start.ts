@@ -58,7 +58,7 @@ export function requireScript(contender: ColdStartContender): string {
 /** Registration at 3 × `replicas` and the first scrape after it, in a fresh process (modules already loaded). */
 export function registerScript(contender: ColdStartContender, replicas: number): string {
   return `
-    const { resolveCatalog } = require(${JSON.stringify(join(DIST, 'views'))});
+    const { resolveCatalog } = require(${JSON.stringify(join(DIST, 'views', 'catalog', 'catalog'))});
     const families = resolveCatalog({ logStats: true }).families.filter((f) => f.group !== 'process');
     const pools = [${replicas}, ${replicas}, ${replicas}];
     const engineLabels = pools.flatMap((count, stage) => Array.from({ length: count }, (_, replica) => ({ model_name: 'm', stage: String(stage), replica: String(replica) })));
