@@ -1,7 +1,9 @@
 /** Thrown by a handle's methods once `shutdown()` has been called. */
 export class OmniShutdownError extends Error {
   constructor(
+    /** The handle method that was called, e.g. `metricsText()`. */
     readonly method: string,
+    /** Whether the handle was still shutting down or already shut down when the method was called. */
     readonly state: 'shutting down' | 'shut down',
   ) {
     super(

@@ -18,7 +18,9 @@ import type { NamingScheme } from './views/views';
 
 /** Where log lines go (the periodic stats lines, self-check warnings). */
 export interface LogSink {
+  /** Takes one line: a periodic stats line of an active engine, or a self-check line. */
   info(line: string): void;
+  /** Optional: takes the periodic stats lines of idle engines, which are dropped without it. */
   debug?(line: string): void;
 }
 
@@ -153,6 +155,10 @@ export interface OmniMetricsOptions {
    * owns nor shuts the provider down.
    */
   readonly meterProvider?: ApiMeterProvider | 'external';
+  /**
+   * With `meterProvider` set: the `OmniPrometheusReader` among that provider's readers, which then serves the package's
+   * families (`metricsText()`, the built-in server). Refused without `meterProvider`.
+   */
   readonly prometheusReader?: OmniPrometheusReader;
   /** Periodic log line per (stage, replica) while `logStats` is on; default 10 s, 0 disables. */
   readonly logIntervalSeconds?: number;

@@ -37,6 +37,10 @@ export interface OmniMetricsHandle extends InstrumentedMetrics {
   readonly catalog: ResolvedCatalog;
   /** Views for instruments of your own under the catalog's names (give them to NodeSDK's `views`). */
   readonly views: readonly ViewOptions[];
+  /**
+   * The reader behind `metricsText()`, `metricsHandler()` and the built-in server: the `prometheusReader` option, else
+   * one this call built; absent with a `meterProvider` of your own and no `prometheusReader`.
+   */
   readonly prometheusReader?: OmniPrometheusReader;
   /** The built-in server, when `prometheus` is not `false` and the exporters include it. */
   readonly prometheusServer?: PrometheusServer;

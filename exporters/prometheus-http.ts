@@ -27,6 +27,7 @@ export interface PrometheusServerOptions {
   readonly host?: string;
   /** Default `OTEL_EXPORTER_PROMETHEUS_PORT`, else 9464; 0 picks a free port. */
   readonly port?: number;
+  /** The path metrics are served at; must start with `/`. Default `/metrics`. */
   readonly path?: string;
   /** Credentials every scrape must present (bearer token and/or basic auth). */
   readonly auth?: ScrapeAuth;
@@ -127,10 +128,13 @@ export function resolvePrometheusServerSettings(options: PrometheusServerOptions
 
 /** A running `/metrics` server. */
 export interface PrometheusServer {
+  /** The host the server listens on, as configured (`host`, else `OTEL_EXPORTER_PROMETHEUS_HOST`, else 127.0.0.1). */
   readonly host: string;
+  /** The port the server listens on: the one picked when 0 was asked for. */
   readonly port: number;
   /** Scrape URL, e.g. `http://127.0.0.1:9464/metrics` (`https://` with TLS). */
   readonly url: string;
+  /** Stops the server: responses being written get a short grace period, other connections are closed; resolves once it has closed. */
   close(): Promise<void>;
 }
 

@@ -30,7 +30,9 @@ export interface OmniPrometheusReaderOptions {
    * @internal
    */
   readonly declaredFamilies?: readonly DeclaredFamily[];
+  /** Add `target_info` from the resource (vLLM has none). Default off. */
   readonly withTargetInfo?: boolean;
+  /** Add `otel_scope_name` / `otel_scope_version` labels to every series (vLLM has none). Default off. */
   readonly withScopeLabels?: boolean;
   /**
    * Print `<name>_created` for every counter and histogram series, as prometheus_client (and so
@@ -116,10 +118,12 @@ export class OmniPrometheusReader extends MetricReader {
     this.declared = families;
   }
 
+  /** A MeterProvider took the reader: from now on its output includes the SDK's streams. */
   protected override onInitialized(): void {
     this.inProvider = true;
   }
 
+  /** The SDK's streams with the package's families from the store (cumulative); only the store's while no MeterProvider has the reader. */
   override async collect(options?: MetricCollectOptions): Promise<CollectionResult> {
     const [sdk, store] = await Promise.all([this.collectSdk(options), this.store?.producer.collect()]);
     if (store === undefined) return sdk;
@@ -198,10 +202,12 @@ export class OmniPrometheusReader extends MetricReader {
     return { resourceMetrics: { resource: emptyResource(), scopeMetrics: [] }, errors: [] };
   }
 
+  /** Does nothing: a pull reader buffers nothing. */
   protected override async onForceFlush(): Promise<void> {
     // Pull reader: nothing is buffered.
   }
 
+  /** Does nothing: the server that serves the reader is closed on its own (`PrometheusServer.close()`, called by the handle's `shutdown()`). */
   protected override async onShutdown(): Promise<void> {
     // The HTTP side owns its server and closes it itself.
   }

@@ -86,6 +86,10 @@ export class LogMetricExporter implements PushMetricExporter {
     this.families = knownFamilies(options.catalog);
   }
 
+  /**
+   * Writes one line per sample of `metrics`, after the lines of every earlier export; the outcome reaches `resultCallback`,
+   * and nothing is thrown. After `shutdown()`, every export fails.
+   */
   export(metrics: ResourceMetrics, resultCallback: (result: ExportResult) => void): void {
     if (this.shutDown) {
       resultCallback({ code: ExportResultCode.FAILED, error: new Error('LogMetricExporter is shut down') });

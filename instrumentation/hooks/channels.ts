@@ -37,20 +37,33 @@ export const OMNI_CHANNELS = {
 
 /** Message shapes, by channel. */
 export interface OmniChannelMessages {
+  /** The orchestrator admitted a request (its `addRequest`): it counts as running until its cleanup. */
   addRequest: { readonly requestId: string };
+  /** A request was cleaned up after finish, abort or error (the orchestrator's `cleanupRequest`). */
   cleanupRequest: { readonly requestId: string };
+  /** A request entered one replica of one stage (the orchestrator's `submitToStage`). */
   submitToStage: StageRequest;
+  /** One poll of one replica's engine, with what it returned (the orchestrator's `pollEngine`). */
   enginePolled: { readonly stageId: number; readonly replicaId: number; readonly outputs: EngineCoreOutputs };
+  /** The sender side of a cross-stage hop (the receipt `sendToNextStage` returns). */
   transferSent: TransferReceipt;
+  /** The receiver side of a cross-stage hop (the receipt `receiveFromPreviousStage` returns). */
   transferReceived: ReceiveReceipt;
   /** With `requestLabels`, the message is the request its label values are read from (its fields, its `headers`). */
   generateStart: { readonly requestId: string; readonly [key: string]: unknown };
+  /** One output of a served request's stream, as `generate` yields it; goes to the request's newest open stream. */
   generateOutput: { readonly requestId: string; readonly output: OmniRequestOutput };
+  /** A served request's stream ended, and how; unless `unobserved`, a stream without its finished output counts as failed. */
   generateEnd: { readonly requestId: string; readonly outcome: GenerateOutcome };
+  /** The host aborted a request (the serving class's `abort`): each of its open streams counts as failed, `client_abort`. */
   abort: { readonly requestId: string };
+  /** A realtime session opened (`openRealtimeSession`); only a `server_vad` session counts as active. */
   realtimeSessionOpened: RealtimeSessionRequest;
+  /** A realtime session closed (`closeRealtimeSession`). */
   realtimeSessionClosed: { readonly sessionId: string };
+  /** An audio batch appended to a session, with what the VAD made of it (`appendRealtimeAudio`). */
   realtimeAudioAppended: { readonly sessionId: string; readonly batch: ServerVadBatch };
+  /** An append failed: one VAD error, by `reason` (`input_overflow`, …; `error` when empty). */
   realtimeVadError: { readonly sessionId: string; readonly reason: string };
 }
 

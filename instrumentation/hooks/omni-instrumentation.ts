@@ -130,6 +130,10 @@ export class OmniInstrumentation extends InstrumentationBase<OmniInstrumentation
     return feedOf(this._config.metrics);
   }
 
+  /**
+   * Takes the provider NodeSDK (or you) hands the instrumentation: the GenAI histograms, when the handle records them,
+   * move to it; the catalog's families stay in the handle's store.
+   */
   override setMeterProvider(meterProvider: MeterProvider): void {
     this.explicitProvider = meterProvider;
     super.setMeterProvider(meterProvider);
@@ -149,6 +153,7 @@ export class OmniInstrumentation extends InstrumentationBase<OmniInstrumentation
     metrics.statLogger.useGenAi(new OmniGenAiMetrics(provider.getMeter(GEN_AI_METER_NAME, PACKAGE_VERSION), metrics.settings.modelName));
   }
 
+  /** One module definition per `modules` entry: the SDK patches the entry's orchestrator and serving exports when the module loads. */
   protected override init(): InstrumentationModuleDefinition[] {
     return (this._config.modules ?? []).map((hook) => {
       const versions = [...(hook.versions ?? ['*'])];
@@ -174,6 +179,10 @@ export class OmniInstrumentation extends InstrumentationBase<OmniInstrumentation
     });
   }
 
+  /**
+   * Starts feeding the handle from the configured classes and, unless `diagnosticsChannels` is false, `OMNI_CHANNELS`;
+   * throws when another enabled instrumentation already feeds the handle from one of them.
+   */
   override enable(): void {
     if (this.isEnabled()) return;
     const feed = this.feed;
@@ -201,6 +210,10 @@ export class OmniInstrumentation extends InstrumentationBase<OmniInstrumentation
     }
   }
 
+  /**
+   * Stops feeding the handle: its listeners leave the host methods and the channels. Once nothing feeds the handle,
+   * requests in flight are forgotten uncounted.
+   */
   override disable(): void {
     if (!this.isEnabled()) return;
     super.disable();

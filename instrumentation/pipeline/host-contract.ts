@@ -13,6 +13,7 @@ export type { EngineCoreEvent, EngineCoreEventType } from '../stats/types';
 
 /** One stage's replica pool, with the orchestrator's sticky request → replica binding. */
 export interface StagePoolLike {
+  /** Replicas in this stage's pool. */
   readonly numReplicas: number;
   /** The replica serving `requestId` on this stage, or undefined/null once released or never bound. */
   getBoundReplicaId(requestId: string): number | null | undefined;
@@ -24,17 +25,23 @@ export interface StagePoolLike {
 
 /** A request as the orchestrator admits it. */
 export interface OrchestratorRequest {
+  /** The request's id: it counts as running from its admission to its `cleanupRequest`. */
   readonly requestId: string;
 }
 
 /** A request submitted to one replica of one stage (vLLM's EngineCoreRequest, reduced). */
 export interface StageRequest {
+  /** The request's id, as its admission and its `generate` call name it. */
   readonly requestId: string;
+  /** The stage the request enters, its index in `stagePools`. */
   readonly stageId: number;
+  /** The replica of that stage that serves the request. */
   readonly replicaId: number;
   /** Frontend wall-clock arrival, seconds (TTFT / e2e anchor for this stage). */
   readonly arrivalTime: number;
+  /** The request's prompt length on this stage, tokens (vLLM's `num_prompt_tokens`). */
   readonly promptTokenCount: number;
+  /** The request's `max_tokens` sampling parameter, if it set one (`request_params_max_tokens`). */
   readonly maxTokens?: number | null;
   /** The `n` sampling parameter; default 1. */
   readonly n?: number;
@@ -42,11 +49,13 @@ export interface StageRequest {
 
 /** One request's part of an engine step (vLLM's EngineCoreOutput). */
 export interface EngineCoreOutput {
+  /** The request this output belongs to. */
   readonly requestId: string;
   /** Tokens produced for this request in this step (may be 0 for a pure event). */
   readonly numNewTokens: number;
   /** Set when the request finished in this step. */
   readonly finishReason?: FinishReason | null;
+  /** The request's lifecycle events in this step (queued, scheduled, preempted), with engine timestamps. */
   readonly events?: readonly EngineCoreEvent[];
   /** Prompt tokens served from the prefix cache, on the output that carries the first SCHEDULED event. */
   readonly numCachedTokens?: number;
@@ -61,6 +70,7 @@ export interface EngineCoreOutput {
 export interface EngineCoreOutputs {
   /** Engine monotonic seconds at which the step's outputs were produced. */
   readonly timestamp: number;
+  /** The step's outputs, one per request with new tokens, events or a finish. */
   readonly outputs: readonly EngineCoreOutput[];
   /** Present when the replica's scheduler passed its stats gate this step (see `StatsThrottle`). */
   readonly schedulerStats?: SchedulerStats | null;
@@ -73,25 +83,35 @@ export interface EngineCoreOutputs {
 
 /** Result of sending a request's payload from one stage to the next (sender side). */
 export interface TransferReceipt {
+  /** The request whose payload was sent. */
   readonly requestId: string;
+  /** The sending stage (the `from_stage` label). */
   readonly fromStage: number;
+  /** The receiving stage (the `to_stage` label). */
   readonly toStage: number;
+  /** Payload size, bytes (`transfer_size_bytes`). */
   readonly sizeBytes: number;
   /** Serialize + submit, milliseconds. */
   readonly txTimeMs: number;
+  /** The payload went through shared memory; accepted as hosts report it, no family records it. */
   readonly usedShm?: boolean;
   /** Replicas of the hop when the host knows them; otherwise the stage pools' sticky bindings are asked. */
   readonly fromReplica?: number;
+  /** The receiving replica when the host knows it (the `to_replica` label); otherwise the stage pool is asked. */
   readonly toReplica?: number;
 }
 
 /** Result of receiving a payload on a stage (receiver side). */
 export interface ReceiveReceipt {
+  /** The request whose payload was received. */
   readonly requestId: string;
+  /** The receiving stage (the `to_stage` label); stage 0 has no inbound hop, so its receipts record nothing. */
   readonly stageId: number;
   /** The sending stage; default `stageId - 1` (a linear pipeline). Set it where stages branch. */
   readonly fromStage?: number;
+  /** The receiving replica (the `to_replica` label). */
   readonly replicaId: number;
+  /** Payload size, bytes; accepted as hosts report it, the size family is recorded on the sending side only. */
   readonly sizeBytes?: number;
   /** Receive + deserialize, milliseconds. */
   readonly rxDecodeTimeMs: number;
@@ -104,6 +124,7 @@ export interface ReceiveReceipt {
  * methods (each is optional; a missing one just yields no metrics from its call site).
  */
 export interface OrchestratorLike {
+  /** One pool per stage, by stage id: the replica bindings transfers are resolved with, and the per-replica gauges read after a poll. */
   readonly stagePools: readonly StagePoolLike[];
   /** Admission: the request becomes running. */
   addRequest(request: OrchestratorRequest, ...rest: unknown[]): unknown;
@@ -134,8 +155,11 @@ export interface OrchestratorLike {
 export interface DiffusionStageMetrics {
   /** Core diffusion execution (`diffusion_exec_s`; per step when the step count is known). */
   readonly diffusionEngineExecTimeS?: number;
+  /** Input preprocessing (`diffusion_preprocess_s`). */
   readonly preprocessTimeS?: number;
+  /** Output postprocessing (`diffusion_postprocess_s`). */
   readonly postprocessTimeS?: number;
+  /** VAE decode, latents to pixels, audio or video (`vae_decode_s`). */
   readonly vaeDecodeTimeS?: number;
   /** Forward-only denoise loop, when the pipeline profiler is on (`diffusion_forward_s`, `denoise_step_latency_s`). */
   readonly forwardTimeS?: number;
@@ -155,8 +179,14 @@ export interface StageOutputMetrics {
   readonly stageType?: string;
   /** The replica that served this stage; the final output's `replicaId` is used for the final stage. */
   readonly replicaId?: number;
+  /**
+   * Audio frames the stage generated for the request; the final stage's feed `audio_frames`, `audio_duration_s` and
+   * `audio_rtf` (counted from the audio chunks when absent).
+   */
   readonly audioGeneratedFrames?: number;
+  /** Prompt tokens the stage took in; stage 0's count toward the pipeline's `prompt_tokens`. */
   readonly numTokensIn?: number;
+  /** Tokens the stage generated; every stage's count toward the pipeline's `generation_tokens`. */
   readonly numTokensOut?: number;
   /** What the stage produced: `text`, `audio`, `image`, `video`. Image outputs feed the image families. */
   readonly outputUnitType?: string;
@@ -164,28 +194,35 @@ export interface StageOutputMetrics {
   readonly outputUnitCount?: number;
   /** Pixels of the images produced, summed. */
   readonly imagePixels?: number;
+  /** Diffusion steps the stage ran (`num_inference_steps`, diffusion stages only); also the step count of the per-step diffusion figures. */
   readonly numInferenceSteps?: number;
   /** Stage submit to the first image materialized, milliseconds (`image_ttfp_s`). */
   readonly imageTimeToFirstOutputMs?: number;
   /** Peak accelerator memory during the stage's generation, MB; only positive values are recorded. */
   readonly peakMemoryMb?: number;
+  /** The diffusion stage's timing breakdown: its scheduler queue wait is recorded for every stage, the rest for the final stage. */
   readonly diffusionMetrics?: DiffusionStageMetrics | null;
 }
 
 /** One item a pipeline request yields to the serving layer (vLLM-Omni `OmniRequestOutput`). */
 export interface OmniRequestOutput {
+  /** The request this output belongs to. */
   readonly requestId: string;
+  /** The stage that produced the output (the `stage` label of the audio families). */
   readonly stageId: number;
+  /** The replica that produced the output (the `replica` label of the audio families). */
   readonly replicaId: number;
   /** The stage whose outputs are the response ("text" from the thinker, "audio" from code2wav, "image" from a diffusion stage). */
   readonly finalOutputType: 'text' | 'audio' | 'image' | string;
   /** True on the last output of the final stage. */
   readonly finished: boolean;
+  /** Why the request finished, on the finished output (the `finished_reason` label of `requests_success`); `stop` when empty. */
   readonly finishReason?: string | null;
   /** `{ audio: Int16Array | Int16Array[], sample_rate: 24000 }` for audio outputs. */
   readonly multimodalOutput?: { readonly audio?: unknown; readonly [key: string]: unknown } | null;
   /** Cumulative statistics of every stage this request passed, on the finished output. */
   readonly stageMetrics?: readonly (StageOutputMetrics & { readonly stageId: number })[];
+  /** The output's text; accepted as hosts report it, no family records it. */
   readonly text?: string;
 }
 
@@ -202,6 +239,7 @@ export interface OmniRequestOutput {
  * first, and `unknown` when the idle timeout or the tracking limit ended it.
  */
 export interface OmniServingLike {
+  /** Serves one request: its outputs as an async iterable, which the hooks follow without replacing it. */
   generate(request: { readonly requestId: string; readonly [key: string]: unknown }, ...rest: unknown[]): AsyncIterable<OmniRequestOutput>;
   /**
    * Optional: the host aborts requests (an API `abort`, a cancel endpoint). Each open stream of a
@@ -212,6 +250,7 @@ export interface OmniServingLike {
 
 /** A realtime session as the serving layer opens it (vLLM-Omni's `/v1/realtime` connection). */
 export interface RealtimeSessionRequest {
+  /** The session's id, which its close and appends name it by. */
   readonly sessionId: string;
   /** The session's turn detection; `{ type: 'server_vad' }` runs the server-side VAD, null or absent leaves turns to the client. */
   readonly turnDetection?: { readonly type?: string | null } | null;
@@ -219,7 +258,9 @@ export interface RealtimeSessionRequest {
 
 /** The server VAD's decision for one detector frame (vLLM-Omni `SpeechEndpointDecision`). */
 export interface ServerVadDecision {
+  /** The detector found speech starting in this frame; not recorded. */
   readonly speechStarted?: boolean;
+  /** The detector committed the end of speech in this frame: its `endpointDelayMs` is recorded (`realtime_vad_endpoint_delay_s`). */
   readonly speechStopped?: boolean;
   /** Trailing silence the detector waited before committing the endpoint, milliseconds; set when `speechStopped`. */
   readonly endpointDelayMs?: number | null;
@@ -229,6 +270,7 @@ export interface ServerVadDecision {
 export interface ServerVadBatch {
   /** Time the detector spent on this batch, milliseconds. */
   readonly inferenceMs: number;
+  /** The batch's detector frames, each with the VAD's decision. */
   readonly frames: readonly { readonly decision: ServerVadDecision }[];
 }
 
@@ -241,7 +283,10 @@ export interface ServerVadBatch {
  * reason its error carries in a string `reason` property (`input_overflow`, …), else `error`.
  */
 export interface OmniRealtimeLike {
+  /** Opens a session; with `server_vad` turn detection it counts as active once the call returns (or its promise fulfils). */
   openRealtimeSession?(session: RealtimeSessionRequest, ...rest: unknown[]): unknown;
+  /** Closes a session; an active server-VAD session stops counting, even when the call throws. */
   closeRealtimeSession?(sessionId: string, ...rest: unknown[]): unknown;
+  /** Appends audio to a session; the returned (or resolved) batch feeds the VAD's inference time and endpoint delays. */
   appendRealtimeAudio?(sessionId: string, ...rest: unknown[]): ServerVadBatch | undefined | Promise<ServerVadBatch | undefined>;
 }

@@ -25,17 +25,21 @@ export interface CustomCounter<L extends string = string> {
 
 /** A gauge family from the config file. Values must be finite. */
 export interface CustomGauge<L extends string = string> {
+  /** The family as the config file declares it: exposed `name`, `help`, declared `labels`. */
   readonly family: CustomFamily;
   /** Sets the series of `labels` to `value`. */
   set(value: number, labels?: CustomLabels<L>): void;
+  /** The series of `labels`, checked once: `set` then costs a comparison and a cell update. */
   bind(labels?: CustomLabels<L>): { set(value: number): void };
 }
 
 /** A histogram family from the config file, with the buckets declared there. Values must be finite. */
 export interface CustomHistogram<L extends string = string> {
+  /** The family as the config file declares it: exposed `name`, `help`, declared `labels`, `buckets`. */
   readonly family: CustomFamily;
   /** Observes `value` in the series of `labels`. */
   observe(value: number, labels?: CustomLabels<L>): void;
+  /** The series of `labels`, checked once: `observe` then costs a comparison and a cell update. */
   bind(labels?: CustomLabels<L>): { observe(value: number): void };
 }
 
@@ -80,10 +84,12 @@ export class OmniCustomMetrics {
     return this.lookup(name, 'counter') as CustomCounterRecorder;
   }
 
+  /** The gauge declared as `name` (exposed name, or the name as written in the config file). */
   gauge<L extends string = string>(name: string): CustomGauge<L> {
     return this.lookup(name, 'gauge') as CustomGaugeRecorder;
   }
 
+  /** The histogram declared as `name` (exposed name, or the name as written in the config file). */
   histogram<L extends string = string>(name: string): CustomHistogram<L> {
     return this.lookup(name, 'histogram') as CustomHistogramRecorder;
   }

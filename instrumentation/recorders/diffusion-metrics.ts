@@ -6,19 +6,29 @@ import type { RecorderOptions } from './pipeline-metrics';
 
 /** A diffusion stage's timing breakdown for one request, seconds (vLLM-Omni `diffusion_metrics`). */
 export interface DiffusionBreakdown {
+  /** Core diffusion execution (`diffusion_exec_s`; `diffusion_exec_per_step_s` with a step count). */
   readonly diffusionEngineExecTimeS?: number | null;
+  /** Input preprocessing (`diffusion_preprocess_s`). */
   readonly preprocessTimeS?: number | null;
+  /** Output postprocessing (`diffusion_postprocess_s`). */
   readonly postprocessTimeS?: number | null;
+  /** VAE decode (`vae_decode_s`); a negative value is skipped. */
   readonly vaeDecodeTimeS?: number | null;
+  /** Forward-only denoise loop (`diffusion_forward_s`; per step, `denoise_step_latency_s` for image outputs); a negative value is skipped. */
   readonly forwardTimeS?: number | null;
+  /** Receiving the upstream stage's KV (`diffusion_kv_load_s`); a negative value is skipped. */
   readonly kvRecvTimeS?: number | null;
+  /** Denoising steps, for the per-step figures when the input's own `numInferenceSteps` is absent or zero. */
   readonly numInferenceSteps?: number | null;
 }
 
 /** A finished diffusion stage, as `OmniDiffusionMetrics.observeDiffusionFinalize` takes it. */
 export interface DiffusionFinalizeInput {
+  /** The stage (the `stage` label). */
   readonly stageId: LabelValue;
+  /** The replica that ran it (the `replica` label); null or undefined records nothing. */
   readonly replicaId: LabelValue | null | undefined;
+  /** The stage's timing breakdown; null or undefined records nothing. */
   readonly breakdown: DiffusionBreakdown | null | undefined;
   /** The stage's step count; the breakdown's own is used when this is absent or zero. */
   readonly numInferenceSteps?: number | null;

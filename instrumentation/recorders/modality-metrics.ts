@@ -20,8 +20,11 @@ export interface StageMetrics {
 export interface FinalizeInput {
   /** The request's final output type; only `"audio"` produces audio metrics. */
   readonly outputType: string | null | undefined;
+  /** The final stage (the `stage` label). */
   readonly stageId: LabelValue;
+  /** The replica that served it (the `replica` label); null or undefined records nothing. */
   readonly replicaId: LabelValue | null | undefined;
+  /** The final stage's statistics (generation time, frames); null or undefined records nothing. */
   readonly stageMetrics: StageMetrics | null | undefined;
   /** The multimodal output: `{ audio: chunk | chunk[], sample_rate?: … }`. */
   readonly multimodalOutput?: unknown;
@@ -29,7 +32,9 @@ export interface FinalizeInput {
 
 /** A request's first audio packet, as `OmniModalityMetrics.observeAudioFirstPacket` takes it. */
 export interface FirstPacketInput {
+  /** The stage that produced the packet (the `stage` label). */
   readonly stageId: LabelValue;
+  /** The replica that produced it (the `replica` label); null or undefined records nothing. */
   readonly replicaId: LabelValue | null | undefined;
   /** Request arrival, wall-clock seconds. */
   readonly arrivalTs: number;
@@ -39,14 +44,19 @@ export interface FirstPacketInput {
 
 /** A streamed request's audio chunks, as `OmniModalityMetrics.observeAudioStreamingFinalize` takes them. */
 export interface StreamingFinalizeInput {
+  /** The stage that streamed the audio (the `stage` label). */
   readonly stageId: LabelValue;
+  /** The replica that streamed it (the `replica` label); null or undefined records nothing. */
   readonly replicaId: LabelValue | null | undefined;
   /** Per non-empty chunk: seconds since the request arrived. */
   readonly chunkArrivalTimesS: readonly number[];
   /** Per non-empty chunk: PCM bytes. */
   readonly chunkBytes: readonly number[];
+  /** PCM sample rate of the chunks, Hz (16-bit samples). */
   readonly sampleRate: number;
+  /** Interleaved PCM channels; default 1. */
   readonly channels?: number;
+  /** Largest underrun, seconds, that still counts as continuous (`audio_continuity_ok`, its `threshold_ms` label); default 0.1. */
   readonly thresholdS?: number;
 }
 
@@ -79,14 +89,17 @@ export class OmniModalityMetrics {
     this.skipped = new SeriesTable(store, 'pipeline.audioSkippedRequests', model);
   }
 
+  /** One request's time from arrival to its first audio packet, seconds (`audio_ttfp_s`). */
   observeAudioTtfp(stage: LabelValue, replica: LabelValue, seconds: number): void {
     if (this.logStats) this.ttfp.get(stage, replica).record(seconds);
   }
 
+  /** One request's generated audio duration, seconds (`audio_duration_s`). */
   observeAudioDuration(stage: LabelValue, replica: LabelValue, seconds: number): void {
     if (this.logStats) this.duration.get(stage, replica).record(seconds);
   }
 
+  /** One request's real-time factor, generation time over audio duration (`audio_rtf`). */
   observeAudioRtf(stage: LabelValue, replica: LabelValue, rtf: number): void {
     if (this.logStats) this.rtf.get(stage, replica).record(rtf);
   }

@@ -36,10 +36,12 @@ export class OmniPrometheusMetrics {
     this.success = new SeriesTable(store, 'pipeline.requestsSuccess', model);
   }
 
+  /** Sets the requests running across all pipeline stages (`num_requests_running`). */
   setRunning(count: number): void {
     if (this.logStats) this.running.record(count);
   }
 
+  /** Sets the requests waiting to be scheduled (`num_requests_waiting`). */
   setWaiting(count: number): void {
     if (this.logStats) this.waiting.record(count);
   }

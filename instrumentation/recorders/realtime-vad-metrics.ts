@@ -26,10 +26,12 @@ export class OmniRealtimeVadMetrics {
     this.errors = new SeriesTable(store, 'pipeline.realtimeVadErrors', model);
   }
 
+  /** A server-VAD session opened: `realtime_vad_active_sessions` goes up by one. */
   sessionStarted(): void {
     if (this.logStats) this.activeSessions.record(++this.active);
   }
 
+  /** A server-VAD session closed: `realtime_vad_active_sessions` goes down by one. */
   sessionFinished(): void {
     if (this.logStats) this.activeSessions.record(--this.active);
   }

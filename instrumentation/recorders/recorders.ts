@@ -41,11 +41,17 @@ export interface RecorderSettings {
 
 /** The recorders of one pipeline. */
 export interface OmniRecorders {
+  /** Pipeline-level requests: running / waiting, completions by reason, e2e latency, token totals. */
   readonly pipeline: OmniPrometheusMetrics;
+  /** Audio per stage and replica: time to first packet, duration, real-time factor, frames, underrun / continuity, silent loss. */
   readonly audio: OmniModalityMetrics;
+  /** Per-stage generation time and queueing, failures by reason, KV-transfer waits, the image workload. */
   readonly stageService: OmniStageServiceMetrics;
+  /** Diffusion timing breakdowns and image time to first output, per stage and replica. */
   readonly diffusion: OmniDiffusionMetrics;
+  /** Cross-stage transfers, one observation per hop between two replicas. */
   readonly transfer: OmniTransferMetrics;
+  /** Per-replica queue gauges: outputs waiting, requests in flight. */
   readonly stageReplica: OmniStageReplicaMetrics;
   /** Realtime sessions with server-side VAD. */
   readonly realtimeVad: OmniRealtimeVadMetrics;

@@ -5,7 +5,9 @@ import { UnreadableInput } from './never-throw';
 
 /** One replica's queue and in-flight counts, as `OmniStageReplicaMetrics.observe` takes them. */
 export interface StageReplicaSample {
+  /** The stage (the `stage` label). */
   readonly stage: LabelValue;
+  /** The replica (the `replica` label). */
   readonly replica: LabelValue;
   /** Completed stage outputs waiting in the replica client's queue. */
   readonly outputsQueueSize: number;

@@ -11,15 +11,21 @@ import type { RecorderOptions } from './pipeline-metrics';
 
 /** What one stage reports when it finishes a request (vLLM-Omni `StageRequestStats`, reduced). */
 export interface StageFinishInput {
+  /** The stage (the `stage` label). */
   readonly stageId: LabelValue;
   /** `llm` when absent, as vLLM-Omni's stage default. */
   readonly stageType?: string | null;
   /** Stage submit to finished output, milliseconds; absent: no `stage_gen_time_s` sample. */
   readonly stageGenTimeMs?: number | null;
+  /** What the stage produced (`text`, `audio`, `image`, `video`); only `image` records the image families. */
   readonly outputUnitType?: string | null;
+  /** Outputs produced; for an image output, the images (`image_count`). */
   readonly outputUnitCount?: number | null;
+  /** Pixels of the images produced, summed (`image_pixels`, image outputs only). */
   readonly imagePixels?: number | null;
+  /** Diffusion steps the stage ran (`num_inference_steps`, diffusion stages only); only positive counts are recorded. */
   readonly numInferenceSteps?: number | null;
+  /** Peak accelerator memory during the stage's generation, MB (`peak_memory_mb`); only positive values are recorded. */
   readonly peakMemoryMb?: number | null;
   /** Diffusion scheduler enqueue to first admission, seconds; a measured zero is recorded. */
   readonly schedulerQueueWaitS?: number | null;
@@ -131,10 +137,12 @@ export class OmniStageServiceMetrics {
     if (this.logStats && isPositive(steps)) this.inferenceSteps.record(steps);
   }
 
+  /** Adds `images` produced images (`image_count`); zero or negative counts are skipped. */
   incImageCount(images: number): void {
     if (this.logStats && isPositive(images)) this.imageCount.record(images);
   }
 
+  /** One request's image pixel count (`image_pixels`); zero or negative counts are skipped. */
   observeImagePixels(pixels: number): void {
     if (this.logStats && isPositive(pixels)) this.imagePixels.record(pixels);
   }

@@ -26,18 +26,22 @@ export class OmniTransferMetrics {
     this.inFlight = new SeriesTable(store, 'pipeline.transferInFlight', model);
   }
 
+  /** One hop's payload size, bytes (`transfer_size_bytes`). */
   observeSize(fromStage: LabelValue, fromReplica: LabelValue, toStage: LabelValue, toReplica: LabelValue, bytes: number): void {
     if (this.logStats) this.size.get(fromStage, fromReplica, toStage, toReplica).record(bytes);
   }
 
+  /** One hop's sender-side time, serialize + submit, seconds (`transfer_tx_s`). */
   observeTxTime(fromStage: LabelValue, fromReplica: LabelValue, toStage: LabelValue, toReplica: LabelValue, seconds: number): void {
     if (this.logStats) this.tx.get(fromStage, fromReplica, toStage, toReplica).record(seconds);
   }
 
+  /** One hop's receiver-side time, receive + deserialize, seconds (`transfer_rx_s`). */
   observeRxTime(fromStage: LabelValue, fromReplica: LabelValue, toStage: LabelValue, toReplica: LabelValue, seconds: number): void {
     if (this.logStats) this.rx.get(fromStage, fromReplica, toStage, toReplica).record(seconds);
   }
 
+  /** One hop's in-flight time, TX done to RX start, seconds (`transfer_in_flight_s`). */
   observeInFlightTime(fromStage: LabelValue, fromReplica: LabelValue, toStage: LabelValue, toReplica: LabelValue, seconds: number): void {
     if (this.logStats) this.inFlight.get(fromStage, fromReplica, toStage, toReplica).record(seconds);
   }

@@ -24,6 +24,7 @@ export interface StatsThrottleOptions {
  * an unbounded key space (request ids, say) would grow this map forever. `forget()` drops a retired key.
  */
 export class StatsThrottle {
+  /** Minimum seconds between two emissions of the same key (default 1). */
   readonly intervalSeconds: number;
   private readonly clock: SecondsClock;
   private readonly lastEmitSeconds = new Map<string, number>();

@@ -41,19 +41,29 @@ export interface BaseCacheStats {
  * requests rescheduled after a preemption are kept apart so they do not inflate the hit rate.
  */
 export interface PrefixCacheCounts extends BaseCacheStats {
+  /** Requests rescheduled after a preemption that looked the cache up in this step (vLLM's `preempted_requests`). */
   preemptedRequests: number;
+  /** Tokens those preempted requests looked up (vLLM's `preempted_queries`). */
   preemptedQueries: number;
+  /** Tokens of `preemptedQueries` found in the cache (vLLM's `preempted_hits`). */
   preemptedHits: number;
 }
 
 /** vLLM's `PrefixCacheStats`, with its `record()` helper. */
 export class PrefixCacheStats implements PrefixCacheCounts {
+  /** The prefix cache was reset before this step (vLLM's `reset_prefix_cache`), so windows over earlier steps must be cleared. */
   reset = false;
+  /** Requests not rescheduled after a preemption that looked the cache up in this step. */
   requests = 0;
+  /** Tokens those requests looked up. */
   queries = 0;
+  /** Tokens of `queries` found in the cache. */
   hits = 0;
+  /** Requests rescheduled after a preemption that looked the cache up in this step (vLLM's `preempted_requests`). */
   preemptedRequests = 0;
+  /** Tokens those preempted requests looked up (vLLM's `preempted_queries`). */
   preemptedQueries = 0;
+  /** Tokens of `preemptedQueries` found in the cache (vLLM's `preempted_hits`). */
   preemptedHits = 0;
 
   /**
@@ -75,11 +85,16 @@ export class PrefixCacheStats implements PrefixCacheCounts {
 
 /** vLLM's `MultiModalCacheStats`: queries and hits count multi-modal items, not tokens. */
 export class MultiModalCacheStats implements BaseCacheStats {
+  /** The multi-modal cache was reset before this step (vLLM's `reset_mm_cache`), so windows over earlier steps must be cleared. */
   reset = false;
+  /** Requests that looked the cache up in this step. */
   requests = 0;
+  /** Multi-modal items looked up. */
   queries = 0;
+  /** Items of `queries` found in the cache. */
   hits = 0;
 
+  /** Adds one request's lookup: `numQueries` items looked up, `numHits` of them found. */
   record(numQueries: number, numHits: number): void {
     this.requests += 1;
     this.queries += numQueries;
@@ -103,8 +118,11 @@ export function createMultiModalCacheStats(): MultiModalCacheStats {
 
 /** vLLM's `KVCacheEvictionEvent`: one sampled KV block's residency (`--kv-cache-metrics`). */
 export interface KvCacheEvictionEvent {
+  /** Seconds from the block's allocation to its eviction (`kv_block_lifetime_seconds`). */
   lifetimeSeconds: number;
+  /** Seconds from the block's last access to its eviction (`kv_block_idle_before_evict_seconds`). */
   idleSeconds: number;
+  /** Seconds between consecutive accesses of the block, its most recent ones only (`kv_block_reuse_gap_seconds`). */
   reuseGapsSeconds: readonly number[];
 }
 
@@ -113,12 +131,22 @@ export interface KvCacheEvictionEvent {
  * the last scheduler step. Durations in seconds, sizes in bytes.
  */
 export interface NixlKvConnectorStats {
+  /** Seconds each successful transfer took (NIXL's `xferDuration`; `nixl_xfer_time_seconds`). */
   transferDuration: number[];
+  /** Seconds each successful transfer took to post (NIXL's `postDuration`; `nixl_post_time_seconds`). */
   postDuration: number[];
+  /** Bytes each successful transfer moved (`nixl_bytes_transferred`). */
   bytesTransferred: number[];
+  /** Memory descriptors each successful transfer involved (`nixl_num_descriptors`). */
   numDescriptors: number[];
+  /** One entry of 1 per failed transfer (`nixl_num_failed_transfers`). */
   numFailedTransfers: number[];
+  /** One entry of 1 per failed NIXL notification, `send_notif` (`nixl_num_failed_notifications`). */
   numFailedNotifications: number[];
+  /**
+   * One entry of 1 per request whose KV blocks expired before the decode instance read them; tracked on the
+   * prefill instance (`nixl_num_kv_expired_reqs`).
+   */
   numKvExpiredReqs: number[];
 }
 
@@ -129,11 +157,17 @@ export interface NixlKvConnectorStats {
  * engine's first entry, as vLLM creates it.
  */
 export interface KvOffloadStats {
+  /** Bytes loaded from offload storage to GPU (`kv_offload_load_bytes`). */
   loadBytes?: number;
+  /** Seconds spent loading from offload storage to GPU (`kv_offload_load_time`). */
   loadTime?: number;
+  /** Bytes of each load transfer (`kv_offload_load_size`). */
   loadSize?: readonly number[];
+  /** Bytes stored from GPU to offload storage (`kv_offload_store_bytes`). */
   storeBytes?: number;
+  /** Seconds spent storing from GPU to offload storage (`kv_offload_store_time`). */
   storeTime?: number;
+  /** Bytes of each store transfer (`kv_offload_store_size`). */
   storeSize?: readonly number[];
   /** Seconds spent in each offload lookup call of the step (`kv_offload_lookup_sync_delay_seconds`). */
   lookupSyncDelaySeconds?: readonly number[];
@@ -169,8 +203,14 @@ export interface SimpleKvOffloadStats {
       number
     >
   >;
+  /** KV blocks of offload loads by phase: `issued` when dispatched to workers, `completed` when loaded (`simple_kv_offload_load_blocks`). */
   loadBlocks?: { issued?: number; completed?: number };
+  /** Offload-pool blocks pinned now by in-flight transfers or cache hits (`simple_kv_offload_used_blocks`). */
   usedBlocks?: number;
+  /**
+   * Offload blocks in pending stores now: queued for dispatch, issued to workers, or awaiting release after a
+   * cache reset (`simple_kv_offload_pending_store_blocks`).
+   */
   pendingStoreBlocks?: number;
   /** Deployment facts, published as `vllm:simple_kv_offload_info` (value 1). */
   info?: { backend: string; pageCache: boolean; lazyOffload: boolean; capacityBlocks: number } | null;
@@ -181,8 +221,11 @@ export type SimpleKvOffloadOutcome = keyof NonNullable<SimpleKvOffloadStats['sav
 
 /** vLLM's `PerfStats` (`--enable-mfu-metrics`): work done per GPU since the last step. */
 export interface PerfStats {
+  /** Estimated floating-point operations per GPU (vLLM's `num_flops_per_gpu`; `estimated_flops_per_gpu`). */
   numFlopsPerGpu: number;
+  /** Estimated bytes read from memory per GPU (vLLM's `num_read_bytes_per_gpu`; `estimated_read_bytes_per_gpu`). */
   numReadBytesPerGpu: number;
+  /** Estimated bytes written to memory per GPU (vLLM's `num_write_bytes_per_gpu`; `estimated_write_bytes_per_gpu`). */
   numWriteBytesPerGpu: number;
 }
 
@@ -191,15 +234,21 @@ export interface PerfStats {
  * everything.
  */
 export interface EngineSleepState {
+  /** The engine is asleep. */
   sleeping: boolean;
+  /** The sleep level while asleep: 1 offloads the weights, 2 discards everything. */
   level: number;
 }
 
 /** vLLM's `SpecDecodingStats` fields. */
 export interface SpecDecodingCounts {
+  /** Draft positions per draft: the configured number of speculative tokens (vLLM's `num_spec_tokens`). */
   numSpecTokens: number;
+  /** Drafts in this step, one per request that speculated (`spec_decode_num_drafts`). */
   numDrafts: number;
+  /** Draft tokens proposed in this step (`spec_decode_num_draft_tokens`). */
   numDraftTokens: number;
+  /** Draft tokens accepted in this step (`spec_decode_num_accepted_tokens`). */
   numAcceptedTokens: number;
   /** Length `numSpecTokens`: drafts whose token at that position was accepted. */
   numAcceptedTokensPerPos: number[];
@@ -209,11 +258,17 @@ export interface SpecDecodingCounts {
 
 /** vLLM's `SpecDecodingStats` (built with `SpecDecodingStats.new(num_spec_tokens)` upstream). */
 export class SpecDecodingStats implements SpecDecodingCounts {
+  /** Draft positions per draft: the configured number of speculative tokens (vLLM's `num_spec_tokens`). */
   readonly numSpecTokens: number;
+  /** Drafts in this step, one per request that speculated (`spec_decode_num_drafts`). */
   numDrafts = 0;
+  /** Draft tokens proposed in this step (`spec_decode_num_draft_tokens`). */
   numDraftTokens = 0;
+  /** Draft tokens accepted in this step (`spec_decode_num_accepted_tokens`). */
   numAcceptedTokens = 0;
+  /** Length `numSpecTokens`: drafts whose token at that position was accepted. */
   readonly numAcceptedTokensPerPos: number[];
+  /** Length `numSpecTokens`: drafts that proposed a token at that position. */
   readonly numDraftTokensPerPos: number[];
 
   constructor(numSpecTokens: number) {
@@ -247,6 +302,7 @@ export function createSpecDecodingStats(numSpecTokens: number): SpecDecodingStat
 
 /** vLLM's `SchedulerStats`: sent by the engine core once per step. */
 export interface SchedulerStats {
+  /** Requests in the running queue at this step (vLLM's `num_running_reqs`; `num_requests_running`). */
   numRunningReqs: number;
   /** Waiting requests that could be scheduled if there were capacity. */
   numWaitingReqs: number;
@@ -254,15 +310,21 @@ export interface SchedulerStats {
   numSkippedWaitingReqs: number;
   /** Used by vLLM's data-parallel load balancing. */
   stepCounter: number;
+  /** The engine's data-parallel request wave (vLLM's `current_wave`), used by vLLM's data-parallel load balancing; not recorded. */
   currentWave: number;
   /** Fraction of KV cache blocks in use, 0..1. */
   kvCacheUsage: number;
+  /** This step's prefix-cache lookups, in tokens (`prefix_cache_queries`, `prefix_cache_hits`). */
   prefixCacheStats: PrefixCacheCounts;
   /** Lookups in the KV connector's external cache; present only when a connector is configured. */
   connectorPrefixCacheStats?: PrefixCacheCounts | null;
+  /** This step's multi-modal cache lookups, in items (`mm_cache_queries`, `mm_cache_hits`); present when the engine has that cache. */
   mmCacheStats?: BaseCacheStats | null;
+  /** Sampled KV blocks evicted since the last step (`features.kvCacheMetrics`, vLLM's `--kv-cache-metrics`). */
   kvCacheEvictionEvents: KvCacheEvictionEvent[];
+  /** This step's speculative-decoding drafts; present only with speculative decoding (`features.specDecode`). */
   specDecodingStats?: SpecDecodingCounts | null;
+  /** NixlConnector stats (`features.kvConnector: 'nixl'`). */
   kvConnectorStats?: NixlKvConnectorStats | null;
   /** OffloadingConnector stats (`features.kvConnector: 'offloading'`). */
   kvOffloadStats?: KvOffloadStats | null;
@@ -270,8 +332,11 @@ export interface SchedulerStats {
   simpleKvOffloadStats?: SimpleKvOffloadStats | null;
   /** Adapter name -> requests waiting / running with it. */
   waitingLoraAdapters: Record<string, number>;
+  /** Adapter name -> requests running with it; the names form the `running_lora_adapters` label of `lora_requests_info`. */
   runningLoraAdapters: Record<string, number>;
+  /** Work estimated per GPU since the last step (vLLM's `--enable-mfu-metrics`); all zeros records nothing. */
   perfStats?: PerfStats | null;
+  /** The engine's sleep state (vLLM's `record_sleep_state`), recorded into `engine_sleep_state`. */
   sleepState?: EngineSleepState | null;
   /** The stats carry only a sleep-state change, not a scheduler step. */
   sleepStateOnly?: boolean;
@@ -454,6 +519,7 @@ export function createFinishedRequestStats(partial: Partial<FinishedRequestStats
 
 /** A request lifecycle event an engine step reports (vLLM's `EngineCoreEvent`). */
 export interface EngineCoreEvent {
+  /** The event: QUEUED and the first SCHEDULED bound the queue and prefill intervals; PREEMPTED counts a preemption. */
   readonly type: 'QUEUED' | 'SCHEDULED' | 'PREEMPTED';
   /** Engine-core monotonic seconds. */
   readonly timestamp: number;

@@ -88,11 +88,17 @@ const CATALOG_OPTION_KEYS = optionKeys<CatalogOptions>({
 
 /** A user family from the config file; `name` is the exposed name. */
 export interface CustomFamily {
+  /** The name as written in the config file; a counter's is exposed with `_total` appended when it does not end in it. */
   readonly name: string;
+  /** The family's type: a lookup (`custom.counter()`, `gauge()`, `histogram()`) must ask for the same one. */
   readonly type: 'counter' | 'gauge' | 'histogram';
+  /** The HELP text. */
   readonly help: string;
+  /** Declared label names, in order; `model_name` among them is filled in by the recorder. */
   readonly labels: readonly string[];
+  /** Bucket bounds, finite and strictly increasing: required for a histogram, refused for the other types. */
   readonly buckets?: readonly number[];
+  /** The values' unit (`s`, `By`, …); none when absent. */
   readonly unit?: string;
 }
 

@@ -25,6 +25,7 @@ export interface MetricsConfig {
 
 /** Thrown when the `configFile` cannot be read or a family in it is not valid; the message names the file and the family. */
 export class MetricsConfigError extends Error {
+  /** Always `MetricsConfigError`. */
   override readonly name = 'MetricsConfigError';
 }
 

@@ -8,6 +8,7 @@ import { redactedUrl } from './redaction';
 /** A bad option: `option` is its dotted path (`prometheus.port`). */
 export class OmniOptionError extends TypeError {
   constructor(
+    /** The bad option's dotted path (`prometheus.port`). */
     readonly option: string,
     message: string,
     options?: ErrorOptions,

@@ -98,6 +98,7 @@ export class OmniMetricProducer implements MetricProducer {
     this.store = store;
   }
 
+  /** The store's families at the temporality the reader selects (delta: only what changed since the previous collection); none before a store is attached. */
   async collect(): Promise<CollectionResult> {
     const metrics: MetricData[] = [];
     const now = hrTime();
