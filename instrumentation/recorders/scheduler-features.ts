@@ -82,10 +82,24 @@ const FEATURE_RECORDERS: FeatureRecorders = {
 /** Every feature field, in the table's order. */
 export const FEATURE_FIELDS = Object.keys(FEATURE_RECORDERS) as readonly FeatureField[];
 
-/** Whether a step carries any optional feature: the one test most steps, which carry none, stop at. */
+/**
+ * Whether a step carries any optional feature: the one test most steps, which carry none, stop at.
+ * It runs on every poll of every engine, so each field is named here rather than looked up in a
+ * loop over `FEATURE_FIELDS`: the loop's keyed reads cost a request of the 3 × 4 bench pipeline
+ * about 580 000 more instructions (+59 %). A test checks this list against every feature field.
+ */
 export function carriesFeature(stats: SchedulerStats): boolean {
-  for (const field of FEATURE_FIELDS) if (carried(stats[field])) return true;
-  return false;
+  return !!(
+    stats.kvOffloadStats ||
+    stats.simpleKvOffloadStats ||
+    stats.connectorPrefixCacheStats ||
+    stats.mmCacheStats ||
+    stats.specDecodingStats ||
+    stats.kvConnectorStats ||
+    stats.kvCacheEvictionEvents.length !== 0 ||
+    stats.perfStats ||
+    stats.sleepState
+  );
 }
 
 /** Records every optional feature the step carries, in the table's order. */
