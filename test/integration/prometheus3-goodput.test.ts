@@ -12,8 +12,15 @@ import { needPeer } from '../support/peers/need-peer';
 import { startPrometheus, type PrometheusHandle } from '../support/prometheus-server';
 import { checkRules } from '../support/promtool';
 
-/** Objectives a good share of the fast profile's requests misses: every panel has misses to draw, and both burn rates pass their thresholds. */
-const OBJECTIVES: SloOptions = { firstOutputSeconds: 0.05, e2eSeconds: 0.15, tpotSeconds: 0.01, audioTtfpSeconds: 0.1, audioRtf: 1 };
+/**
+ * Objectives every chat request of the load misses, on any machine: a decode step of the fast
+ * profile takes at least 1 ms, so a time per output token of 0.5 ms is missed by each request with
+ * two output tokens or more. Only the image requests (a fifth of the load) can be good, so the
+ * error budget burns past both alert thresholds however fast the machine is; a TPOT of 10 ms left
+ * the miss share to the machine's speed (below the fast alert's 14.4 % on a fast one). The warm-up
+ * requests ask for one token, which TPOT does not judge, so attainment is no constant 0 either.
+ */
+const OBJECTIVES: SloOptions = { firstOutputSeconds: 0.05, e2eSeconds: 0.15, tpotSeconds: 0.0005, audioTtfpSeconds: 0.1, audioRtf: 1 };
 const E2E = 'vllm:omni_e2e_request_latency_s';
 
 /** One value of an instant query, as a number. */
@@ -71,7 +78,7 @@ describe('Prometheus 3: goodput under load', function () {
             model: pipeline.modelName,
             ...(user === undefined ? {} : { user }),
             messages: [{ role: 'user', content: `at ${priority} priority` }],
-            max_tokens: 8,
+            max_tokens: 1,
           },
           { headers: { 'x-priority': priority } },
         );
