@@ -12,10 +12,11 @@ import { requestTraceOf } from '../../instrumentation/pipeline/request-trace';
 import { resolveCatalog, type FamilyKey, type ResolvedCatalog } from '../../views/catalog/catalog';
 import { keepsExemplars } from '../../views/catalog/exemplar-families';
 import { ExemplarCounterSeries, ExemplarHistogramSeries, exemplarsOf } from '../../views/store/exemplar-series';
-import { exemplarClock } from '../../views/store/exemplar-scope';
+import { exemplarClock, type ExemplarScope } from '../../views/store/exemplar-scope';
 import { tracingRegistered } from '../../views/store/exemplar-trace';
 import type { LabelValue } from '../../views/store/family-series';
-import { CounterSeries, HistogramSeries } from '../../views/store/series';
+import { CounterSeries, HistogramSeries, type BoundSeries } from '../../views/store/series';
+import { resolveNativeHistograms } from '../../views/store/native-histogram-settings';
 import { SeriesStore } from '../../views/store/series-store';
 import { needPeer } from '../support/peers/need-peer';
 import { debianPython } from '../support/python-parity';
@@ -215,6 +216,39 @@ describe('exemplars', function () {
     assert.ok(on.bind('upstream.requestSuccess', [M, '0', '0', 'stop']) instanceof ExemplarCounterSeries);
   });
 
+  it('on: a series makes its slots at its first record within a trace, one per bucket and +Inf (a counter one); records without a trace make none', () => {
+    const store = new SeriesStore(catalogOf(KEYS), { modelName: M, exemplars: true });
+    const ttft = store.bind('upstream.timeToFirstTokenSeconds', [M, '0', '0']);
+    const success = store.bind('upstream.requestSuccess', [M, '0', '0', 'stop']);
+    const catalog = catalogOf(KEYS);
+    const nativeHistograms = resolveNativeHistograms({ families: ['vllm:time_to_first_token_seconds'] }, catalog);
+    const nativeStore = new SeriesStore(catalog, { modelName: M, exemplars: true, nativeHistograms });
+    const native = nativeStore.bind('upstream.timeToFirstTokenSeconds', [M, '0', '0']);
+    for (const series of [ttft, success, native]) series.record(0.2);
+    assert.deepEqual([exemplarsOf(ttft), exemplarsOf(success), exemplarsOf(native)], [undefined, undefined, undefined]);
+    const within = (series: BoundSeries, scope: ExemplarScope | undefined) => {
+      const previous = scope?.enter(spanContext(3));
+      series.record(0.2);
+      scope?.leave(previous);
+    };
+    within(ttft, store.exemplarScope);
+    within(success, store.exemplarScope);
+    within(native, nativeStore.exemplarScope);
+    assert.deepEqual(
+      [ttft, success, native].map((series) => [
+        exemplarsOf(series)?.size,
+        exemplarsOf(series)
+          ?.all()
+          .filter((exemplar) => exemplar !== undefined).length,
+      ]),
+      [
+        [23, 1],
+        [1, 1],
+        [23, 1],
+      ],
+    );
+  });
+
   it('which families keep them: latency histograms and request counters, not token histograms, gauges or process families', () => {
     const catalog = resolveCatalog({ logStats: true, processMetrics: true });
     const keeping = catalog.families.filter(keepsExemplars).map((family) => family.name);
@@ -246,12 +280,17 @@ describe('exemplars', function () {
     try {
       const store = new SeriesStore(catalogOf(KEYS), { modelName: M, exemplars: true });
       const series = store.bind('upstream.timeToFirstTokenSeconds', [M, '0', '0']);
-      const slots = exemplarsOf(series);
-      assert.ok(slots);
       context.with(trace.setSpanContext(ROOT_CONTEXT, spanContext(7, false)), () => series.record(0.2));
       context.with(trace.setSpanContext(ROOT_CONTEXT, { ...spanContext(8), traceId: '0'.repeat(32) }), () => series.record(0.2));
-      assert.deepEqual(slots.all(), new Array(slots.size).fill(undefined));
+      assert.deepEqual(
+        exemplarsOf(series)
+          ?.all()
+          .filter((exemplar) => exemplar !== undefined) ?? [],
+        [],
+      );
       context.with(trace.setSpanContext(ROOT_CONTEXT, spanContext(9)), () => series.record(0.2));
+      const slots = exemplarsOf(series);
+      assert.ok(slots);
       const kept = slots.all().filter((exemplar) => exemplar !== undefined);
       assert.equal(kept.length, 1);
       assert.equal(kept[0]?.traceId, spanContext(9).traceId);

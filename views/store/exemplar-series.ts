@@ -1,5 +1,5 @@
 import type { ExemplarScope } from './exemplar-scope';
-import { ExemplarSlots } from './exemplar-slots';
+import { takeExemplar, type ExemplarSlots } from './exemplar-slots';
 import { NativeHistogramSeries } from './native-histogram-series';
 import { CounterSeries, HistogramSeries } from './series';
 
@@ -13,22 +13,24 @@ import { CounterSeries, HistogramSeries } from './series';
 
 /** A counter that keeps its most recent increment's exemplar. */
 export class ExemplarCounterSeries extends CounterSeries {
-  readonly exemplars = new ExemplarSlots(this.owner.bounds, this.owner.exemplarScope as ExemplarScope);
+  /** Made at the first increment within a trace. */
+  exemplars: ExemplarSlots | undefined = undefined;
 
   override record(increment: number): void {
     const before = this.value;
     super.record(increment);
-    if (this.value !== before) this.exemplars.take(0, increment);
+    if (this.value !== before) this.exemplars = takeExemplar(this.exemplars, this.owner.exemplarScope as ExemplarScope, this.owner.bounds, 0, increment);
   }
 }
 
 /** A histogram that keeps each bucket's most recent observation's exemplar. */
 export class ExemplarHistogramSeries extends HistogramSeries {
-  readonly exemplars = new ExemplarSlots(this.owner.bounds, this.owner.exemplarScope as ExemplarScope);
+  /** Made at the first observation within a trace. */
+  exemplars: ExemplarSlots | undefined = undefined;
 
   override record(value: number): void {
     const bucket = this.observe(value);
-    if (bucket >= 0) this.exemplars.take(bucket, value);
+    if (bucket >= 0) this.exemplars = takeExemplar(this.exemplars, this.owner.exemplarScope as ExemplarScope, this.owner.bounds, bucket, value);
   }
 }
 

@@ -228,7 +228,7 @@ export class FamilySeries implements SeriesOwner {
     }
     const series =
       this.native !== undefined
-        ? new NativeHistogramSeries(this, labels.plain, labels.leOffset, created, attributes, this.page, this.pageUsed, this.native, this.exemplarScope)
+        ? new NativeHistogramSeries(this, labels.plain, labels.leOffset, created, attributes, this.page, this.pageUsed, this.native)
         : new (this.exemplars ? ExemplarHistogramSeries : HistogramSeries)(this, labels.plain, labels.leOffset, created, attributes, this.page, this.pageUsed);
     this.pageUsed += stride;
     return series;

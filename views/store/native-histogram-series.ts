@@ -1,6 +1,5 @@
 import type { Attributes } from '@opentelemetry/api';
-import type { ExemplarScope } from './exemplar-scope';
-import { ExemplarSlots } from './exemplar-slots';
+import { takeExemplar, type ExemplarSlots } from './exemplar-slots';
 import { NativeBuckets, type NativeBucketConfig } from './native-buckets';
 import { HistogramSeries, type CreationTime, type SeriesOwner } from './series';
 
@@ -14,7 +13,8 @@ import { HistogramSeries, type CreationTime, type SeriesOwner } from './series';
  */
 export class NativeHistogramSeries extends HistogramSeries {
   readonly native: NativeBuckets;
-  readonly exemplars: ExemplarSlots | undefined;
+  /** Made at the first observation within a trace, when the family keeps exemplars. */
+  exemplars: ExemplarSlots | undefined = undefined;
 
   constructor(
     owner: SeriesOwner,
@@ -25,11 +25,9 @@ export class NativeHistogramSeries extends HistogramSeries {
     cells: Float64Array,
     offset: number,
     config: NativeBucketConfig,
-    exemplarScope: ExemplarScope | undefined,
   ) {
     super(owner, plain, leOffset, created, attributes, cells, offset);
     this.native = new NativeBuckets(config);
-    this.exemplars = exemplarScope === undefined ? undefined : new ExemplarSlots(owner.bounds, exemplarScope);
   }
 
   override record(value: number): void {
@@ -37,7 +35,8 @@ export class NativeHistogramSeries extends HistogramSeries {
     const bucket = this.observe(value);
     if (bucket < 0) return;
     this.native.observe(value);
-    this.exemplars?.take(bucket, value);
+    const scope = this.owner.exemplarScope;
+    if (scope !== undefined) this.exemplars = takeExemplar(this.exemplars, scope, this.owner.bounds, bucket, value);
   }
 }
 
