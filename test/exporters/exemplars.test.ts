@@ -10,6 +10,7 @@ import { renderStore, storeProtobuf } from '../support/exposition';
 import { decodeMetricFamilies, type DecodedExemplar } from '../support/prometheus-protobuf';
 import { requestTraceOf } from '../../instrumentation/pipeline/request-trace';
 import { resolveCatalog, type FamilyKey, type ResolvedCatalog } from '../../views/catalog/catalog';
+import { TIME_TO_FIRST_TOKEN_BUCKETS } from '../../views/catalog/buckets';
 import { keepsExemplars } from '../../views/catalog/exemplar-families';
 import { ExemplarCounterSeries, ExemplarHistogramSeries, exemplarsOf } from '../../views/store/exemplar-series';
 import { exemplarClock, type ExemplarScope } from '../../views/store/exemplar-scope';
@@ -18,6 +19,7 @@ import type { LabelValue } from '../../views/store/family-series';
 import { CounterSeries, HistogramSeries, type BoundSeries } from '../../views/store/series';
 import { resolveNativeHistograms } from '../../views/store/native-histogram-settings';
 import { SeriesStore } from '../../views/store/series-store';
+import { allowPrinted } from '../support/console-capture';
 import { needPeer } from '../support/peers/need-peer';
 import { debianPython } from '../support/python-parity';
 
@@ -217,10 +219,10 @@ describe('exemplars', function () {
   });
 
   it('on: a series makes its slots at its first record within a trace, one per bucket and +Inf (a counter one); records without a trace make none', () => {
-    const store = new SeriesStore(catalogOf(KEYS), { modelName: M, exemplars: true });
+    const catalog = catalogOf(KEYS);
+    const store = new SeriesStore(catalog, { modelName: M, exemplars: true });
     const ttft = store.bind('upstream.timeToFirstTokenSeconds', [M, '0', '0']);
     const success = store.bind('upstream.requestSuccess', [M, '0', '0', 'stop']);
-    const catalog = catalogOf(KEYS);
     const nativeHistograms = resolveNativeHistograms({ families: ['vllm:time_to_first_token_seconds'] }, catalog);
     const nativeStore = new SeriesStore(catalog, { modelName: M, exemplars: true, nativeHistograms });
     const native = nativeStore.bind('upstream.timeToFirstTokenSeconds', [M, '0', '0']);
@@ -246,6 +248,66 @@ describe('exemplars', function () {
         [1, 1],
         [23, 1],
       ],
+    );
+  });
+
+  it('property: whatever values arrive, traced or not, a series holds slots exactly once an accepted record was traced, and each slot the last traced value', async () => {
+    const catalog = catalogOf(KEYS);
+    const nativeHistograms = resolveNativeHistograms({ families: ['vllm:time_to_first_token_seconds'] }, catalog);
+    const hostile = fc.oneof(
+      fc.double(),
+      fc.constantFrom(0, -0, 1e308, -1e308, Number.MAX_VALUE),
+      fc.constantFrom<unknown>(undefined, null, '0.5', 10n, Symbol('x'), {}),
+    );
+    const operation = fc.record({ kind: fc.constantFrom('histogram', 'counter', 'native'), value: hostile, traced: fc.boolean() });
+    await allowPrinted([/histogram takes finite values|counter takes finite increments|would no longer be finite/], () =>
+      fc.assert(
+        fc.property(fc.array(operation, { maxLength: 60 }), (operations) => {
+          const plain = new SeriesStore(catalog, { modelName: M, exemplars: true });
+          const native = new SeriesStore(catalog, { modelName: M, exemplars: true, nativeHistograms });
+          const target = {
+            histogram: { store: plain, series: plain.bind('upstream.timeToFirstTokenSeconds', [M, '0', '0']), bounds: TIME_TO_FIRST_TOKEN_BUCKETS },
+            counter: { store: plain, series: plain.bind('upstream.requestSuccess', [M, '0', '0', 'stop']), bounds: [] },
+            native: { store: native, series: native.bind('upstream.timeToFirstTokenSeconds', [M, '0', '0']), bounds: TIME_TO_FIRST_TOKEN_BUCKETS },
+          };
+          // The model: the totals each series would accept, and per slot the last traced value with its trace.
+          const totals = { histogram: 0, counter: 0, native: 0 };
+          const expected = {
+            histogram: new Map<number, [number, string]>(),
+            counter: new Map<number, [number, string]>(),
+            native: new Map<number, [number, string]>(),
+          };
+          operations.forEach(({ kind, value, traced }, i) => {
+            const { store, series, bounds } = target[kind];
+            const trace = spanContext(i + 1);
+            const previous = traced ? store.exemplarScope?.enter(trace) : undefined;
+            series.record(value as number);
+            if (traced) store.exemplarScope?.leave(previous);
+            if (typeof value !== 'number') return;
+            const total = totals[kind] + value;
+            // A counter keeps an exemplar when its total moved: an increment the total absorbs (1e-308 + 5e-324) keeps none.
+            const accepted = kind === 'counter' ? value > 0 && total < Infinity && total !== totals.counter : Number.isFinite(total);
+            if (!accepted) return;
+            totals[kind] = total;
+            const bucket = kind === 'counter' ? 0 : bounds.findIndex((bound) => value <= bound);
+            if (traced) expected[kind].set(bucket === -1 ? bounds.length : bucket, [value, trace.traceId]);
+          });
+          for (const kind of ['histogram', 'counter', 'native'] as const) {
+            const slots = exemplarsOf(target[kind].series);
+            if (expected[kind].size === 0) {
+              assert.equal(slots, undefined, kind);
+              continue;
+            }
+            const kept = (slots?.all() ?? []).flatMap((exemplar, slot) => (exemplar === undefined ? [] : [[slot, exemplar.value, exemplar.traceId]]));
+            assert.deepEqual(
+              kept,
+              [...expected[kind]].sort(([a], [b]) => a - b).map(([slot, [value, traceId]]) => [slot, value, traceId]),
+              kind,
+            );
+          }
+        }),
+        { numRuns: 200 },
+      ),
     );
   });
 

@@ -1,4 +1,3 @@
-import type { ExemplarScope } from './exemplar-scope';
 import { takeExemplar, type ExemplarSlots } from './exemplar-slots';
 import { NativeHistogramSeries } from './native-histogram-series';
 import { CounterSeries, HistogramSeries } from './series';
@@ -19,7 +18,7 @@ export class ExemplarCounterSeries extends CounterSeries {
   override record(increment: number): void {
     const before = this.value;
     super.record(increment);
-    if (this.value !== before) this.exemplars = takeExemplar(this.exemplars, this.owner.exemplarScope as ExemplarScope, this.owner.bounds, 0, increment);
+    if (this.value !== before) this.exemplars = takeExemplar(this.exemplars, this.owner, 0, increment);
   }
 }
 
@@ -30,7 +29,7 @@ export class ExemplarHistogramSeries extends HistogramSeries {
 
   override record(value: number): void {
     const bucket = this.observe(value);
-    if (bucket >= 0) this.exemplars = takeExemplar(this.exemplars, this.owner.exemplarScope as ExemplarScope, this.owner.bounds, bucket, value);
+    if (bucket >= 0) this.exemplars = takeExemplar(this.exemplars, this.owner, bucket, value);
   }
 }
 

@@ -1,5 +1,5 @@
 import { isPrintableTrace, type ExemplarTrace } from './exemplar-trace-ids';
-import type { ExemplarScope } from './exemplar-scope';
+import type { SeriesOwner } from './series';
 
 /** One kept exemplar: the observation, when it was made, and the trace it belongs to. */
 export interface Exemplar {
@@ -57,20 +57,15 @@ export class ExemplarSlots {
 }
 
 /**
- * Keeps `value` in `slot` of a series' exemplars when the record runs within a trace of `scope` (a
- * histogram's observation in the bucket it just counted it in, a counter's increment in its single
- * slot, 0); returns the slots, made at the series' first traced record.
+ * Keeps `value` in `slot` of a series' exemplars when its family keeps them and the record runs
+ * within a trace (a histogram's observation in the bucket it just counted it in, a counter's
+ * increment in its single slot, 0); returns the slots, made at the series' first traced record.
  */
-export function takeExemplar(
-  slots: ExemplarSlots | undefined,
-  scope: ExemplarScope,
-  bounds: Float64Array,
-  slot: number,
-  value: number,
-): ExemplarSlots | undefined {
-  const exemplarTrace = scope.current();
-  if (exemplarTrace === undefined) return slots;
-  const kept = slots ?? new ExemplarSlots(bounds.length + 1);
+export function takeExemplar(slots: ExemplarSlots | undefined, owner: SeriesOwner, slot: number, value: number): ExemplarSlots | undefined {
+  const scope = owner.exemplarScope;
+  const exemplarTrace = scope?.current();
+  if (scope === undefined || exemplarTrace === undefined) return slots;
+  const kept = slots ?? new ExemplarSlots(owner.bounds.length + 1);
   kept.keep(slot, value, scope.seconds(), exemplarTrace);
   return kept;
 }

@@ -35,8 +35,7 @@ export class NativeHistogramSeries extends HistogramSeries {
     const bucket = this.observe(value);
     if (bucket < 0) return;
     this.native.observe(value);
-    const scope = this.owner.exemplarScope;
-    if (scope !== undefined) this.exemplars = takeExemplar(this.exemplars, scope, this.owner.bounds, bucket, value);
+    this.exemplars = takeExemplar(this.exemplars, this.owner, bucket, value);
   }
 }
 
