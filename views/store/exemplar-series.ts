@@ -18,7 +18,7 @@ export class ExemplarCounterSeries extends CounterSeries {
   override record(increment: number): void {
     const before = this.value;
     super.record(increment);
-    if (this.value !== before) this.exemplars = takeExemplar(this.exemplars, this.owner, 0, increment);
+    if (this.value !== before) takeExemplar(this, 0, increment);
   }
 }
 
@@ -29,7 +29,7 @@ export class ExemplarHistogramSeries extends HistogramSeries {
 
   override record(value: number): void {
     const bucket = this.observe(value);
-    if (bucket >= 0) this.exemplars = takeExemplar(this.exemplars, this.owner, bucket, value);
+    if (bucket >= 0) takeExemplar(this, bucket, value);
   }
 }
 

@@ -56,16 +56,22 @@ export class ExemplarSlots {
   }
 }
 
+/** A series that keeps exemplars: its slots, once made, and its family. */
+interface ExemplarHolder {
+  exemplars: ExemplarSlots | undefined;
+  readonly owner: SeriesOwner;
+}
+
 /**
  * Keeps `value` in `slot` of a series' exemplars when its family keeps them and the record runs
  * within a trace (a histogram's observation in the bucket it just counted it in, a counter's
- * increment in its single slot, 0); returns the slots, made at the series' first traced record.
+ * increment in its single slot, 0). The slots are made at the series' first traced record; the
+ * series is written to only then, as a store into it on every record costs a write barrier.
  */
-export function takeExemplar(slots: ExemplarSlots | undefined, owner: SeriesOwner, slot: number, value: number): ExemplarSlots | undefined {
-  const scope = owner.exemplarScope;
+export function takeExemplar(series: ExemplarHolder, slot: number, value: number): void {
+  const scope = series.owner.exemplarScope;
   const exemplarTrace = scope?.current();
-  if (scope === undefined || exemplarTrace === undefined) return slots;
-  const kept = slots ?? new ExemplarSlots(owner.bounds.length + 1);
-  kept.keep(slot, value, scope.seconds(), exemplarTrace);
-  return kept;
+  if (scope === undefined || exemplarTrace === undefined) return;
+  const slots = (series.exemplars ??= new ExemplarSlots(series.owner.bounds.length + 1));
+  slots.keep(slot, value, scope.seconds(), exemplarTrace);
 }

@@ -35,7 +35,7 @@ export class NativeHistogramSeries extends HistogramSeries {
     const bucket = this.observe(value);
     if (bucket < 0) return;
     this.native.observe(value);
-    this.exemplars = takeExemplar(this.exemplars, this.owner, bucket, value);
+    takeExemplar(this, bucket, value);
   }
 }
 
